@@ -1,0 +1,64 @@
+//! Response encoding: `[i32 size][response header][body]`, plus the hand-written ApiVersions
+//! v0 fallback that answers ApiVersions requests at versions we do not know (KIP-511).
+//!
+//! kafka-protocol writes a tagged field only when it differs from its default, so an
+//! ApiVersions v3+ response built with default optional fields ends in a single 0x00 byte;
+//! librdkafka 2.0.2 (Debian's kcat) fails on anything more. Tests pin this.
+//!
+//! Thread-safety: pure functions. No on-disk format.
+
+use bytes::{BufMut, Bytes, BytesMut};
+use kafka_protocol::messages::{ApiKey, ResponseHeader, ResponseKind};
+use kafka_protocol::protocol::Encodable;
+
+use crate::error::EncodeError;
+use crate::supported::SUPPORTED;
+
+/// Kafka's UNSUPPORTED_VERSION error code.
+pub const UNSUPPORTED_VERSION: i16 = 35;
+
+/// Encodes a full response frame: size prefix, header at
+/// `api_key.response_header_version(version)`, body at `version`.
+pub fn encode_response(
+    correlation_id: i32,
+    api_key: ApiKey,
+    version: i16,
+    body: &ResponseKind,
+) -> Result<Bytes, EncodeError> {
+    let fail = |reason: String| EncodeError::Body {
+        api_key: format!("{api_key:?}"),
+        version,
+        reason,
+    };
+    let mut buf = BytesMut::with_capacity(256);
+    buf.put_i32(0); // size, patched below
+    ResponseHeader::default()
+        .with_correlation_id(correlation_id)
+        .encode(&mut buf, api_key.response_header_version(version))
+        .map_err(|e| fail(format!("header: {e:#}")))?;
+    body.encode(&mut buf, version)
+        .map_err(|e| fail(format!("{e:#}")))?;
+    let size = i32::try_from(buf.len() - 4).map_err(|_| EncodeError::TooLarge(buf.len() - 4))?;
+    buf[..4].copy_from_slice(&size.to_be_bytes());
+    Ok(buf.freeze())
+}
+
+/// The full frame (size prefix included) of an ApiVersions **v0** response with error
+/// UNSUPPORTED_VERSION (35) and every [`SUPPORTED`] range: the answer to an ApiVersions
+/// request at a version we do not support. Written by hand so it cannot fail:
+/// `size i32 | correlation_id i32 | error_code i16 | [api_key i16, min i16, max i16]`.
+pub fn api_versions_fallback(correlation_id: i32) -> Bytes {
+    let body_len = 4 + 2 + 4 + SUPPORTED.len() * 6;
+    let mut buf = BytesMut::with_capacity(4 + body_len);
+    // body_len is a few hundred bytes at most: SUPPORTED is a small constant table.
+    buf.put_i32(body_len as i32);
+    buf.put_i32(correlation_id);
+    buf.put_i16(UNSUPPORTED_VERSION);
+    buf.put_i32(SUPPORTED.len() as i32);
+    for &(key, min, max) in SUPPORTED {
+        buf.put_i16(key as i16);
+        buf.put_i16(min);
+        buf.put_i16(max);
+    }
+    buf.freeze()
+}

@@ -1,0 +1,80 @@
+//! The one table of APIs Skiff implements, with the version ranges it advertises.
+//!
+//! The broker builds its ApiVersions response from [`SUPPORTED`] and its dispatch must handle
+//! every entry; [`crate::decode_request`] rejects anything outside it. Minimums are the Kafka
+//! 4.x baseline (KIP-896); maximums never exceed kafka-protocol 0.18's `valid_versions()`
+//! (a test checks). To stop advertising a version, lower it here and nowhere else.
+//!
+//! Thread-safety: constant data. No on-disk format.
+
+use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::ApiKey;
+
+/// `(api key, min version, max version)` for every API Skiff serves.
+pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
+    (ApiKey::Produce, 3, 13),
+    (ApiKey::Fetch, 4, 18),
+    (ApiKey::ListOffsets, 1, 10),
+    (ApiKey::Metadata, 0, 13),
+    (ApiKey::ApiVersions, 0, 4),
+    (ApiKey::CreateTopics, 2, 7),
+    (ApiKey::DeleteTopics, 1, 6),
+    (ApiKey::DeleteRecords, 0, 2),
+    (ApiKey::OffsetForLeaderEpoch, 2, 4),
+    (ApiKey::DescribeConfigs, 1, 4),
+    (ApiKey::AlterConfigs, 0, 2),
+    (ApiKey::CreatePartitions, 0, 3),
+    (ApiKey::IncrementalAlterConfigs, 0, 1),
+    (ApiKey::DescribeCluster, 0, 2),
+];
+
+/// The advertised `(min, max)` for `key`, or `None` if Skiff does not implement it.
+pub fn supported_range(key: ApiKey) -> Option<(i16, i16)> {
+    SUPPORTED
+        .iter()
+        .find(|(k, _, _)| *k == key)
+        .map(|&(_, min, max)| (min, max))
+}
+
+/// The [`SUPPORTED`] table as ApiVersions response entries, in table order.
+pub fn api_version_entries() -> Vec<ApiVersion> {
+    SUPPORTED
+        .iter()
+        .map(|&(key, min, max)| {
+            ApiVersion::default()
+                .with_api_key(key as i16)
+                .with_min_version(min)
+                .with_max_version(max)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_within_kafka_protocol_and_schemas_exist() {
+        for &(key, min, max) in SUPPORTED {
+            let valid = key.valid_versions();
+            assert!(min <= max, "{key:?}");
+            assert!(
+                min >= valid.min && max <= valid.max,
+                "{key:?} {min}-{max} vs {valid:?}"
+            );
+            assert!(
+                crate::schema::request_schema(key).is_some(),
+                "{key:?} has no guard schema"
+            );
+        }
+    }
+
+    #[test]
+    fn no_duplicates() {
+        for (i, (k, _, _)) in SUPPORTED.iter().enumerate() {
+            assert!(SUPPORTED[i + 1..].iter().all(|(o, _, _)| o != k), "{k:?}");
+        }
+        assert_eq!(supported_range(ApiKey::Fetch), Some((4, 18)));
+        assert_eq!(supported_range(ApiKey::JoinGroup), None);
+    }
+}
