@@ -1,0 +1,559 @@
+//! The typed broker configuration and how it is built from validated `key -> value` strings
+//! (Kafka broker config names), including the broker-level topic defaults (`log.*` keys with
+//! Kafka's precedence, e.g. `log.retention.ms` > `.minutes` > `.hours`), and the
+//! DescribeConfigs(BROKER) view.
+//!
+//! `BrokerConfig` is plain data (`Clone`), built once at startup and then shared read-only.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use skiff_log::LogConfig;
+
+use crate::error::ConfigError;
+use crate::listener::{parse_listeners, parse_protocol_map, Listener};
+use crate::names::{self, KeyStatus};
+use crate::topic::{self, apply, check_cross, topic_config_defs};
+use crate::types::{parse_value, ConfigSource, ConfigType, DescribedConfig, Parsed, Validator};
+
+/// A topic declared in the config file, created at startup if missing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopicSpec {
+    pub name: String,
+    pub partitions: i32,
+    /// Topic config overrides, already validated.
+    pub config: BTreeMap<String, String>,
+}
+
+/// Everything the broker reads from its configuration. `Default` = Skiff's defaults, which are
+/// Kafka's except: listeners bind loopback, data goes to `./data`, the node id is 1.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BrokerConfig {
+    /// `node.id`.
+    pub node_id: i32,
+    /// `cluster.id` (Skiff-only): fixed cluster id; `None` = generate once and persist.
+    pub cluster_id: Option<String>,
+    /// `listeners`: where to accept connections.
+    pub listeners: Vec<Listener>,
+    /// `advertised.listeners`: what Metadata tells clients (defaults to `listeners`).
+    pub advertised_listeners: Vec<Listener>,
+    /// `log.dirs` (or `log.dir`).
+    pub log_dirs: Vec<PathBuf>,
+    /// `auto.create.topics.enable`.
+    pub auto_create_topics_enable: bool,
+    /// `delete.topic.enable`.
+    pub delete_topic_enable: bool,
+    /// `num.partitions`: partitions of auto-created topics.
+    pub num_partitions: i32,
+    /// `default.replication.factor` (always 1 on a single node).
+    pub default_replication_factor: i16,
+    /// `message.max.bytes` (also the default of topic `max.message.bytes`).
+    pub message_max_bytes: i32,
+    /// `socket.request.max.bytes`: frames above this are refused before allocation.
+    pub socket_request_max_bytes: i32,
+    /// `fetch.max.bytes`: cap on one Fetch response.
+    pub fetch_max_bytes: i32,
+    /// `connections.max.idle.ms`.
+    pub connections_max_idle_ms: i64,
+    /// `max.connections`.
+    pub max_connections: i32,
+    /// `log.retention.check.interval.ms`: how often retention runs.
+    pub log_retention_check_interval_ms: i64,
+    /// `log.flush.scheduler.interval.ms`: how often the flusher checks `flush.ms`.
+    pub log_flush_scheduler_interval_ms: i64,
+    /// `log.cleaner.enable`.
+    pub log_cleaner_enable: bool,
+    /// `log.cleaner.threads`.
+    pub log_cleaner_threads: i32,
+    /// `log.cleaner.dedupe.buffer.size`: memory for the cleaner's offset map (all threads).
+    pub log_cleaner_dedupe_buffer_size: i64,
+    /// `log.cleaner.io.buffer.size`.
+    pub log_cleaner_io_buffer_size: i32,
+    /// `log.cleaner.backoff.ms`: sleep when nothing is cleanable.
+    pub log_cleaner_backoff_ms: i64,
+    /// `group.initial.rebalance.delay.ms`.
+    pub group_initial_rebalance_delay_ms: i32,
+    /// `group.min.session.timeout.ms`.
+    pub group_min_session_timeout_ms: i32,
+    /// `group.max.session.timeout.ms`.
+    pub group_max_session_timeout_ms: i32,
+    /// `offsets.retention.minutes`.
+    pub offsets_retention_minutes: i32,
+    /// `offsets.retention.check.interval.ms`.
+    pub offsets_retention_check_interval_ms: i64,
+    /// `offset.metadata.max.bytes`.
+    pub offset_metadata_max_bytes: i32,
+    /// `shutdown.timeout.ms` (Skiff-only): how long a graceful shutdown may take.
+    pub shutdown_timeout_ms: i64,
+    /// Broker-level defaults for topic configs.
+    pub log: LogConfig,
+    /// Every key the user set (file, `--set`, environment), normalized to Kafka's string form.
+    pub explicit: BTreeMap<String, String>,
+    /// `[[topic]]` entries.
+    pub topics: Vec<TopicSpec>,
+}
+
+impl Default for BrokerConfig {
+    fn default() -> Self {
+        let lo = Listener {
+            name: "PLAINTEXT".to_string(),
+            host: "127.0.0.1".to_string(),
+            port: 9092,
+        };
+        BrokerConfig {
+            node_id: 1,
+            cluster_id: None,
+            listeners: vec![lo.clone()],
+            advertised_listeners: vec![lo],
+            log_dirs: vec![PathBuf::from("./data")],
+            auto_create_topics_enable: true,
+            delete_topic_enable: true,
+            num_partitions: 1,
+            default_replication_factor: 1,
+            message_max_bytes: 1_048_588,
+            socket_request_max_bytes: 104_857_600,
+            fetch_max_bytes: 57_671_680,
+            connections_max_idle_ms: 600_000,
+            max_connections: i32::MAX,
+            log_retention_check_interval_ms: 300_000,
+            log_flush_scheduler_interval_ms: i64::MAX,
+            log_cleaner_enable: true,
+            log_cleaner_threads: 1,
+            log_cleaner_dedupe_buffer_size: 134_217_728,
+            log_cleaner_io_buffer_size: 524_288,
+            log_cleaner_backoff_ms: 15_000,
+            group_initial_rebalance_delay_ms: 3000,
+            group_min_session_timeout_ms: 6000,
+            group_max_session_timeout_ms: 1_800_000,
+            offsets_retention_minutes: 10_080,
+            offsets_retention_check_interval_ms: 600_000,
+            offset_metadata_max_bytes: 4096,
+            shutdown_timeout_ms: 30_000,
+            log: LogConfig::default(),
+            explicit: BTreeMap::new(),
+            topics: Vec::new(),
+        }
+    }
+}
+
+/// A key's value and where it was set, for error messages.
+#[derive(Clone, Debug)]
+pub(crate) struct Setting {
+    pub value: String,
+    pub origin: String,
+}
+
+/// A `[[topic]]` entry as read from the file, before defaults and validation.
+#[derive(Clone, Debug)]
+pub(crate) struct RawTopic {
+    pub index: usize,
+    pub name: String,
+    pub partitions: Option<i64>,
+    pub config: BTreeMap<String, String>,
+}
+
+/// Validators for broker keys, where Kafka has one. Keys that feed a topic config with the
+/// same unit share that topic config's validator.
+fn broker_validator(key: &str) -> Validator {
+    match key {
+        "log.roll.hours"
+        | "num.partitions"
+        | "log.retention.check.interval.ms"
+        | "socket.request.max.bytes"
+        | "fetch.max.bytes"
+        | "max.connections"
+        | "default.replication.factor" => Validator::AtLeast(1),
+        "log.roll.jitter.hours"
+        | "node.id"
+        | "log.cleaner.threads"
+        | "log.cleaner.backoff.ms"
+        | "group.initial.rebalance.delay.ms"
+        | "offset.metadata.max.bytes"
+        | "shutdown.timeout.ms"
+        | "log.cleaner.io.buffer.size"
+        | "log.flush.scheduler.interval.ms" => Validator::AtLeast(0),
+        "offsets.retention.minutes" | "offsets.retention.check.interval.ms" => {
+            Validator::AtLeast(1)
+        }
+        // Enough for the offset map's minimum of one entry per cleaner thread.
+        "log.cleaner.dedupe.buffer.size" => Validator::AtLeast(1024),
+        _ => topic_config_defs()
+            .iter()
+            .find(|d| {
+                d.broker_synonyms
+                    .iter()
+                    .any(|s| s.name == key && s.factor == 1)
+            })
+            .map_or(Validator::None, |d| d.validator),
+    }
+}
+
+fn invalid(key: &str, s: &Setting, message: impl Into<String>) -> ConfigError {
+    ConfigError::InvalidValue {
+        key: key.to_string(),
+        origin: s.origin.clone(),
+        message: message.into(),
+    }
+}
+
+/// Build the typed config from merged settings. Every key must already be known (the loader
+/// rejects unknown ones). Returns the config and the warnings to log.
+pub(crate) fn build(
+    settings: &BTreeMap<String, Setting>,
+    topics: Vec<RawTopic>,
+) -> Result<(BrokerConfig, Vec<String>), ConfigError> {
+    let mut cfg = BrokerConfig::default();
+    let mut parsed: BTreeMap<&str, Parsed> = BTreeMap::new();
+    let mut not_implemented = Vec::new();
+    for (key, s) in settings {
+        let def = names::broker_config_def(key).ok_or_else(|| ConfigError::UnknownKey {
+            key: key.clone(),
+            origin: s.origin.clone(),
+            hint: names::closest_name(key).map(str::to_string),
+        })?;
+        if def.status == KeyStatus::Recognised {
+            not_implemented.push(key.clone());
+        }
+        let v = parse_value(key, def.kind, &s.value, broker_validator(key))
+            .map_err(|e| invalid(key, s, e.message))?;
+        parsed.insert(def.name, v);
+        cfg.explicit.insert(key.clone(), s.value.trim().to_string());
+    }
+    let mut warnings = Vec::new();
+    if !not_implemented.is_empty() {
+        warnings.push(format!(
+            "these Kafka configs are accepted but not acted on by Skiff: {}",
+            not_implemented.join(", ")
+        ));
+    }
+
+    let int = |k: &str| match parsed.get(k) {
+        Some(Parsed::Int(v)) => Some(*v),
+        _ => None,
+    };
+    let i32_of = |k: &str, d: i32| int(k).and_then(|v| i32::try_from(v).ok()).unwrap_or(d);
+    let i64_of = |k: &str, d: i64| int(k).unwrap_or(d);
+    let bool_of = |k: &str, d: bool| match parsed.get(k) {
+        Some(Parsed::Bool(b)) => *b,
+        _ => d,
+    };
+
+    cfg.node_id = i32_of("node.id", cfg.node_id);
+    cfg.cluster_id = settings
+        .get("cluster.id")
+        .map(|s| s.value.trim().to_string());
+    if let (Some(id), Some(s)) = (&cfg.cluster_id, settings.get("cluster.id")) {
+        if id.is_empty()
+            || id.len() > 64
+            || !id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(invalid(
+                "cluster.id",
+                s,
+                "must be 1-64 characters of [A-Za-z0-9_-]",
+            ));
+        }
+    }
+    cfg.auto_create_topics_enable =
+        bool_of("auto.create.topics.enable", cfg.auto_create_topics_enable);
+    cfg.delete_topic_enable = bool_of("delete.topic.enable", cfg.delete_topic_enable);
+    cfg.num_partitions = i32_of("num.partitions", cfg.num_partitions);
+    if let Some(s) = settings.get("default.replication.factor") {
+        if int("default.replication.factor") != Some(1) {
+            return Err(invalid(
+                "default.replication.factor",
+                s,
+                "Skiff is a single node: the replication factor can only be 1",
+            ));
+        }
+    }
+    cfg.message_max_bytes = i32_of("message.max.bytes", cfg.message_max_bytes);
+    cfg.socket_request_max_bytes = i32_of("socket.request.max.bytes", cfg.socket_request_max_bytes);
+    cfg.fetch_max_bytes = i32_of("fetch.max.bytes", cfg.fetch_max_bytes);
+    cfg.connections_max_idle_ms = i64_of("connections.max.idle.ms", cfg.connections_max_idle_ms);
+    cfg.max_connections = i32_of("max.connections", cfg.max_connections);
+    cfg.log_retention_check_interval_ms = i64_of(
+        "log.retention.check.interval.ms",
+        cfg.log_retention_check_interval_ms,
+    );
+    cfg.log_flush_scheduler_interval_ms = i64_of(
+        "log.flush.scheduler.interval.ms",
+        cfg.log_flush_scheduler_interval_ms,
+    );
+    cfg.log_cleaner_enable = bool_of("log.cleaner.enable", cfg.log_cleaner_enable);
+    cfg.log_cleaner_threads = i32_of("log.cleaner.threads", cfg.log_cleaner_threads);
+    cfg.log_cleaner_dedupe_buffer_size = i64_of(
+        "log.cleaner.dedupe.buffer.size",
+        cfg.log_cleaner_dedupe_buffer_size,
+    );
+    cfg.log_cleaner_io_buffer_size =
+        i32_of("log.cleaner.io.buffer.size", cfg.log_cleaner_io_buffer_size);
+    cfg.log_cleaner_backoff_ms = i64_of("log.cleaner.backoff.ms", cfg.log_cleaner_backoff_ms);
+    cfg.group_initial_rebalance_delay_ms = i32_of(
+        "group.initial.rebalance.delay.ms",
+        cfg.group_initial_rebalance_delay_ms,
+    );
+    cfg.group_min_session_timeout_ms = i32_of(
+        "group.min.session.timeout.ms",
+        cfg.group_min_session_timeout_ms,
+    );
+    cfg.group_max_session_timeout_ms = i32_of(
+        "group.max.session.timeout.ms",
+        cfg.group_max_session_timeout_ms,
+    );
+    if cfg.group_min_session_timeout_ms > cfg.group_max_session_timeout_ms {
+        let s = settings
+            .get("group.min.session.timeout.ms")
+            .or_else(|| settings.get("group.max.session.timeout.ms"));
+        if let Some(s) = s {
+            return Err(invalid(
+                "group.min.session.timeout.ms",
+                s,
+                "must not exceed group.max.session.timeout.ms",
+            ));
+        }
+    }
+    cfg.offsets_retention_minutes =
+        i32_of("offsets.retention.minutes", cfg.offsets_retention_minutes);
+    cfg.offsets_retention_check_interval_ms = i64_of(
+        "offsets.retention.check.interval.ms",
+        cfg.offsets_retention_check_interval_ms,
+    );
+    cfg.offset_metadata_max_bytes =
+        i32_of("offset.metadata.max.bytes", cfg.offset_metadata_max_bytes);
+    cfg.shutdown_timeout_ms = i64_of("shutdown.timeout.ms", cfg.shutdown_timeout_ms);
+
+    build_dirs(&mut cfg, settings)?;
+    build_listeners(&mut cfg, settings)?;
+    build_log_defaults(&mut cfg, settings, &parsed)?;
+    cfg.topics = build_topics(&cfg, topics)?;
+    Ok((cfg, warnings))
+}
+
+fn build_dirs(
+    cfg: &mut BrokerConfig,
+    settings: &BTreeMap<String, Setting>,
+) -> Result<(), ConfigError> {
+    let Some((key, s)) = ["log.dirs", "log.dir"]
+        .iter()
+        .find_map(|k| settings.get(*k).map(|s| (*k, s)))
+    else {
+        return Ok(());
+    };
+    let dirs: Vec<PathBuf> = s
+        .value
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .collect();
+    if dirs.is_empty() {
+        return Err(invalid(key, s, "at least one directory is required"));
+    }
+    cfg.log_dirs = dirs;
+    Ok(())
+}
+
+fn build_listeners(
+    cfg: &mut BrokerConfig,
+    settings: &BTreeMap<String, Setting>,
+) -> Result<(), ConfigError> {
+    let map_key = "listener.security.protocol.map";
+    let protocols = match settings.get(map_key) {
+        Some(s) => parse_protocol_map(&s.value).map_err(|m| invalid(map_key, s, m))?,
+        None => parse_protocol_map(crate::listener::DEFAULT_PROTOCOL_MAP).map_err(|m| {
+            ConfigError::InvalidValue {
+                key: map_key.to_string(),
+                origin: "built-in default".to_string(),
+                message: m,
+            }
+        })?,
+    };
+    if let Some(s) = settings.get("listeners") {
+        cfg.listeners =
+            parse_listeners(&s.value, &protocols).map_err(|m| invalid("listeners", s, m))?;
+    }
+    let (key, origin_setting) = match settings.get("advertised.listeners") {
+        Some(s) => {
+            cfg.advertised_listeners = parse_listeners(&s.value, &protocols)
+                .map_err(|m| invalid("advertised.listeners", s, m))?;
+            ("advertised.listeners", Some(s))
+        }
+        None => {
+            cfg.advertised_listeners = cfg.listeners.clone();
+            ("listeners", settings.get("listeners"))
+        }
+    };
+    let fallback = Setting {
+        value: String::new(),
+        origin: "default".to_string(),
+    };
+    let origin_setting = origin_setting.unwrap_or(&fallback);
+    for a in &cfg.advertised_listeners {
+        if a.host.is_empty() || a.host == "0.0.0.0" || a.host == "::" {
+            return Err(invalid(
+                key,
+                origin_setting,
+                format!(
+                    "listener `{a}` cannot be advertised to clients (no routable host); set advertised.listeners, e.g. PLAINTEXT://my-host:{}",
+                    a.port
+                ),
+            ));
+        }
+        if !cfg.listeners.iter().any(|l| l.name == a.name) {
+            return Err(invalid(
+                key,
+                origin_setting,
+                format!(
+                    "advertised listener name `{}` is not one of the names in listeners",
+                    a.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Broker-level topic defaults: for each topic config, the first broker synonym that is set
+/// (Kafka's precedence), converted to the topic config's unit.
+fn build_log_defaults(
+    cfg: &mut BrokerConfig,
+    settings: &BTreeMap<String, Setting>,
+    parsed: &BTreeMap<&str, Parsed>,
+) -> Result<(), ConfigError> {
+    for d in topic_config_defs() {
+        let Some((syn, value)) = d
+            .broker_synonyms
+            .iter()
+            .find_map(|s| parsed.get(s.name).map(|v| (s, v)))
+        else {
+            continue;
+        };
+        let value = match (value, syn.factor) {
+            (Parsed::Int(v), f) if f != 1 => {
+                let ms = v.saturating_mul(f);
+                Parsed::Int(if ms < 0 { -1 } else { ms })
+            }
+            (v, _) => v.clone(),
+        };
+        apply(&mut cfg.log, d.name, &value);
+    }
+    if let Err(e) = check_cross(&cfg.log) {
+        let key = "log.cleaner.min.compaction.lag.ms";
+        let s = settings
+            .get(key)
+            .or_else(|| settings.get("log.cleaner.max.compaction.lag.ms"))
+            .cloned()
+            .unwrap_or(Setting {
+                value: String::new(),
+                origin: "configuration".to_string(),
+            });
+        return Err(invalid(key, &s, e.message));
+    }
+    Ok(())
+}
+
+/// Kafka's topic name rules: 1..=249 chars of `[a-zA-Z0-9._-]`, not `.` or `..`.
+pub fn validate_topic_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("Topic name is illegal, it can't be empty".to_string());
+    }
+    if name == "." || name == ".." {
+        return Err("Topic name cannot be \".\" or \"..\"".to_string());
+    }
+    if name.len() > 249 {
+        return Err(format!(
+            "Topic name is illegal, it can't be longer than 249 characters, topic name: {name}"
+        ));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
+    {
+        return Err(format!(
+            "Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
+        ));
+    }
+    Ok(())
+}
+
+fn build_topics(cfg: &BrokerConfig, raw: Vec<RawTopic>) -> Result<Vec<TopicSpec>, ConfigError> {
+    let mut out: Vec<TopicSpec> = Vec::new();
+    for t in raw {
+        let err = |message: String| ConfigError::Topic {
+            index: t.index,
+            name: Some(t.name.clone()),
+            message,
+        };
+        validate_topic_name(&t.name).map_err(&err)?;
+        if out.iter().any(|o| o.name == t.name) {
+            return Err(err("declared twice".to_string()));
+        }
+        let partitions = match t.partitions {
+            None => cfg.num_partitions,
+            Some(p) => match i32::try_from(p) {
+                Ok(p) if p >= 1 => p,
+                _ => return Err(err(format!("partitions must be at least 1 (got {p})"))),
+            },
+        };
+        topic::resolve_topic_config(&t.config, cfg).map_err(|e| err(e.message))?;
+        out.push(TopicSpec {
+            name: t.name.clone(),
+            partitions,
+            config: t.config.clone(),
+        });
+    }
+    Ok(out)
+}
+
+/// DescribeConfigs(BROKER): every known key with the value in force. Values set by the user
+/// are `StaticBroker`; others are `Default` with the default when there is one. Passwords are
+/// sensitive and never returned. Static broker configs cannot be altered, hence read-only.
+pub fn describe_broker_configs(cfg: &BrokerConfig) -> Vec<DescribedConfig> {
+    names::broker_config_names()
+        .iter()
+        .map(|d| {
+            let sensitive = d.is_sensitive();
+            let hide = |v: Option<String>| if sensitive { None } else { v };
+            let default = d.default.map(str::to_string);
+            let mut synonyms = Vec::new();
+            let (value, source) = match cfg.explicit.get(d.name) {
+                Some(v) => {
+                    synonyms.push((
+                        d.name.to_string(),
+                        hide(Some(v.clone())),
+                        ConfigSource::StaticBroker,
+                    ));
+                    (hide(Some(v.clone())), ConfigSource::StaticBroker)
+                }
+                None => (hide(default.clone()), ConfigSource::Default),
+            };
+            if default.is_some() {
+                synonyms.push((d.name.to_string(), hide(default), ConfigSource::Default));
+            }
+            DescribedConfig {
+                name: d.name.to_string(),
+                value,
+                source,
+                read_only: true,
+                is_sensitive: sensitive,
+                kind: d.kind,
+                doc: match d.status {
+                    KeyStatus::Implemented => "",
+                    KeyStatus::Recognised => {
+                        "Apache Kafka config accepted by Skiff but not acted on."
+                    }
+                    KeyStatus::Skiff => "Skiff-only config.",
+                },
+                synonyms,
+            }
+        })
+        .collect()
+}
+
+/// Kafka type of a broker key, for callers that describe values themselves.
+pub fn broker_config_type(name: &str) -> Option<ConfigType> {
+    names::broker_config_def(name).map(|d| d.kind)
+}

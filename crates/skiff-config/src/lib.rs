@@ -1,0 +1,38 @@
+//! skiff-config: Skiff's configuration.
+//!
+//! Owns Apache Kafka's broker and topic config names, types and defaults (Kafka 4.x), their
+//! validation with Kafka's rules and messages, the typed [`BrokerConfig`] the broker runs
+//! with, the typed per-topic [`skiff_log::LogConfig`] resolved from overrides, the
+//! DescribeConfigs views, and loading from a TOML file, `--set key=value` and `SKIFF_*`
+//! environment variables (in that increasing precedence).
+//!
+//! No shared state; everything is plain data or pure functions, safe from any thread. The only
+//! I/O is reading the config file in [`load`].
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+mod broker;
+mod error;
+mod listener;
+mod load;
+mod names;
+mod topic;
+mod types;
+
+#[cfg(test)]
+mod tests;
+
+pub use broker::{
+    broker_config_type, describe_broker_configs, validate_topic_name, BrokerConfig, TopicSpec,
+};
+pub use error::{ConfigError, TopicConfigError};
+pub use listener::{parse_listeners, parse_protocol_map, Listener, DEFAULT_PROTOCOL_MAP};
+pub use load::{env_var_name, load, load_str, ENV_PREFIX, RESERVED_ENV};
+pub use names::{broker_config_def, broker_config_names, closest_name, BrokerConfigDef, KeyStatus};
+pub use topic::{
+    describe_topic_configs, resolve_topic_config, topic_config_def, topic_config_defs,
+    validate_topic_overrides, BrokerSynonym, TopicConfigDef,
+};
+pub use types::{ConfigSource, ConfigType, DescribedConfig};
+
+/// The example configuration shipped in `config/skiff.toml`.
+pub const EXAMPLE_CONFIG: &str = include_str!("../../../config/skiff.toml");

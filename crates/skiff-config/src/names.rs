@@ -1,0 +1,458 @@
+//! The names of every Apache Kafka 4.x broker config (server, socket, log, log cleaner, group
+//! and offsets, transactions, quotas, KRaft controller and metadata, remote log, share groups,
+//! SSL/SASL, metrics), with Kafka's type and default, and whether Skiff acts on each one.
+//! A few Skiff-only keys (which Kafka does not have) are listed too, marked `Skiff`.
+//!
+//! Built from Kafka's config definitions (names, types and defaults only), with 4.0's removals
+//! (ZooKeeper, message format / down-conversion, control plane listener) left out and 4.0's
+//! default changes (KIP-1030) applied. Static data; safe from any thread.
+
+use crate::types::ConfigType;
+
+/// What Skiff does with a broker config key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyStatus {
+    /// Read and acted on.
+    Implemented,
+    /// A valid Kafka key Skiff accepts but does not act on (a load warning lists these).
+    Recognised,
+    /// A Skiff-only key with no Kafka equivalent.
+    Skiff,
+}
+
+/// One broker config key.
+#[derive(Clone, Copy, Debug)]
+pub struct BrokerConfigDef {
+    pub name: &'static str,
+    pub kind: ConfigType,
+    /// Default as DescribeConfigs prints it (Skiff's own default for the few keys where Skiff
+    /// differs from Kafka: `listeners`, `log.dirs`, `node.id`); `None` when there is none.
+    pub default: Option<&'static str>,
+    pub status: KeyStatus,
+}
+
+impl BrokerConfigDef {
+    /// Password-typed values are never shown.
+    pub fn is_sensitive(&self) -> bool {
+        self.kind == ConfigType::Password
+    }
+
+    pub fn implemented(&self) -> bool {
+        self.status != KeyStatus::Recognised
+    }
+}
+
+const fn def(
+    name: &'static str,
+    kind: ConfigType,
+    default: Option<&'static str>,
+    status: KeyStatus,
+) -> BrokerConfigDef {
+    BrokerConfigDef {
+        name,
+        kind,
+        default,
+        status,
+    }
+}
+
+use ConfigType::*;
+use KeyStatus::*;
+
+/// Sorted by name (binary search relies on it; a test checks).
+static DEFS: &[BrokerConfigDef] = &[
+    def("advertised.listeners", String, None, Implemented),
+    def("alter.config.policy.class.name", Class, None, Recognised),
+    def("alter.log.dirs.replication.quota.window.num", Int, Some("11"), Recognised),
+    def("alter.log.dirs.replication.quota.window.size.seconds", Int, Some("1"), Recognised),
+    def("authorizer.class.name", String, Some(""), Recognised),
+    def("auto.create.topics.enable", Boolean, Some("true"), Implemented),
+    def("auto.leader.rebalance.enable", Boolean, Some("true"), Recognised),
+    def("background.threads", Int, Some("10"), Recognised),
+    def("broker.heartbeat.interval.ms", Int, Some("2000"), Recognised),
+    def("broker.id", Int, Some("-1"), Recognised),
+    def("broker.rack", String, None, Recognised),
+    def("broker.session.timeout.ms", Int, Some("9000"), Recognised),
+    def("client.quota.callback.class", Class, None, Recognised),
+    def("cluster.id", String, None, Skiff),
+    def("compression.gzip.level", Int, Some("-1"), Recognised),
+    def("compression.lz4.level", Int, Some("9"), Recognised),
+    def("compression.type", String, Some("producer"), Implemented),
+    def("compression.zstd.level", Int, Some("3"), Recognised),
+    def("connection.failed.authentication.delay.ms", Int, Some("100"), Recognised),
+    def("connections.max.idle.ms", Long, Some("600000"), Implemented),
+    def("connections.max.reauth.ms", Long, Some("0"), Recognised),
+    def("controlled.shutdown.enable", Boolean, Some("true"), Recognised),
+    def("controlled.shutdown.max.retries", Int, Some("3"), Recognised),
+    def("controlled.shutdown.retry.backoff.ms", Long, Some("5000"), Recognised),
+    def("controller.listener.names", String, None, Recognised),
+    def("controller.quorum.append.linger.ms", Int, Some("25"), Recognised),
+    def("controller.quorum.bootstrap.servers", List, Some(""), Recognised),
+    def("controller.quorum.election.backoff.max.ms", Int, Some("1000"), Recognised),
+    def("controller.quorum.election.timeout.ms", Int, Some("1000"), Recognised),
+    def("controller.quorum.fetch.timeout.ms", Int, Some("2000"), Recognised),
+    def("controller.quorum.request.timeout.ms", Int, Some("2000"), Recognised),
+    def("controller.quorum.retry.backoff.ms", Int, Some("20"), Recognised),
+    def("controller.quorum.voters", List, Some(""), Recognised),
+    def("controller.quota.window.num", Int, Some("11"), Recognised),
+    def("controller.quota.window.size.seconds", Int, Some("1"), Recognised),
+    def("controller.socket.timeout.ms", Int, Some("30000"), Recognised),
+    def("create.topic.policy.class.name", Class, None, Recognised),
+    def("default.replication.factor", Int, Some("1"), Implemented),
+    def("delegation.token.expiry.check.interval.ms", Long, Some("3600000"), Recognised),
+    def("delegation.token.expiry.time.ms", Long, Some("86400000"), Recognised),
+    def("delegation.token.max.lifetime.ms", Long, Some("604800000"), Recognised),
+    def("delegation.token.secret.key", Password, None, Recognised),
+    def("delete.records.purgatory.purge.interval.requests", Int, Some("1"), Recognised),
+    def("delete.topic.enable", Boolean, Some("true"), Implemented),
+    def("early.start.listeners", String, None, Recognised),
+    def("eligible.leader.replicas.enable", Boolean, Some("false"), Recognised),
+    def("fetch.max.bytes", Int, Some("57671680"), Implemented),
+    def("fetch.purgatory.purge.interval.requests", Int, Some("1000"), Recognised),
+    def("follower.replication.throttled.rate", Long, Some("9223372036854775807"), Recognised),
+    def("group.consumer.assignors", List, Some("uniform,range"), Recognised),
+    def("group.consumer.heartbeat.interval.ms", Int, Some("5000"), Recognised),
+    def("group.consumer.max.heartbeat.interval.ms", Int, Some("15000"), Recognised),
+    def("group.consumer.max.session.timeout.ms", Int, Some("60000"), Recognised),
+    def("group.consumer.max.size", Int, Some("2147483647"), Recognised),
+    def("group.consumer.min.heartbeat.interval.ms", Int, Some("5000"), Recognised),
+    def("group.consumer.min.session.timeout.ms", Int, Some("45000"), Recognised),
+    def("group.consumer.session.timeout.ms", Int, Some("45000"), Recognised),
+    def("group.coordinator.append.linger.ms", Int, Some("10"), Recognised),
+    def("group.coordinator.rebalance.protocols", List, Some("classic,consumer"), Recognised),
+    def("group.coordinator.threads", Int, Some("1"), Recognised),
+    def("group.initial.rebalance.delay.ms", Int, Some("3000"), Implemented),
+    def("group.max.session.timeout.ms", Int, Some("1800000"), Implemented),
+    def("group.max.size", Int, Some("2147483647"), Recognised),
+    def("group.min.session.timeout.ms", Int, Some("6000"), Implemented),
+    def("group.share.delivery.count.limit", Int, Some("5"), Recognised),
+    def("group.share.heartbeat.interval.ms", Int, Some("5000"), Recognised),
+    def("group.share.max.groups", Short, Some("10"), Recognised),
+    def("group.share.max.heartbeat.interval.ms", Int, Some("15000"), Recognised),
+    def("group.share.max.record.lock.duration.ms", Int, Some("60000"), Recognised),
+    def("group.share.max.session.timeout.ms", Int, Some("60000"), Recognised),
+    def("group.share.max.size", Int, Some("200"), Recognised),
+    def("group.share.min.heartbeat.interval.ms", Int, Some("5000"), Recognised),
+    def("group.share.min.record.lock.duration.ms", Int, Some("15000"), Recognised),
+    def("group.share.min.session.timeout.ms", Int, Some("45000"), Recognised),
+    def("group.share.partition.max.record.locks", Int, Some("200"), Recognised),
+    def("group.share.record.lock.duration.ms", Int, Some("30000"), Recognised),
+    def("group.share.session.timeout.ms", Int, Some("45000"), Recognised),
+    def("initial.broker.registration.timeout.ms", Int, Some("60000"), Recognised),
+    def("inter.broker.listener.name", String, None, Recognised),
+    def("inter.broker.protocol.version", String, None, Recognised),
+    def("kafka.metrics.polling.interval.secs", Int, Some("10"), Recognised),
+    def("kafka.metrics.reporters", List, Some(""), Recognised),
+    def("leader.imbalance.check.interval.seconds", Long, Some("300"), Recognised),
+    def("leader.imbalance.per.broker.percentage", Int, Some("10"), Recognised),
+    def("leader.replication.throttled.rate", Long, Some("9223372036854775807"), Recognised),
+    def("listener.security.protocol.map", String, Some("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"), Implemented),
+    def("listeners", String, Some("PLAINTEXT://127.0.0.1:9092"), Implemented),
+    def("log.cleaner.backoff.ms", Long, Some("15000"), Implemented),
+    def("log.cleaner.dedupe.buffer.size", Long, Some("134217728"), Implemented),
+    def("log.cleaner.delete.retention.ms", Long, Some("86400000"), Implemented),
+    def("log.cleaner.enable", Boolean, Some("true"), Implemented),
+    def("log.cleaner.io.buffer.load.factor", Double, Some("0.9"), Recognised),
+    def("log.cleaner.io.buffer.size", Int, Some("524288"), Implemented),
+    def("log.cleaner.io.max.bytes.per.second", Double, Some("1.7976931348623157E308"), Recognised),
+    def("log.cleaner.max.compaction.lag.ms", Long, Some("9223372036854775807"), Implemented),
+    def("log.cleaner.min.cleanable.ratio", Double, Some("0.5"), Implemented),
+    def("log.cleaner.min.compaction.lag.ms", Long, Some("0"), Implemented),
+    def("log.cleaner.threads", Int, Some("1"), Implemented),
+    def("log.cleanup.policy", List, Some("delete"), Implemented),
+    def("log.dir", String, Some("./data"), Implemented),
+    def("log.dir.failure.timeout.ms", Long, Some("30000"), Recognised),
+    def("log.dirs", String, Some("./data"), Implemented),
+    def("log.flush.interval.messages", Long, Some("9223372036854775807"), Implemented),
+    def("log.flush.interval.ms", Long, None, Implemented),
+    def("log.flush.offset.checkpoint.interval.ms", Int, Some("60000"), Recognised),
+    def("log.flush.scheduler.interval.ms", Long, Some("9223372036854775807"), Implemented),
+    def("log.flush.start.offset.checkpoint.interval.ms", Int, Some("60000"), Recognised),
+    def("log.index.interval.bytes", Int, Some("4096"), Implemented),
+    def("log.index.size.max.bytes", Int, Some("10485760"), Implemented),
+    def("log.local.retention.bytes", Long, Some("-2"), Recognised),
+    def("log.local.retention.ms", Long, Some("-2"), Recognised),
+    def("log.message.timestamp.after.max.ms", Long, Some("3600000"), Implemented),
+    def("log.message.timestamp.before.max.ms", Long, Some("9223372036854775807"), Implemented),
+    def("log.message.timestamp.type", String, Some("CreateTime"), Implemented),
+    def("log.preallocate", Boolean, Some("false"), Implemented),
+    def("log.retention.bytes", Long, Some("-1"), Implemented),
+    def("log.retention.check.interval.ms", Long, Some("300000"), Implemented),
+    def("log.retention.hours", Int, Some("168"), Implemented),
+    def("log.retention.minutes", Int, None, Implemented),
+    def("log.retention.ms", Long, None, Implemented),
+    def("log.roll.hours", Int, Some("168"), Implemented),
+    def("log.roll.jitter.hours", Int, Some("0"), Implemented),
+    def("log.roll.jitter.ms", Long, None, Implemented),
+    def("log.roll.ms", Long, None, Implemented),
+    def("log.segment.bytes", Int, Some("1073741824"), Implemented),
+    def("log.segment.delete.delay.ms", Long, Some("60000"), Implemented),
+    def("max.connection.creation.rate", Int, Some("2147483647"), Recognised),
+    def("max.connections", Int, Some("2147483647"), Implemented),
+    def("max.connections.per.ip", Int, Some("2147483647"), Recognised),
+    def("max.connections.per.ip.overrides", String, Some(""), Recognised),
+    def("max.incremental.fetch.session.cache.slots", Int, Some("1000"), Recognised),
+    def("max.request.partition.size.limit", Int, Some("2000"), Recognised),
+    def("message.max.bytes", Int, Some("1048588"), Implemented),
+    def("metadata.log.dir", String, None, Recognised),
+    def("metadata.log.max.record.bytes.between.snapshots", Long, Some("20971520"), Recognised),
+    def("metadata.log.max.snapshot.interval.ms", Long, Some("3600000"), Recognised),
+    def("metadata.log.segment.bytes", Int, Some("1073741824"), Recognised),
+    def("metadata.log.segment.ms", Long, Some("604800000"), Recognised),
+    def("metadata.max.idle.interval.ms", Int, Some("500"), Recognised),
+    def("metadata.max.retention.bytes", Long, Some("104857600"), Recognised),
+    def("metadata.max.retention.ms", Long, Some("604800000"), Recognised),
+    def("metric.reporters", List, Some(""), Recognised),
+    def("metrics.num.samples", Int, Some("2"), Recognised),
+    def("metrics.recording.level", String, Some("INFO"), Recognised),
+    def("metrics.sample.window.ms", Long, Some("30000"), Recognised),
+    def("min.insync.replicas", Int, Some("1"), Recognised),
+    def("node.id", Int, Some("1"), Implemented),
+    def("num.io.threads", Int, Some("8"), Recognised),
+    def("num.network.threads", Int, Some("3"), Recognised),
+    def("num.partitions", Int, Some("1"), Implemented),
+    def("num.recovery.threads.per.data.dir", Int, Some("2"), Recognised),
+    def("num.replica.alter.log.dirs.threads", Int, None, Recognised),
+    def("num.replica.fetchers", Int, Some("1"), Recognised),
+    def("offset.metadata.max.bytes", Int, Some("4096"), Implemented),
+    def("offsets.commit.timeout.ms", Int, Some("5000"), Recognised),
+    def("offsets.load.buffer.size", Int, Some("5242880"), Recognised),
+    def("offsets.retention.check.interval.ms", Long, Some("600000"), Implemented),
+    def("offsets.retention.minutes", Int, Some("10080"), Implemented),
+    def("offsets.topic.compression.codec", Int, Some("0"), Recognised),
+    def("offsets.topic.num.partitions", Int, Some("50"), Recognised),
+    def("offsets.topic.replication.factor", Short, Some("3"), Recognised),
+    def("offsets.topic.segment.bytes", Int, Some("104857600"), Recognised),
+    def("password.encoder.cipher.algorithm", String, Some("AES/CBC/PKCS5Padding"), Recognised),
+    def("password.encoder.iterations", Int, Some("4096"), Recognised),
+    def("password.encoder.key.length", Int, Some("128"), Recognised),
+    def("password.encoder.keyfactory.algorithm", String, None, Recognised),
+    def("password.encoder.old.secret", Password, None, Recognised),
+    def("password.encoder.secret", Password, None, Recognised),
+    def("principal.builder.class", Class, Some("org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"), Recognised),
+    def("process.roles", List, Some(""), Recognised),
+    def("producer.id.expiration.ms", Int, Some("86400000"), Recognised),
+    def("producer.purgatory.purge.interval.requests", Int, Some("1000"), Recognised),
+    def("queued.max.request.bytes", Long, Some("-1"), Recognised),
+    def("queued.max.requests", Int, Some("500"), Recognised),
+    def("quota.window.num", Int, Some("11"), Recognised),
+    def("quota.window.size.seconds", Int, Some("1"), Recognised),
+    def("remote.fetch.max.wait.ms", Int, Some("500"), Recognised),
+    def("remote.list.offsets.request.timeout.ms", Long, Some("30000"), Recognised),
+    def("remote.log.index.file.cache.total.size.bytes", Long, Some("1073741824"), Recognised),
+    def("remote.log.manager.copier.thread.pool.size", Int, Some("10"), Recognised),
+    def("remote.log.manager.copy.max.bytes.per.second", Long, Some("9223372036854775807"), Recognised),
+    def("remote.log.manager.copy.quota.window.num", Int, Some("11"), Recognised),
+    def("remote.log.manager.copy.quota.window.size.seconds", Int, Some("1"), Recognised),
+    def("remote.log.manager.expiration.thread.pool.size", Int, Some("10"), Recognised),
+    def("remote.log.manager.fetch.max.bytes.per.second", Long, Some("9223372036854775807"), Recognised),
+    def("remote.log.manager.fetch.quota.window.num", Int, Some("11"), Recognised),
+    def("remote.log.manager.fetch.quota.window.size.seconds", Int, Some("1"), Recognised),
+    def("remote.log.manager.task.interval.ms", Long, Some("30000"), Recognised),
+    def("remote.log.manager.thread.pool.size", Int, Some("2"), Recognised),
+    def("remote.log.metadata.custom.metadata.max.bytes", Int, Some("128"), Recognised),
+    def("remote.log.metadata.manager.class.name", String, Some("org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager"), Recognised),
+    def("remote.log.metadata.manager.class.path", String, None, Recognised),
+    def("remote.log.metadata.manager.impl.prefix", String, Some("rlmm.config."), Recognised),
+    def("remote.log.metadata.manager.listener.name", String, None, Recognised),
+    def("remote.log.reader.max.pending.tasks", Int, Some("100"), Recognised),
+    def("remote.log.reader.threads", Int, Some("10"), Recognised),
+    def("remote.log.storage.manager.class.name", String, None, Recognised),
+    def("remote.log.storage.manager.class.path", String, None, Recognised),
+    def("remote.log.storage.manager.impl.prefix", String, Some("rsm.config."), Recognised),
+    def("remote.log.storage.system.enable", Boolean, Some("false"), Recognised),
+    def("replica.alter.log.dirs.io.max.bytes.per.second", Long, Some("9223372036854775807"), Recognised),
+    def("replica.fetch.backoff.ms", Int, Some("1000"), Recognised),
+    def("replica.fetch.max.bytes", Int, Some("1048576"), Recognised),
+    def("replica.fetch.min.bytes", Int, Some("1"), Recognised),
+    def("replica.fetch.response.max.bytes", Int, Some("10485760"), Recognised),
+    def("replica.fetch.wait.max.ms", Int, Some("500"), Recognised),
+    def("replica.high.watermark.checkpoint.interval.ms", Long, Some("5000"), Recognised),
+    def("replica.lag.time.max.ms", Long, Some("30000"), Recognised),
+    def("replica.selector.class", String, None, Recognised),
+    def("replica.socket.receive.buffer.bytes", Int, Some("65536"), Recognised),
+    def("replica.socket.timeout.ms", Int, Some("30000"), Recognised),
+    def("replication.quota.window.num", Int, Some("11"), Recognised),
+    def("replication.quota.window.size.seconds", Int, Some("1"), Recognised),
+    def("request.timeout.ms", Int, Some("30000"), Recognised),
+    def("sasl.client.callback.handler.class", Class, None, Recognised),
+    def("sasl.enabled.mechanisms", List, Some("GSSAPI"), Recognised),
+    def("sasl.jaas.config", Password, None, Recognised),
+    def("sasl.kerberos.kinit.cmd", String, Some("/usr/bin/kinit"), Recognised),
+    def("sasl.kerberos.min.time.before.relogin", Long, Some("60000"), Recognised),
+    def("sasl.kerberos.principal.to.local.rules", List, Some("DEFAULT"), Recognised),
+    def("sasl.kerberos.service.name", String, None, Recognised),
+    def("sasl.kerberos.ticket.renew.jitter", Double, Some("0.05"), Recognised),
+    def("sasl.kerberos.ticket.renew.window.factor", Double, Some("0.8"), Recognised),
+    def("sasl.login.callback.handler.class", Class, None, Recognised),
+    def("sasl.login.class", Class, None, Recognised),
+    def("sasl.login.connect.timeout.ms", Int, None, Recognised),
+    def("sasl.login.read.timeout.ms", Int, None, Recognised),
+    def("sasl.login.refresh.buffer.seconds", Short, Some("300"), Recognised),
+    def("sasl.login.refresh.min.period.seconds", Short, Some("60"), Recognised),
+    def("sasl.login.refresh.window.factor", Double, Some("0.8"), Recognised),
+    def("sasl.login.refresh.window.jitter", Double, Some("0.05"), Recognised),
+    def("sasl.login.retry.backoff.max.ms", Long, Some("10000"), Recognised),
+    def("sasl.login.retry.backoff.ms", Long, Some("100"), Recognised),
+    def("sasl.mechanism.controller.protocol", String, Some("GSSAPI"), Recognised),
+    def("sasl.mechanism.inter.broker.protocol", String, Some("GSSAPI"), Recognised),
+    def("sasl.oauthbearer.clock.skew.seconds", Int, Some("30"), Recognised),
+    def("sasl.oauthbearer.expected.audience", List, None, Recognised),
+    def("sasl.oauthbearer.expected.issuer", String, None, Recognised),
+    def("sasl.oauthbearer.jwks.endpoint.refresh.ms", Long, Some("3600000"), Recognised),
+    def("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", Long, Some("10000"), Recognised),
+    def("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", Long, Some("100"), Recognised),
+    def("sasl.oauthbearer.jwks.endpoint.url", String, None, Recognised),
+    def("sasl.oauthbearer.scope.claim.name", String, Some("scope"), Recognised),
+    def("sasl.oauthbearer.sub.claim.name", String, Some("sub"), Recognised),
+    def("sasl.oauthbearer.token.endpoint.url", String, None, Recognised),
+    def("sasl.server.callback.handler.class", Class, None, Recognised),
+    def("sasl.server.max.receive.size", Int, Some("524288"), Recognised),
+    def("security.inter.broker.protocol", String, Some("PLAINTEXT"), Recognised),
+    def("security.providers", String, None, Recognised),
+    def("share.coordinator.append.linger.ms", Int, Some("10"), Recognised),
+    def("share.coordinator.load.buffer.size", Int, Some("5242880"), Recognised),
+    def("share.coordinator.snapshot.update.records.per.snapshot", Int, Some("500"), Recognised),
+    def("share.coordinator.state.topic.compression.codec", Int, Some("0"), Recognised),
+    def("share.coordinator.state.topic.min.isr", Short, Some("2"), Recognised),
+    def("share.coordinator.state.topic.num.partitions", Int, Some("50"), Recognised),
+    def("share.coordinator.state.topic.replication.factor", Short, Some("3"), Recognised),
+    def("share.coordinator.state.topic.segment.bytes", Int, Some("104857600"), Recognised),
+    def("share.coordinator.threads", Int, Some("1"), Recognised),
+    def("share.coordinator.write.timeout.ms", Int, Some("5000"), Recognised),
+    def("share.fetch.purgatory.purge.interval.requests", Int, Some("1000"), Recognised),
+    def("shutdown.timeout.ms", Long, Some("30000"), Skiff),
+    def("socket.connection.setup.timeout.max.ms", Long, Some("30000"), Recognised),
+    def("socket.connection.setup.timeout.ms", Long, Some("10000"), Recognised),
+    def("socket.listen.backlog.size", Int, Some("50"), Recognised),
+    def("socket.receive.buffer.bytes", Int, Some("102400"), Recognised),
+    def("socket.request.max.bytes", Int, Some("104857600"), Implemented),
+    def("socket.send.buffer.bytes", Int, Some("102400"), Recognised),
+    def("ssl.allow.dn.changes", Boolean, Some("false"), Recognised),
+    def("ssl.allow.san.changes", Boolean, Some("false"), Recognised),
+    def("ssl.cipher.suites", List, Some(""), Recognised),
+    def("ssl.client.auth", String, Some("none"), Recognised),
+    def("ssl.enabled.protocols", List, Some("TLSv1.2,TLSv1.3"), Recognised),
+    def("ssl.endpoint.identification.algorithm", String, Some("https"), Recognised),
+    def("ssl.engine.factory.class", Class, None, Recognised),
+    def("ssl.key.password", Password, None, Recognised),
+    def("ssl.keymanager.algorithm", String, Some("SunX509"), Recognised),
+    def("ssl.keystore.certificate.chain", Password, None, Recognised),
+    def("ssl.keystore.key", Password, None, Recognised),
+    def("ssl.keystore.location", String, None, Recognised),
+    def("ssl.keystore.password", Password, None, Recognised),
+    def("ssl.keystore.type", String, Some("JKS"), Recognised),
+    def("ssl.principal.mapping.rules", String, Some("DEFAULT"), Recognised),
+    def("ssl.protocol", String, Some("TLSv1.3"), Recognised),
+    def("ssl.provider", String, None, Recognised),
+    def("ssl.secure.random.implementation", String, None, Recognised),
+    def("ssl.trustmanager.algorithm", String, Some("PKIX"), Recognised),
+    def("ssl.truststore.certificates", Password, None, Recognised),
+    def("ssl.truststore.location", String, None, Recognised),
+    def("ssl.truststore.password", Password, None, Recognised),
+    def("ssl.truststore.type", String, Some("JKS"), Recognised),
+    def("telemetry.max.bytes", Int, Some("1048576"), Recognised),
+    def("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, Some("10000"), Recognised),
+    def("transaction.max.timeout.ms", Int, Some("900000"), Recognised),
+    def("transaction.partition.verification.enable", Boolean, Some("true"), Recognised),
+    def("transaction.remove.expired.transaction.cleanup.interval.ms", Int, Some("3600000"), Recognised),
+    def("transaction.state.log.load.buffer.size", Int, Some("5242880"), Recognised),
+    def("transaction.state.log.min.isr", Int, Some("2"), Recognised),
+    def("transaction.state.log.num.partitions", Int, Some("50"), Recognised),
+    def("transaction.state.log.replication.factor", Short, Some("3"), Recognised),
+    def("transaction.state.log.segment.bytes", Int, Some("104857600"), Recognised),
+    def("transactional.id.expiration.ms", Int, Some("604800000"), Recognised),
+    def("unclean.leader.election.enable", Boolean, Some("false"), Recognised),
+];
+
+/// Every broker config key Skiff knows: all of Kafka 4.x's plus Skiff's own, sorted by name.
+pub fn broker_config_names() -> &'static [BrokerConfigDef] {
+    DEFS
+}
+
+/// Look up one key.
+pub fn broker_config_def(name: &str) -> Option<&'static BrokerConfigDef> {
+    DEFS.binary_search_by(|d| d.name.cmp(name))
+        .ok()
+        .and_then(|i| DEFS.get(i))
+}
+
+/// The known key closest to `name` (edit distance), offered when `name` looks like a typo.
+pub fn closest_name(name: &str) -> Option<&'static str> {
+    let best = DEFS
+        .iter()
+        .map(|d| (edit_distance(name, d.name), d.name))
+        .min_by_key(|(dist, _)| *dist)?;
+    // Far-off suggestions are noise; allow about one edit per four characters.
+    (best.0 <= (name.len() / 4).max(2)).then_some(best.1)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sorted_and_unique() {
+        for w in DEFS.windows(2) {
+            assert!(w[0].name < w[1].name, "{} / {}", w[0].name, w[1].name);
+        }
+        assert!(DEFS.len() > 250, "{}", DEFS.len());
+    }
+
+    #[test]
+    fn kafka_4_keys_present_and_removed_keys_absent() {
+        for k in [
+            "log.retention.hours",
+            "listeners",
+            "group.share.delivery.count.limit",
+            "share.coordinator.threads",
+            "controller.quorum.bootstrap.servers",
+            "remote.log.manager.thread.pool.size",
+            "sasl.jaas.config",
+            "log.cleaner.dedupe.buffer.size",
+            "transaction.state.log.num.partitions",
+            "node.id",
+            "process.roles",
+        ] {
+            assert!(broker_config_def(k).is_some(), "{k}");
+        }
+        for k in [
+            "zookeeper.connect",
+            "log.message.format.version",
+            "log.message.downconversion.enable",
+            "control.plane.listener.name",
+            "log.message.timestamp.difference.max.ms",
+        ] {
+            assert!(broker_config_def(k).is_none(), "{k}");
+        }
+        assert_eq!(
+            broker_config_def("num.recovery.threads.per.data.dir").and_then(|d| d.default),
+            Some("2")
+        );
+        assert!(broker_config_def("ssl.keystore.password").is_some_and(|d| d.is_sensitive()));
+    }
+
+    #[test]
+    fn suggests_close_names_only() {
+        assert_eq!(
+            closest_name("log.retention.hour"),
+            Some("log.retention.hours")
+        );
+        assert_eq!(closest_name("listeners"), Some("listeners"));
+        assert_eq!(closest_name("completely.unrelated.thing.here"), None);
+    }
+}
