@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The one test command (README, .ci/run): installs what the suites need on a fresh Debian
+# machine (idempotent, quick when already installed), then runs every check in order:
+#   fmt, clippy, build, cargo test --workspace (unit tests + the rdkafka e2e crate),
+#   pytest tests/python (confluent-kafka, kafka-python), tests/kcat/run.sh.
+# Works without a terminal (CI=true, no stdin). Exit status is non-zero if any step fails;
+# later steps still run so one report shows everything, and a summary closes the output.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+export DEBIAN_FRONTEND=noninteractive
+exec </dev/null
+
+SUDO=
+if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null; then SUDO="sudo -n"; fi
+
+log() { printf '\n==> %s\n' "$*"; }
+
+# ---------- setup (idempotent) ----------
+need_apt=()
+command -v kcat >/dev/null || need_apt+=(kcat)
+command -v python3 >/dev/null || need_apt+=(python3)
+if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then need_apt+=(python3-venv); fi
+if [[ ${#need_apt[@]} -gt 0 ]]; then
+    log "installing ${need_apt[*]} (apt)"
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq "${need_apt[@]}"
+fi
+command -v cargo >/dev/null || { echo "cargo not found: install Rust (https://rustup.rs) first" >&2; exit 1; }
+
+VENV=tests/python/.venv
+REQ=tests/python/requirements.txt
+STAMP=$VENV/.requirements.sha256
+want_sum=$(sha256sum "$REQ" | cut -d' ' -f1)
+if [[ ! -x $VENV/bin/python ]] || [[ ! -f $STAMP ]] || [[ $(cat "$STAMP") != "$want_sum" ]]; then
+    log "python venv at $VENV ($REQ)"
+    [[ -x $VENV/bin/python ]] || python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQ"
+    echo "$want_sum" >"$STAMP"
+fi
+
+# ---------- checks ----------
+declare -a NAMES=() RESULTS=() TIMES=()
+FAILED=0
+step() {
+    local name=$1; shift
+    log "$name: $*"
+    local t0=$SECONDS rc=0
+    "$@" || rc=$?
+    NAMES+=("$name"); TIMES+=("$((SECONDS - t0))s")
+    if [[ $rc -eq 0 ]]; then RESULTS+=("PASS"); else RESULTS+=("FAIL (exit $rc)"); FAILED=1; fi
+    return 0
+}
+
+step "fmt" cargo fmt --all -- --check
+step "clippy" cargo clippy --workspace --all-targets -- -D warnings
+step "build" cargo build -p skiff
+BUILD_OK=${RESULTS[-1]}
+# The e2e suites need the binary built just above; point them at it explicitly.
+export E2E_SKIFF_BIN=${E2E_SKIFF_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/debug/skiff}
+step "cargo test" cargo test --workspace
+if [[ $BUILD_OK == PASS ]]; then
+    step "pytest" "$VENV/bin/python" -m pytest -q tests/python
+    step "kcat" bash tests/kcat/run.sh
+else
+    NAMES+=("pytest" "kcat"); RESULTS+=("SKIPPED (no binary)" "SKIPPED (no binary)"); TIMES+=("-" "-")
+    FAILED=1
+fi
+
+printf '\n==================== summary ====================\n'
+for i in "${!NAMES[@]}"; do
+    printf '  %-12s %-22s %s\n' "${NAMES[$i]}" "${RESULTS[$i]}" "${TIMES[$i]}"
+done
+if [[ $FAILED -eq 0 ]]; then
+    echo "ALL PASSED"
+else
+    echo "SOME CHECKS FAILED"
+fi
+exit "$FAILED"
