@@ -175,6 +175,8 @@ fn broker_validator(key: &str) -> Validator {
         "offsets.retention.minutes" | "offsets.retention.check.interval.ms" => {
             Validator::AtLeast(1)
         }
+        // Kafka accepts any negative broker retention and treats it as unlimited.
+        "log.retention.ms" => Validator::None,
         // Enough for the offset map's minimum of one entry per cleaner thread.
         "log.cleaner.dedupe.buffer.size" => Validator::AtLeast(1024),
         _ => topic_config_defs()
@@ -432,7 +434,8 @@ fn build_log_defaults(
             continue;
         };
         let value = match (value, syn.factor) {
-            (Parsed::Int(v), f) if f != 1 => {
+            // Kafka: any negative retention time at broker level means "unlimited" (-1).
+            (Parsed::Int(v), f) if f != 1 || d.name == "retention.ms" => {
                 let ms = v.saturating_mul(f);
                 Parsed::Int(if ms < 0 { -1 } else { ms })
             }

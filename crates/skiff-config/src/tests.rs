@@ -232,6 +232,8 @@ fn retention_precedence_ms_over_minutes_over_hours() {
     assert_eq!(c.log.retention_ms, 7);
     let (c, _) = from_toml("[broker]\nlog.retention.hours = -1\n").unwrap();
     assert_eq!(c.log.retention_ms, -1);
+    let (c, _) = from_toml("[broker]\nlog.retention.ms = -5\n").unwrap();
+    assert_eq!(c.log.retention_ms, -1);
     let (c, _) = from_toml("[broker]\nlog.roll.hours = 1\nlog.roll.jitter.hours = 1\n").unwrap();
     assert_eq!(
         (c.log.segment_ms, c.log.segment_jitter_ms),
