@@ -1,7 +1,37 @@
-//! skiff-log: synchronous storage engine for one broker's partitions (segments, indexes,
-//! recovery, retention). No async runtime, no protocol types.
+//! skiff-log: the synchronous storage engine of one broker (std threads, no async runtime, no
+//! protocol types). Owns the on-disk layout, which follows Apache Kafka's so Kafka's tools can
+//! read it: one directory per partition (`<topic>-<partition>`), segments named by their
+//! 20-digit base offset (`.log` batches as appended, `.index` sparse offset index,
+//! `.timeindex` time index), and the log-dir files `recovery-point-offset-checkpoint`,
+//! `log-start-offset-checkpoint`, `.kafka_cleanshutdown` and `.lock`.
+//!
+//! Entry points: [`Log`] (one partition: append, read, flush, retention, timestamp lookups)
+//! and [`LogDir`] (the root directory: lock, checkpoints, clean-shutdown marker).
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod checkpoint;
+pub mod clock;
 pub mod config;
+mod error;
+pub mod fsutil;
+mod index;
+mod log;
+mod log_dir;
+mod read;
+mod recovery;
+mod retention;
+mod segment;
+mod time_index;
+mod validate;
 
+#[cfg(test)]
+mod tests;
+
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{CleanupPolicy, LogConfig};
+pub use error::{LogError, Result};
+pub use fsutil::{fsync_dir, write_atomically};
+pub use log::{AppendInfo, AppendValidation, Log, ReadInfo};
+pub use log_dir::LogDir;
+pub use recovery::Recovery;
+pub use retention::RetentionOutcome;
