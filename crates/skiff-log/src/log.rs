@@ -15,7 +15,7 @@ use crate::error::{LogError, Result};
 use crate::fsutil::fsync_dir;
 use crate::recovery::{load_segments, Recovery};
 use crate::segment::{read_guard, write_guard, BatchMeta, Segment};
-use crate::validate::validate_append;
+use crate::validate::{validate_append, Origin};
 use skiff_records::{stamp_base_offset, stamp_leader_epoch, stamp_log_append_time, TimestampType};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -182,9 +182,30 @@ impl Log {
         leader_epoch: i32,
         validation: &AppendValidation,
     ) -> Result<AppendInfo> {
+        self.append_with_origin(batches, leader_epoch, validation.now_ms, Origin::Client)
+    }
+
+    /// Appends batches written by the broker itself (group/offset records, transaction
+    /// markers): framing, CRC and sizes are checked, but not the client-only rules (base
+    /// offset 0, no control batches, keys on compacted topics, timestamp bounds).
+    pub fn append_internal(
+        &self,
+        batches: &[u8],
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<AppendInfo> {
+        self.append_with_origin(batches, leader_epoch, now_ms, Origin::Internal)
+    }
+
+    fn append_with_origin(
+        &self,
+        batches: &[u8],
+        leader_epoch: i32,
+        now: i64,
+        origin: Origin,
+    ) -> Result<AppendInfo> {
         let config = self.config_arc();
-        let now = validation.now_ms;
-        let validated = validate_append(batches, &config, now)?;
+        let validated = validate_append(batches, &config, now, origin)?;
         let mut buf = batches.to_vec();
         let log_append_time = config.message_timestamp_type == TimestampType::LogAppendTime;
 

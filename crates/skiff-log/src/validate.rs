@@ -8,7 +8,8 @@
 use crate::config::LogConfig;
 use crate::error::{LogError, Result};
 use skiff_records::{
-    records, validate_produce_batch, BatchHeader, Batches, RecordsError, TimestampType, MAGIC_V2,
+    records, validate_batch, validate_produce_batch, BatchHeader, Batches, RecordsError,
+    TimestampType, MAGIC_V2,
 };
 
 /// Cap on the decompressed size of one batch decoded for validation: generous for real
@@ -19,11 +20,20 @@ pub(crate) const MAX_DECOMPRESSED_BATCH: usize = 128 << 20;
 /// Kafka's NO_TIMESTAMP: exempt from timestamp bounds.
 const NO_TIMESTAMP: i64 = -1;
 
+/// Who produced the bytes: clients get every produce rule; the broker's own writes
+/// (coordinator records, transaction markers) only the integrity and size checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    Client,
+    Internal,
+}
+
 /// Validates a produce payload and returns the header and byte length of each batch.
 pub(crate) fn validate_append(
     payload: &[u8],
     config: &LogConfig,
     now_ms: i64,
+    origin: Origin,
 ) -> Result<Vec<(BatchHeader, usize)>> {
     if payload.is_empty() {
         return Err(LogError::InvalidRecord {
@@ -45,7 +55,11 @@ pub(crate) fn validate_append(
                 max: config.max_message_bytes,
             });
         }
-        validate_produce_batch(bytes).map_err(|e| match e {
+        let checked = match origin {
+            Origin::Client => validate_produce_batch(bytes),
+            Origin::Internal => validate_batch(bytes),
+        };
+        checked.map_err(|e| match e {
             RecordsError::UnsupportedMagic(m) => LogError::UnsupportedMagic(m),
             RecordsError::InvalidBatch(msg) => LogError::InvalidRecord {
                 message: msg,
@@ -53,6 +67,11 @@ pub(crate) fn validate_append(
             },
             other => corrupt(other, out.len()),
         })?;
+        if origin == Origin::Internal {
+            total += bytes.len();
+            out.push((h, bytes.len()));
+            continue;
+        }
         if h.base_offset != 0 {
             return Err(LogError::InvalidRecord {
                 message: format!(
