@@ -1,0 +1,311 @@
+//! `skiff-bench`: throughput and resource benchmark of the release `skiff` binary, driven by
+//! librdkafka through the rdkafka crate.
+//!
+//! Owns: the CLI, the plan of one run (fresh broker → produce acks=1 → produce acks=all →
+//! consume with the default `fetch.wait.max.ms` and with 1 ms → SIGTERM), the per-phase
+//! broker CPU/RSS sampling around each phase, and printing the summary table.
+//!
+//! Thread-safety: the main thread drives everything; produce phases spawn their own threads
+//! and join them before returning. On-disk: only the broker's temp data dir (removed after
+//! each run). Every wait is bounded by a deadline; the process stops itself.
+
+mod broker;
+mod consume;
+mod produce;
+mod stats;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, ValueEnum};
+
+use broker::{BrokerKind, RunningBroker};
+use produce::Acks;
+use stats::{Measurement, Table};
+
+/// What to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Mode {
+    /// Produce with acks=1 and with acks=all.
+    Produce,
+    /// Consume from offset 0 (the data is produced first with acks=1, not reported).
+    Consume,
+    /// Both.
+    All,
+}
+
+/// Throughput benchmark for the skiff broker (release binary; the bench never builds it).
+#[derive(Debug, Parser)]
+#[command(name = "skiff-bench")]
+struct Cli {
+    #[arg(value_enum, default_value = "all")]
+    mode: Mode,
+    /// Records per produce phase [default: 256 MiB worth of --size, 1000..=2000000].
+    #[arg(long)]
+    records: Option<u64>,
+    /// Value size in bytes.
+    #[arg(long, default_value_t = 1024)]
+    size: usize,
+    /// How many times to repeat every measurement (each run on a fresh broker).
+    #[arg(long, default_value_t = 3)]
+    runs: u32,
+    /// Partitions per topic.
+    #[arg(long, default_value_t = 1)]
+    partitions: i32,
+    /// Producer threads (each its own librdkafka client and connection).
+    #[arg(long, default_value_t = 2)]
+    producers: usize,
+    /// Broker binary [default: $CARGO_TARGET_DIR/release/skiff, else <workspace>/target/release/skiff].
+    #[arg(long)]
+    broker_bin: Option<PathBuf>,
+    /// Tiny load, one run (for CI; well under 20 s).
+    #[arg(long)]
+    smoke: bool,
+}
+
+/// Default payload per produce phase: large enough that a run takes a few seconds, small
+/// enough that 3 runs × 2 topics fit comfortably in a CI machine's temp dir.
+const DEFAULT_PHASE_BYTES: u64 = 256 * 1024 * 1024;
+/// Bounds that keep a mistyped flag from filling the disk or running for hours.
+const MAX_RECORDS: u64 = 20_000_000;
+const MAX_PHASE_BYTES: u64 = 8_000_000_000;
+/// librdkafka's default message.max.bytes is 1000000; bigger values need client tuning.
+const MAX_SIZE: usize = 1_000_000;
+const SMOKE_RECORDS: u64 = 2_000;
+
+/// Everything a run needs, validated.
+struct Plan {
+    mode: Mode,
+    records: u64,
+    size: usize,
+    runs: u32,
+    partitions: i32,
+    producers: usize,
+    /// Per-phase deadline: generous, but finite.
+    phase_timeout: Duration,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = real_main(cli) {
+        eprintln!("skiff-bench: error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn real_main(cli: Cli) -> Result<()> {
+    let plan = plan(&cli)?;
+    let bin = cli.broker_bin.clone().unwrap_or_else(default_broker_bin);
+    let kind = BrokerKind::Skiff { bin: bin.clone() };
+    kind.check()?;
+    let (clk_tck, clk_src) = broker::clk_tck();
+
+    let mut table = Table::default();
+    for run in 1..=plan.runs {
+        eprintln!("run {run}/{}: starting {}", plan.runs, kind.name());
+        let mut b = kind.launch()?;
+        let result = one_run(&b, &plan, clk_tck, &mut table);
+        let stopped = b.stop();
+        if let Err(e) = result {
+            bail!(
+                "run {run} failed: {e:#}\nbroker log tail:\n{}",
+                b.log_tail(30)
+            );
+        }
+        stopped?;
+    }
+
+    println!();
+    println!("skiff-bench: {} ({})", kind.name(), bin.display());
+    println!("machine: {}", broker::machine_facts());
+    println!(
+        "load: {} records x {} B per phase ({:.1} MB), {} partition(s), {} producer thread(s), \
+         {} run(s), fresh broker + data dir per run",
+        plan.records,
+        plan.size,
+        (plan.records * plan.size as u64) as f64 / 1e6,
+        plan.partitions,
+        plan.producers,
+        plan.runs
+    );
+    println!(
+        "notes: MB = 10^6 payload bytes; produce time = first send -> last delivery report; \
+         consume time = assign() -> last record;\n       broker CPU = utime+stime during the \
+         phase (CLK_TCK {clk_tck} from {clk_src}); peak RSS = VmHWM since broker start;\n       \
+         clients run on the same machine and share its cores."
+    );
+    println!();
+    print!("{}", table.render());
+    Ok(())
+}
+
+fn plan(cli: &Cli) -> Result<Plan> {
+    if cli.size == 0 || cli.size > MAX_SIZE {
+        bail!("--size must be 1..={MAX_SIZE} bytes, got {}", cli.size);
+    }
+    if !(1..=1024).contains(&cli.partitions) {
+        bail!("--partitions must be 1..=1024, got {}", cli.partitions);
+    }
+    if !(1..=16).contains(&cli.producers) {
+        bail!("--producers must be 1..=16, got {}", cli.producers);
+    }
+    let (records, runs) = if cli.smoke {
+        (cli.records.unwrap_or(SMOKE_RECORDS).min(SMOKE_RECORDS), 1)
+    } else {
+        let default = (DEFAULT_PHASE_BYTES / cli.size as u64).clamp(1_000, 2_000_000);
+        (cli.records.unwrap_or(default), cli.runs)
+    };
+    if records == 0 || records > MAX_RECORDS {
+        bail!("--records must be 1..={MAX_RECORDS}, got {records}");
+    }
+    let phase_bytes = records.saturating_mul(cli.size as u64);
+    if phase_bytes > MAX_PHASE_BYTES {
+        bail!("--records x --size = {phase_bytes} bytes per phase; the limit is {MAX_PHASE_BYTES}");
+    }
+    if !(1..=20).contains(&runs) {
+        bail!("--runs must be 1..=20, got {runs}");
+    }
+    // 60 s of slack plus 10 MB/s: far below anything a working broker does on loopback.
+    let phase_timeout = Duration::from_secs(60 + phase_bytes / 10_000_000);
+    Ok(Plan {
+        mode: cli.mode,
+        records,
+        size: cli.size,
+        runs,
+        partitions: cli.partitions,
+        producers: cli.producers,
+        phase_timeout,
+    })
+}
+
+/// `$CARGO_TARGET_DIR/release/skiff` when that is set (as under `cargo run`), else the
+/// workspace's `target/release/skiff`.
+fn default_broker_bin() -> PathBuf {
+    if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
+        return Path::new(&t).join("release").join("skiff");
+    }
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = manifest.parent().and_then(Path::parent).unwrap_or(manifest);
+    root.join("target").join("release").join("skiff")
+}
+
+/// One run on a fresh broker: the phases the mode asks for, each recorded in `table`.
+fn one_run(b: &RunningBroker, plan: &Plan, clk_tck: f64, table: &mut Table) -> Result<()> {
+    let topic_one = "bench-acks1";
+    produce::create_topic(&b.bootstrap(), topic_one, plan.partitions)?;
+    let produced = produce_phase(b, plan, clk_tck, topic_one, Acks::Leader)?;
+    if plan.mode != Mode::Consume {
+        table.record("produce acks=1", produced);
+    }
+    if plan.mode != Mode::Consume {
+        let topic_all = "bench-acksall";
+        produce::create_topic(&b.bootstrap(), topic_all, plan.partitions)?;
+        let m = produce_phase(b, plan, clk_tck, topic_all, Acks::All)?;
+        table.record("produce acks=all", m);
+    }
+    if plan.mode != Mode::Produce {
+        for (label, wait) in [
+            ("consume fetch.wait=default", None),
+            ("consume fetch.wait=1ms", Some(1)),
+        ] {
+            let spec = consume::ConsumeSpec {
+                bootstrap: b.bootstrap(),
+                topic: topic_one.to_string(),
+                partitions: plan.partitions,
+                expected: produced.records,
+                fetch_wait_ms: wait,
+                timeout: plan.phase_timeout,
+            };
+            let m = measure(b, clk_tck, || {
+                let r = consume::run(&spec)?;
+                Ok((r.records, r.bytes, r.secs))
+            })
+            .with_context(|| label.to_string())?;
+            eprintln!("  {label}: {:.1} MB/s", m.mb_per_sec());
+            table.record(label, m);
+        }
+    }
+    Ok(())
+}
+
+fn produce_phase(
+    b: &RunningBroker,
+    plan: &Plan,
+    clk_tck: f64,
+    topic: &str,
+    acks: Acks,
+) -> Result<Measurement> {
+    let spec = produce::ProduceSpec {
+        bootstrap: b.bootstrap(),
+        topic: topic.to_string(),
+        partitions: plan.partitions,
+        records: plan.records,
+        size: plan.size,
+        acks,
+        producers: plan.producers,
+        timeout: plan.phase_timeout,
+    };
+    let m = measure(b, clk_tck, || {
+        let r = produce::run(&spec)?;
+        Ok((r.records, r.bytes, r.secs))
+    })
+    .with_context(|| format!("produce {}", acks.label()))?;
+    eprintln!("  produce {}: {:.1} MB/s", acks.label(), m.mb_per_sec());
+    Ok(m)
+}
+
+/// Runs `phase` between two `/proc` samples of the broker; the phase returns
+/// (records, payload bytes, seconds).
+fn measure(
+    b: &RunningBroker,
+    clk_tck: f64,
+    phase: impl FnOnce() -> Result<(u64, u64, f64)>,
+) -> Result<Measurement> {
+    let before = b.sample(clk_tck)?;
+    let (records, bytes, secs) = phase()?;
+    let after = b.sample(clk_tck)?;
+    Ok(Measurement {
+        records,
+        bytes,
+        secs,
+        broker_cpu_secs: (after.cpu_secs - before.cpu_secs).max(0.0),
+        broker_peak_rss_bytes: after.peak_rss_bytes,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn cli(args: &[&str]) -> Cli {
+        Cli::try_parse_from(std::iter::once("skiff-bench").chain(args.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn defaults_size_a_phase_to_256_mib() {
+        let p = plan(&cli(&[])).unwrap();
+        assert_eq!(p.mode, Mode::All);
+        assert_eq!(p.records, 262_144);
+        assert_eq!(p.runs, 3);
+    }
+
+    #[test]
+    fn smoke_is_tiny_and_runs_once() {
+        let p = plan(&cli(&["produce", "--smoke", "--runs", "9"])).unwrap();
+        assert_eq!(
+            (p.mode, p.records, p.runs),
+            (Mode::Produce, SMOKE_RECORDS, 1)
+        );
+    }
+
+    #[test]
+    fn out_of_bounds_flags_are_rejected() {
+        assert!(plan(&cli(&["--size", "0"])).is_err());
+        assert!(plan(&cli(&["--records", "0"])).is_err());
+        assert!(plan(&cli(&["--runs", "0"])).is_err());
+        assert!(plan(&cli(&["--partitions", "0"])).is_err());
+        assert!(plan(&cli(&["--records", "20000000", "--size", "1000"])).is_err());
+    }
+}
