@@ -1,0 +1,181 @@
+//! The shared broker context handed to every handler, and its start-up and shutdown.
+//!
+//! Thread safety: every field synchronises itself (registry locks, per-log locks, the
+//! flusher queue); `Broker` is shared as `Arc<Broker>`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use base64::Engine;
+use skiff_config::BrokerConfig;
+use skiff_log::{Clock, LogDir, LogError, SystemClock};
+use tracing::info;
+
+use crate::durability::Durability;
+use crate::topics::{TopicError, Topics};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("config: {0}")]
+    Config(String),
+    #[error(transparent)]
+    Log(#[from] LogError),
+    #[error(transparent)]
+    Topics(#[from] TopicError),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
+}
+
+pub struct Broker {
+    pub config: Arc<BrokerConfig>,
+    pub cluster_id: String,
+    pub topics: Topics,
+    pub durability: Arc<Durability>,
+    pub log_dir: Arc<LogDir>,
+    pub clock: Arc<dyn Clock>,
+}
+
+/// Kafka's `meta.properties`, so the data dir says which cluster and node it belongs to.
+const META_FILE: &str = "meta.properties";
+
+impl Broker {
+    /// Open (and recover) the data dir, load the topics, apply the `[[topic]]` entries.
+    pub fn start(config: BrokerConfig) -> Result<Arc<Broker>, StartError> {
+        let config = Arc::new(config);
+        let root: PathBuf = config
+            .log_dirs
+            .first()
+            .cloned()
+            .ok_or_else(|| StartError::Config("log.dirs is empty".into()))?;
+        let (log_dir, clean) = LogDir::open(&root)?;
+        let log_dir = Arc::new(log_dir);
+        let cluster_id = load_or_create_meta(&log_dir, &config)?;
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let topics = Topics::load(log_dir.clone(), config.clone(), clock.clone(), clean)?;
+        let durability = Arc::new(Durability::start().map_err(|e| StartError::Io {
+            context: "starting the flusher thread".into(),
+            source: e,
+        })?);
+        let broker = Arc::new(Broker {
+            config,
+            cluster_id,
+            topics,
+            durability,
+            log_dir,
+            clock,
+        });
+        broker.apply_configured_topics()?;
+        info!(
+            topics = broker.topics.list().len(),
+            clean_start = clean,
+            cluster_id = %broker.cluster_id,
+            "storage ready"
+        );
+        Ok(broker)
+    }
+
+    /// `[[topic]]` entries: create missing topics, update configs and grow partitions.
+    fn apply_configured_topics(&self) -> Result<(), StartError> {
+        for spec in &self.config.topics {
+            match self.topics.get(&spec.name) {
+                None => {
+                    self.topics
+                        .create(&spec.name, spec.partitions, spec.config.clone(), false)?;
+                }
+                Some(topic) => {
+                    if topic.overrides() != spec.config {
+                        self.topics
+                            .set_overrides(&spec.name, spec.config.clone(), false)?;
+                    }
+                    if spec.partitions > topic.partition_count() {
+                        self.topics
+                            .add_partitions(&spec.name, spec.partitions, false)?;
+                    } else if spec.partitions < topic.partition_count() {
+                        tracing::warn!(
+                            topic = %spec.name,
+                            configured = spec.partitions,
+                            existing = topic.partition_count(),
+                            "partitions cannot be removed from a topic; keeping the existing count"
+                        );
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn node_id(&self) -> i32 {
+        self.config.node_id
+    }
+
+    /// Flush everything, write checkpoints and the clean-shutdown marker.
+    pub fn shutdown(&self) -> Result<(), LogError> {
+        self.durability.stop();
+        let partitions = self.topics.all_partitions();
+        for partition in &partitions {
+            partition.log.close()?;
+        }
+        self.write_checkpoints()?;
+        self.log_dir.mark_clean_shutdown()?;
+        info!("clean shutdown complete");
+        Ok(())
+    }
+
+    /// Record recovery points and log start offsets so a crash scans only the tail.
+    pub fn write_checkpoints(&self) -> Result<(), LogError> {
+        let partitions = self.topics.all_partitions();
+        let entries: Vec<(String, i32, &skiff_log::Log)> = partitions
+            .iter()
+            .map(|p| (p.topic.clone(), p.index, &p.log))
+            .collect();
+        self.log_dir.write_checkpoints(&entries)
+    }
+}
+
+/// Read the cluster id from `meta.properties`, or create the file with a new one (Kafka
+/// formats cluster ids as URL-safe base64 of a random UUID, 22 characters).
+fn load_or_create_meta(log_dir: &LogDir, config: &BrokerConfig) -> Result<String, StartError> {
+    let path = log_dir.root().join(META_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let mut cluster_id = None;
+            for line in text.lines() {
+                if let Some((key, value)) = line.split_once('=') {
+                    match key.trim() {
+                        "cluster.id" => cluster_id = Some(value.trim().to_string()),
+                        "node.id" if value.trim() != config.node_id.to_string() => {
+                            return Err(StartError::Config(format!(
+                                "{} belongs to node.id {} but node.id is {}",
+                                path.display(),
+                                value.trim(),
+                                config.node_id
+                            )))
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            cluster_id
+                .ok_or_else(|| StartError::Config(format!("{} has no cluster.id", path.display())))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let cluster_id = config.cluster_id.clone().unwrap_or_else(|| {
+                base64::engine::general_purpose::URL_SAFE_NO_PAD
+                    .encode(uuid::Uuid::new_v4().as_bytes())
+            });
+            let text = format!(
+                "version=1\ncluster.id={cluster_id}\nnode.id={}\n",
+                config.node_id
+            );
+            skiff_log::write_atomically(&path, text.as_bytes())?;
+            Ok(cluster_id)
+        }
+        Err(e) => Err(StartError::Io {
+            context: format!("reading {}", path.display()),
+            source: e,
+        }),
+    }
+}

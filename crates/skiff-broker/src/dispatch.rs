@@ -1,0 +1,71 @@
+//! Routes one decoded request to its handler. The only `match` over API keys.
+//!
+//! Handlers return a [`Reply`]; only the connection knows correlation ids, header versions
+//! and the socket.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use kafka_protocol::messages::{RequestKind, ResponseKind};
+use skiff_protocol::DecodedRequest;
+
+use crate::broker::Broker;
+use crate::handlers;
+
+pub type ResponseFuture = Pin<Box<dyn Future<Output = ResponseKind> + Send>>;
+
+// Moved once per request; boxing the large variant would only add an allocation.
+#[allow(clippy::large_enum_variant)]
+pub enum Reply {
+    /// Answer now.
+    Respond(ResponseKind),
+    /// Answer when the future completes (acks=all durability, fetch long polls). Later
+    /// requests on the connection are processed meanwhile; responses keep request order.
+    Later(ResponseFuture),
+    /// acks=0 produce that succeeded: Kafka sends nothing.
+    NoResponse,
+    /// acks=0 produce that failed: Kafka closes the connection so the client notices.
+    Close(String),
+}
+
+pub async fn dispatch(broker: &Arc<Broker>, request: DecodedRequest) -> Reply {
+    let version = request.api_version;
+    match request.body {
+        RequestKind::ApiVersions(r) => Reply::Respond(ResponseKind::ApiVersions(
+            handlers::api_versions::handle(version, r),
+        )),
+        RequestKind::Metadata(r) => handlers::metadata::handle(broker, version, r).await,
+        RequestKind::Produce(r) => handlers::produce::handle(broker, version, r).await,
+        RequestKind::Fetch(r) => handlers::fetch::handle(broker, version, r),
+        RequestKind::ListOffsets(r) => handlers::list_offsets::handle(broker, version, r).await,
+        RequestKind::CreateTopics(r) => handlers::create_topics::handle(broker, version, r).await,
+        RequestKind::DeleteTopics(r) => handlers::delete_topics::handle(broker, version, r).await,
+        RequestKind::CreatePartitions(r) => {
+            handlers::create_partitions::handle(broker, version, r).await
+        }
+        RequestKind::DescribeConfigs(r) => handlers::describe_configs::handle(broker, version, r),
+        RequestKind::AlterConfigs(r) => handlers::alter_configs::handle(broker, version, r).await,
+        RequestKind::IncrementalAlterConfigs(r) => {
+            handlers::alter_configs::handle_incremental(broker, version, r).await
+        }
+        RequestKind::DeleteRecords(r) => handlers::delete_records::handle(broker, version, r).await,
+        RequestKind::DescribeCluster(r) => handlers::describe_cluster::handle(broker, version, r),
+        RequestKind::OffsetForLeaderEpoch(r) => {
+            handlers::offset_for_leader_epoch::handle(broker, version, r)
+        }
+        _ => Reply::Close(format!(
+            "{:?} is advertised by no handler; closing",
+            request.api_key
+        )),
+    }
+}
+
+/// Run blocking storage work off the runtime's worker threads.
+pub async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| format!("storage task failed: {e}"))
+}

@@ -1,0 +1,122 @@
+//! Group commit: `acks=all` produce responses wait here until their data is fsynced.
+//!
+//! One flusher thread owns every fsync. Waiters queue `(partition, offset)`; each round the
+//! thread takes the whole queue, flushes each distinct partition once, and answers everyone
+//! it covered. While a round runs, new waiters gather for the next one, so one fsync serves
+//! all requests that arrived meanwhile, across partitions and connections.
+//!
+//! Thread safety: the queue is a std `Mutex` + `Condvar`; nothing is held across `.await`
+//! (waiters await a oneshot channel).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex};
+
+use tokio::sync::oneshot;
+use tracing::error;
+
+use crate::partition::Partition;
+
+type Waiter = (Arc<Partition>, i64, oneshot::Sender<Result<(), String>>);
+
+#[derive(Default)]
+struct Queue {
+    waiters: Vec<Waiter>,
+    stopping: bool,
+}
+
+pub struct Durability {
+    queue: Arc<(Mutex<Queue>, Condvar)>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Durability {
+    pub fn start() -> std::io::Result<Self> {
+        let queue: Arc<(Mutex<Queue>, Condvar)> = Arc::default();
+        let for_thread = queue.clone();
+        let thread = std::thread::Builder::new()
+            .name("skiff-flusher".into())
+            .spawn(move || flusher_loop(&for_thread))?;
+        Ok(Durability {
+            queue,
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// Resolves once everything below `end_offset` in `partition` is on disk.
+    pub async fn wait_flushed(
+        &self,
+        partition: Arc<Partition>,
+        end_offset: i64,
+    ) -> Result<(), String> {
+        if partition.log.flushed_offset() >= end_offset {
+            return Ok(());
+        }
+        let (tx, rx) = oneshot::channel();
+        {
+            let (lock, cvar) = &*self.queue;
+            let mut queue = lock.lock().unwrap_or_else(|e| e.into_inner());
+            if queue.stopping {
+                return Err("broker is shutting down".into());
+            }
+            queue.waiters.push((partition, end_offset, tx));
+            cvar.notify_one();
+        }
+        rx.await.unwrap_or_else(|_| Err("flusher stopped".into()))
+    }
+
+    /// Stop the flusher after it has answered every queued waiter.
+    pub fn stop(&self) {
+        {
+            let (lock, cvar) = &*self.queue;
+            let mut queue = lock.lock().unwrap_or_else(|e| e.into_inner());
+            queue.stopping = true;
+            cvar.notify_one();
+        }
+        let handle = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(handle) = handle {
+            let _ = handle.join();
+        }
+    }
+}
+
+fn flusher_loop(queue: &(Mutex<Queue>, Condvar)) {
+    let (lock, cvar) = queue;
+    loop {
+        let batch = {
+            let mut q = lock.lock().unwrap_or_else(|e| e.into_inner());
+            while q.waiters.is_empty() && !q.stopping {
+                q = cvar.wait(q).unwrap_or_else(|e| e.into_inner());
+            }
+            if q.waiters.is_empty() && q.stopping {
+                return;
+            }
+            std::mem::take(&mut q.waiters)
+        };
+        flush_round(batch);
+    }
+}
+
+/// Flush each distinct partition once and answer every waiter of this round.
+fn flush_round(batch: Vec<Waiter>) {
+    let mut results: HashMap<*const Partition, Result<i64, String>> = HashMap::new();
+    for (partition, _, _) in &batch {
+        let key = Arc::as_ptr(partition);
+        results.entry(key).or_insert_with(|| {
+            partition.log.flush().map_err(|e| {
+                error!(topic = %partition.topic, partition = partition.index, error = %e, "fsync failed");
+                e.to_string()
+            })
+        });
+    }
+    for (partition, end_offset, tx) in batch {
+        let answer = match results.get(&Arc::as_ptr(&partition)) {
+            Some(Ok(durable)) if *durable >= end_offset => Ok(()),
+            Some(Ok(durable)) => Err(format!(
+                "flushed to {durable}, below the acknowledged end offset {end_offset}"
+            )),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err("partition was not flushed".into()),
+        };
+        let _ = tx.send(answer);
+    }
+}

@@ -1,0 +1,175 @@
+//! CreateTopics: Kafka's checks (names, partitions, replication factor — one node, so 1 —,
+//! assignments, configs), `validate_only`, and the described configs of v5+.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::create_topics_response::{
+    CreatableTopicConfigs, CreatableTopicResult,
+};
+use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse, ResponseKind};
+use kafka_protocol::ResponseError;
+
+use super::str_bytes;
+use crate::broker::Broker;
+use crate::dispatch::{blocking, Reply};
+use crate::errors::topic_error_code;
+
+pub async fn handle(broker: &Arc<Broker>, version: i16, request: CreateTopicsRequest) -> Reply {
+    let b = broker.clone();
+    let validate_only = request.validate_only;
+    let answered = blocking(move || {
+        let mut seen = HashSet::new();
+        let duplicates: HashSet<String> = request
+            .topics
+            .iter()
+            .filter(|t| !seen.insert(t.name.0.to_string()))
+            .map(|t| t.name.0.to_string())
+            .collect();
+        let topics = request
+            .topics
+            .into_iter()
+            .map(|t| {
+                if duplicates.contains(t.name.0.as_str()) {
+                    return failure(
+                        &t,
+                        ResponseError::InvalidRequest,
+                        "Create topics request contains multiple entries for this topic.".into(),
+                    );
+                }
+                create_one(&b, version, t, validate_only)
+            })
+            .collect();
+        CreateTopicsResponse::default().with_topics(topics)
+    })
+    .await;
+    match answered {
+        Ok(response) => Reply::Respond(ResponseKind::CreateTopics(response)),
+        Err(e) => Reply::Close(e),
+    }
+}
+
+fn create_one(
+    broker: &Broker,
+    version: i16,
+    t: CreatableTopic,
+    validate_only: bool,
+) -> CreatableTopicResult {
+    let node = broker.node_id();
+    let partitions = if !t.assignments.is_empty() {
+        if t.num_partitions != -1 || t.replication_factor != -1 {
+            return failure(
+                &t,
+                ResponseError::InvalidRequest,
+                "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.".into(),
+            );
+        }
+        let mut indexes: Vec<i32> = t.assignments.iter().map(|a| a.partition_index).collect();
+        indexes.sort_unstable();
+        let consecutive = indexes
+            .iter()
+            .enumerate()
+            .all(|(i, &p)| i32::try_from(i).ok() == Some(p));
+        let on_this_node = t
+            .assignments
+            .iter()
+            .all(|a| a.broker_ids.len() == 1 && a.broker_ids[0].0 == node);
+        if !consecutive || !on_this_node {
+            return failure(
+                &t,
+                ResponseError::InvalidReplicaAssignment,
+                format!("Replica assignments must name partitions 0..n, each on the single broker {node}."),
+            );
+        }
+        i32::try_from(indexes.len()).unwrap_or(i32::MAX)
+    } else {
+        match t.num_partitions {
+            -1 => broker.config.num_partitions,
+            n if n > 0 => n,
+            _ => {
+                return failure(
+                    &t,
+                    ResponseError::InvalidPartitions,
+                    "Number of partitions must be larger than 0, or -1 to use the default value."
+                        .into(),
+                )
+            }
+        }
+    };
+    match t.replication_factor {
+        -1 | 1 => {}
+        rf if rf > 1 => {
+            return failure(
+                &t,
+                ResponseError::InvalidReplicationFactor,
+                format!("Unable to replicate the partition {rf} time(s): The target replication factor of {rf} cannot be reached because only 1 broker(s) are registered."),
+            )
+        }
+        _ => {
+            return failure(
+                &t,
+                ResponseError::InvalidReplicationFactor,
+                "Replication factor must be larger than 0, or -1 to use the default value.".into(),
+            )
+        }
+    }
+    let mut overrides = BTreeMap::new();
+    for c in &t.configs {
+        match &c.value {
+            Some(value) => {
+                overrides.insert(c.name.to_string(), value.to_string());
+            }
+            None => {
+                return failure(
+                    &t,
+                    ResponseError::InvalidConfig,
+                    format!(
+                        "Null value not supported for topic configs: {}",
+                        c.name.as_str()
+                    ),
+                )
+            }
+        }
+    }
+    let name = t.name.0.to_string();
+    match broker
+        .topics
+        .create(&name, partitions, overrides.clone(), validate_only)
+    {
+        Ok(topic) => {
+            let mut result = CreatableTopicResult::default()
+                .with_name(t.name.clone())
+                .with_num_partitions(partitions)
+                .with_replication_factor(1);
+            if version >= 7 && !validate_only {
+                result.topic_id = topic.id;
+            }
+            if version >= 5 {
+                let configs = skiff_config::describe_topic_configs(&overrides, &broker.config)
+                    .into_iter()
+                    .map(|c| {
+                        CreatableTopicConfigs::default()
+                            .with_name(str_bytes(&c.name))
+                            .with_value(c.value.as_deref().map(str_bytes))
+                            .with_read_only(c.read_only)
+                            .with_config_source(c.source.id())
+                            .with_is_sensitive(c.is_sensitive)
+                    })
+                    .collect();
+                result.configs = Some(configs);
+            }
+            result
+        }
+        Err(e) => failure(&t, topic_error_code(&e), e.to_string()),
+    }
+}
+
+fn failure(t: &CreatableTopic, error: ResponseError, message: String) -> CreatableTopicResult {
+    CreatableTopicResult::default()
+        .with_name(t.name.clone())
+        .with_error_code(error.code())
+        .with_error_message(Some(str_bytes(&message)))
+        .with_num_partitions(-1)
+        .with_replication_factor(-1)
+}

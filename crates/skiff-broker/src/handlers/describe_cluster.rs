@@ -1,0 +1,43 @@
+//! DescribeCluster: this one broker, which is also its own controller.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
+use kafka_protocol::messages::{
+    BrokerId, DescribeClusterRequest, DescribeClusterResponse, ResponseKind,
+};
+use kafka_protocol::ResponseError;
+
+use super::metadata::advertised;
+use super::str_bytes;
+use crate::broker::Broker;
+use crate::dispatch::Reply;
+
+/// KIP-919 endpoint types.
+const BROKERS: i8 = 1;
+const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
+
+pub fn handle(broker: &Arc<Broker>, version: i16, request: DescribeClusterRequest) -> Reply {
+    let mut response = DescribeClusterResponse::default()
+        .with_endpoint_type(BROKERS)
+        .with_cluster_id(str_bytes(&broker.cluster_id))
+        .with_controller_id(BrokerId(broker.node_id()))
+        .with_cluster_authorized_operations(OPERATIONS_NOT_REQUESTED);
+    if version >= 1 && request.endpoint_type != BROKERS {
+        // A broker does not answer for controller endpoints (Kafka does the same).
+        return Reply::Respond(ResponseKind::DescribeCluster(
+            response
+                .with_endpoint_type(request.endpoint_type)
+                .with_error_code(ResponseError::UnsupportedEndpointType.code())
+                .with_error_message(Some(str_bytes(
+                    "The target broker only supports broker endpoints",
+                ))),
+        ));
+    }
+    let (host, port) = advertised(broker);
+    response.brokers = vec![DescribeClusterBroker::default()
+        .with_broker_id(BrokerId(broker.node_id()))
+        .with_host(str_bytes(&host))
+        .with_port(port)];
+    Reply::Respond(ResponseKind::DescribeCluster(response))
+}

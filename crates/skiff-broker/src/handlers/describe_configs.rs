@@ -1,0 +1,136 @@
+//! DescribeConfigs for topics and this broker: values in force, their sources, synonyms
+//! (v1+), types and documentation (v3+).
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::describe_configs_response::{
+    DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
+};
+use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse, ResponseKind};
+use kafka_protocol::ResponseError;
+use skiff_config::DescribedConfig;
+
+use super::str_bytes;
+use crate::broker::Broker;
+use crate::dispatch::Reply;
+
+/// Kafka's config resource types.
+pub const TOPIC: i8 = 2;
+pub const BROKER: i8 = 4;
+
+pub fn handle(broker: &Arc<Broker>, version: i16, request: DescribeConfigsRequest) -> Reply {
+    let results = request
+        .resources
+        .into_iter()
+        .map(|resource| {
+            let result = DescribeConfigsResult::default()
+                .with_resource_type(resource.resource_type)
+                .with_resource_name(resource.resource_name.clone());
+            let described = match describe(
+                broker,
+                resource.resource_type,
+                resource.resource_name.as_str(),
+            ) {
+                Ok(described) => described,
+                Err((error, message)) => {
+                    return result
+                        .with_error_code(error.code())
+                        .with_error_message(Some(str_bytes(&message)))
+                }
+            };
+            let wanted = resource.configuration_keys.as_ref();
+            let configs = described
+                .into_iter()
+                .filter(|c| wanted.is_none_or(|keys| keys.iter().any(|k| k.as_str() == c.name)))
+                .map(|c| {
+                    to_wire(
+                        c,
+                        version,
+                        request.include_synonyms,
+                        request.include_documentation,
+                    )
+                })
+                .collect();
+            result.with_configs(configs)
+        })
+        .collect();
+    Reply::Respond(ResponseKind::DescribeConfigs(
+        DescribeConfigsResponse::default().with_results(results),
+    ))
+}
+
+/// The described configs of one resource, or the error Kafka gives for it.
+pub fn describe(
+    broker: &Broker,
+    resource_type: i8,
+    name: &str,
+) -> Result<Vec<DescribedConfig>, (ResponseError, String)> {
+    match resource_type {
+        TOPIC => match broker.topics.get(name) {
+            Some(topic) => Ok(skiff_config::describe_topic_configs(
+                &topic.overrides(),
+                &broker.config,
+            )),
+            None => Err((
+                ResponseError::UnknownTopicOrPartition,
+                format!("Topic '{name}' does not exist."),
+            )),
+        },
+        BROKER => {
+            check_broker_name(broker, name)?;
+            Ok(skiff_config::describe_broker_configs(&broker.config))
+        }
+        other => Err((
+            ResponseError::InvalidRequest,
+            format!("Skiff does not describe config resources of type {other}"),
+        )),
+    }
+}
+
+/// A broker resource names this node's id; an empty name means the cluster-wide default.
+pub fn check_broker_name(broker: &Broker, name: &str) -> Result<(), (ResponseError, String)> {
+    if name.is_empty() || name == broker.node_id().to_string() {
+        Ok(())
+    } else {
+        Err((
+            ResponseError::InvalidRequest,
+            format!(
+                "Unexpected broker id, expected {} or empty string, but received {name}",
+                broker.node_id()
+            ),
+        ))
+    }
+}
+
+fn to_wire(
+    c: DescribedConfig,
+    version: i16,
+    synonyms: bool,
+    documentation: bool,
+) -> DescribeConfigsResourceResult {
+    let mut result = DescribeConfigsResourceResult::default()
+        .with_name(str_bytes(&c.name))
+        .with_value(c.value.as_deref().map(str_bytes))
+        .with_read_only(c.read_only)
+        .with_config_source(c.source.id())
+        .with_is_sensitive(c.is_sensitive);
+    if synonyms {
+        result.synonyms = c
+            .synonyms
+            .iter()
+            .map(|(name, value, source)| {
+                DescribeConfigsSynonym::default()
+                    .with_name(str_bytes(name))
+                    .with_value(value.as_deref().map(str_bytes))
+                    .with_source(source.id())
+            })
+            .collect();
+    }
+    if version >= 3 {
+        result.config_type = c.kind.id();
+        if documentation {
+            result.documentation = Some(str_bytes(c.doc));
+        }
+    }
+    result
+}

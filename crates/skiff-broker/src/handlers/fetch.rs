@@ -1,0 +1,230 @@
+//! Fetch: whole batches from each requested partition within the byte budgets, parked until
+//! `min_bytes` arrive or `max_wait_ms` passes (woken by appends, never polling).
+//!
+//! Fetch sessions (KIP-227) are not kept: every response carries session id 0, which tells
+//! clients to keep sending full fetch requests — what Kafka does when its session cache is
+//! full.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use kafka_protocol::messages::fetch_request::FetchTopic;
+use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, ResponseKind, TopicName};
+use kafka_protocol::ResponseError;
+use skiff_log::LogError;
+use tokio::sync::Notify;
+use uuid::Uuid;
+
+use super::LEADER_EPOCH;
+use crate::broker::Broker;
+use crate::dispatch::{blocking, Reply};
+use crate::errors::log_error_code;
+use crate::partition::Partition;
+
+/// Session epochs with a meaning of their own (KIP-227).
+const FINAL_EPOCH: i32 = -1;
+const INITIAL_EPOCH: i32 = 0;
+const READ_COMMITTED: i8 = 1;
+
+struct Wanted {
+    topic: usize,
+    index: i32,
+    partition: Result<Arc<Partition>, ResponseError>,
+    offset: i64,
+    max_bytes: usize,
+}
+
+pub fn handle(broker: &Arc<Broker>, version: i16, request: FetchRequest) -> Reply {
+    let broker = broker.clone();
+    Reply::Later(Box::pin(async move {
+        ResponseKind::Fetch(fetch(broker, version, request).await)
+    }))
+}
+
+async fn fetch(broker: Arc<Broker>, version: i16, request: FetchRequest) -> FetchResponse {
+    if version >= 7 {
+        let session_error = if request.session_id != 0 {
+            Some(ResponseError::FetchSessionIdNotFound)
+        } else if request.session_epoch != FINAL_EPOCH && request.session_epoch != INITIAL_EPOCH {
+            Some(ResponseError::InvalidFetchSessionEpoch)
+        } else {
+            None
+        };
+        if let Some(error) = session_error {
+            return FetchResponse::default().with_error_code(error.code());
+        }
+    }
+    let read_committed = version >= 4 && request.isolation_level == READ_COMMITTED;
+    let (topics, wanted) = resolve(&broker, version, request.topics);
+    let wanted = Arc::new(wanted);
+    let min_bytes = usize::try_from(request.min_bytes).unwrap_or(0);
+    let max_bytes = usize::try_from(request.max_bytes).unwrap_or(0);
+    let deadline = tokio::time::Instant::now()
+        + Duration::from_millis(u64::try_from(request.max_wait_ms).unwrap_or(0));
+    let waiter = Arc::new(Notify::new());
+    let mut parked = false;
+    loop {
+        let w = wanted.clone();
+        let read = blocking(move || read_all(&w, max_bytes)).await;
+        let results = match read {
+            Ok(results) => results,
+            Err(e) => {
+                tracing::error!(error = %e, "fetch read task failed");
+                return FetchResponse::default()
+                    .with_error_code(ResponseError::UnknownServerError.code());
+            }
+        };
+        let total: usize = results
+            .iter()
+            .map(|r| r.records.as_ref().map_or(0, |b| b.len()))
+            .sum();
+        let has_error = results.iter().any(|r| r.error_code != 0);
+        if total >= min_bytes || has_error || tokio::time::Instant::now() >= deadline {
+            return build_response(topics, &wanted, results, read_committed);
+        }
+        if !parked {
+            // Park before reading again, so an append between the read and the wait wakes us.
+            for w in wanted.iter() {
+                if let Ok(p) = &w.partition {
+                    p.park(&waiter);
+                }
+            }
+            parked = true;
+            continue;
+        }
+        if tokio::time::timeout_at(deadline, waiter.notified())
+            .await
+            .is_err()
+        {
+            // Deadline passed: one last read below answers with whatever is there.
+            continue;
+        }
+        for w in wanted.iter() {
+            if let Ok(p) = &w.partition {
+                p.park(&waiter);
+            }
+        }
+    }
+}
+
+fn resolve(
+    broker: &Broker,
+    version: i16,
+    topics: Vec<FetchTopic>,
+) -> (Vec<FetchableTopicResponse>, Vec<Wanted>) {
+    let mut responses = Vec::new();
+    let mut wanted = Vec::new();
+    for (i, t) in topics.into_iter().enumerate() {
+        let (topic, missing) = if version >= 13 {
+            (
+                broker.topics.get_by_id(t.topic_id),
+                ResponseError::UnknownTopicId,
+            )
+        } else {
+            (
+                broker.topics.get(&t.topic.0),
+                ResponseError::UnknownTopicOrPartition,
+            )
+        };
+        responses.push(
+            FetchableTopicResponse::default()
+                .with_topic(if version >= 13 {
+                    TopicName::default()
+                } else {
+                    t.topic.clone()
+                })
+                .with_topic_id(if version >= 13 {
+                    t.topic_id
+                } else {
+                    Uuid::nil()
+                }),
+        );
+        for p in t.partitions {
+            let partition = match &topic {
+                None => Err(missing),
+                Some(topic) => match topic.partition(p.partition) {
+                    None => Err(ResponseError::UnknownTopicOrPartition),
+                    Some(_) if p.current_leader_epoch > LEADER_EPOCH => {
+                        Err(ResponseError::UnknownLeaderEpoch)
+                    }
+                    Some(partition) => Ok(partition),
+                },
+            };
+            wanted.push(Wanted {
+                topic: i,
+                index: p.partition,
+                partition,
+                offset: p.fetch_offset,
+                max_bytes: usize::try_from(p.partition_max_bytes).unwrap_or(0),
+            });
+        }
+    }
+    (responses, wanted)
+}
+
+/// Read every partition within the request's total budget. The first partition that has
+/// data returns at least one whole batch even when it exceeds the limits (KIP-74).
+fn read_all(wanted: &[Wanted], max_bytes: usize) -> Vec<PartitionData> {
+    let mut remaining = max_bytes;
+    let mut first_data = true;
+    wanted
+        .iter()
+        .map(|w| {
+            let data = PartitionData::default()
+                .with_partition_index(w.index)
+                .with_preferred_read_replica(BrokerId(-1));
+            let partition = match &w.partition {
+                Ok(p) => p,
+                Err(error) => {
+                    return data
+                        .with_error_code(error.code())
+                        .with_high_watermark(-1)
+                        .with_last_stable_offset(-1)
+                        .with_log_start_offset(-1)
+                        .with_records(Some(Bytes::new()))
+                }
+            };
+            let limit = w.max_bytes.min(remaining);
+            match partition.log.read(w.offset, limit, first_data) {
+                Ok(read) => {
+                    if !read.records.is_empty() {
+                        first_data = false;
+                    }
+                    remaining = remaining.saturating_sub(read.records.len());
+                    data.with_high_watermark(read.high_watermark)
+                        .with_last_stable_offset(read.high_watermark)
+                        .with_log_start_offset(read.log_start_offset)
+                        .with_records(Some(read.records))
+                }
+                Err(e) => {
+                    if !matches!(e, LogError::OffsetOutOfRange { .. }) {
+                        tracing::error!(topic = %partition.topic, partition = w.index, error = %e, "fetch read failed");
+                    }
+                    data.with_error_code(log_error_code(&e).code())
+                        .with_high_watermark(partition.log.high_watermark())
+                        .with_last_stable_offset(partition.log.high_watermark())
+                        .with_log_start_offset(partition.log.log_start_offset())
+                        .with_records(Some(Bytes::new()))
+                }
+            }
+        })
+        .collect()
+}
+
+fn build_response(
+    mut topics: Vec<FetchableTopicResponse>,
+    wanted: &[Wanted],
+    results: Vec<PartitionData>,
+    read_committed: bool,
+) -> FetchResponse {
+    for (w, mut data) in wanted.iter().zip(results) {
+        if read_committed {
+            // No transactions exist yet, so nothing was aborted.
+            data.aborted_transactions = Some(Vec::new());
+        }
+        topics[w.topic].partitions.push(data);
+    }
+    FetchResponse::default().with_responses(topics)
+}

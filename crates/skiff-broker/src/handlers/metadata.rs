@@ -1,0 +1,139 @@
+//! Metadata: this one broker (advertised listener), and the requested topics — all when the
+//! list is null — auto-creating missing ones when the request and `auto.create.topics.enable`
+//! allow it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kafka_protocol::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
+use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, ResponseKind};
+use kafka_protocol::ResponseError;
+use uuid::Uuid;
+
+use super::{str_bytes, topic_name, LEADER_EPOCH};
+use crate::broker::Broker;
+use crate::dispatch::{blocking, Reply};
+use crate::errors::topic_error_code;
+use crate::topics::Topic;
+
+/// Kafka's value for "authorized operations not requested".
+const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
+
+pub async fn handle(broker: &Arc<Broker>, version: i16, request: MetadataRequest) -> Reply {
+    let auto_create = broker.config.auto_create_topics_enable
+        && (version < 4 || request.allow_auto_topic_creation);
+    let mut topics = Vec::new();
+    match request.topics {
+        None => {
+            for topic in broker.topics.list() {
+                topics.push(describe_topic(broker, &topic));
+            }
+        }
+        Some(requested) => {
+            for wanted in requested {
+                let name = wanted.name.as_ref().map(|n| n.0.to_string());
+                let found = match &name {
+                    Some(name) => broker.topics.get(name),
+                    None => broker.topics.get_by_id(wanted.topic_id),
+                };
+                let entry = match (found, name) {
+                    (Some(topic), _) => describe_topic(broker, &topic),
+                    (None, None) => {
+                        error_topic(None, wanted.topic_id, ResponseError::UnknownTopicId)
+                    }
+                    (None, Some(name)) if auto_create => auto_create_topic(broker, name).await,
+                    (None, Some(name)) => error_topic(
+                        Some(&name),
+                        Uuid::nil(),
+                        ResponseError::UnknownTopicOrPartition,
+                    ),
+                };
+                topics.push(entry);
+            }
+        }
+    }
+    let node_id = broker.node_id();
+    let (host, port) = advertised(broker);
+    let response = MetadataResponse::default()
+        .with_brokers(vec![MetadataResponseBroker::default()
+            .with_node_id(BrokerId(node_id))
+            .with_host(str_bytes(&host))
+            .with_port(port)])
+        .with_cluster_id(Some(str_bytes(&broker.cluster_id)))
+        .with_controller_id(BrokerId(node_id))
+        .with_cluster_authorized_operations(OPERATIONS_NOT_REQUESTED)
+        .with_topics(topics);
+    Reply::Respond(ResponseKind::Metadata(response))
+}
+
+/// Host and port clients should connect to: the first advertised listener.
+pub fn advertised(broker: &Broker) -> (String, i32) {
+    broker
+        .config
+        .advertised_listeners
+        .first()
+        .or_else(|| broker.config.listeners.first())
+        .map(|l| (l.host.clone(), i32::from(l.port)))
+        .unwrap_or_else(|| ("127.0.0.1".to_string(), 9092))
+}
+
+async fn auto_create_topic(broker: &Arc<Broker>, name: String) -> MetadataResponseTopic {
+    let partitions = broker.config.num_partitions;
+    let b = broker.clone();
+    let create_name = name.clone();
+    let created = blocking(move || {
+        b.topics
+            .create(&create_name, partitions, BTreeMap::new(), false)
+    })
+    .await;
+    match created {
+        Ok(Ok(topic)) => describe_topic(broker, &topic),
+        // Another request created it first.
+        Ok(Err(crate::topics::TopicError::AlreadyExists(_))) => match broker.topics.get(&name) {
+            Some(topic) => describe_topic(broker, &topic),
+            None => error_topic(
+                Some(&name),
+                Uuid::nil(),
+                ResponseError::UnknownTopicOrPartition,
+            ),
+        },
+        Ok(Err(e)) => {
+            tracing::debug!(topic = %name, error = %e, "auto-create refused");
+            error_topic(Some(&name), Uuid::nil(), topic_error_code(&e))
+        }
+        Err(e) => {
+            tracing::error!(topic = %name, error = %e, "auto-create failed");
+            error_topic(Some(&name), Uuid::nil(), ResponseError::KafkaStorageError)
+        }
+    }
+}
+
+fn describe_topic(broker: &Broker, topic: &Topic) -> MetadataResponseTopic {
+    let node = BrokerId(broker.node_id());
+    let partitions = (0..topic.partition_count())
+        .map(|index| {
+            MetadataResponsePartition::default()
+                .with_partition_index(index)
+                .with_leader_id(node)
+                .with_leader_epoch(LEADER_EPOCH)
+                .with_replica_nodes(vec![node])
+                .with_isr_nodes(vec![node])
+        })
+        .collect();
+    MetadataResponseTopic::default()
+        .with_name(Some(topic_name(&topic.name)))
+        .with_topic_id(topic.id)
+        .with_is_internal(topic.is_internal())
+        .with_partitions(partitions)
+        .with_topic_authorized_operations(OPERATIONS_NOT_REQUESTED)
+}
+
+fn error_topic(name: Option<&str>, id: Uuid, error: ResponseError) -> MetadataResponseTopic {
+    MetadataResponseTopic::default()
+        .with_error_code(error.code())
+        .with_name(name.map(topic_name))
+        .with_topic_id(id)
+        .with_topic_authorized_operations(OPERATIONS_NOT_REQUESTED)
+}

@@ -1,0 +1,31 @@
+//! One module per Kafka API. Each exposes `handle(broker, version, request) -> Reply`
+//! (or the response itself when it cannot wait or fail as a whole).
+
+pub mod alter_configs;
+pub mod api_versions;
+pub mod create_partitions;
+pub mod create_topics;
+pub mod delete_records;
+pub mod delete_topics;
+pub mod describe_cluster;
+pub mod describe_configs;
+pub mod fetch;
+pub mod list_offsets;
+pub mod metadata;
+pub mod offset_for_leader_epoch;
+pub mod produce;
+
+use kafka_protocol::messages::TopicName;
+use kafka_protocol::protocol::StrBytes;
+
+/// The single leader epoch of every partition: one node, never re-elected.
+pub const LEADER_EPOCH: i32 = 0;
+
+/// Owned copy of a string for a response (never pins the request frame).
+pub fn str_bytes(s: &str) -> StrBytes {
+    StrBytes::from_string(s.to_string())
+}
+
+pub fn topic_name(s: &str) -> TopicName {
+    TopicName(str_bytes(s))
+}

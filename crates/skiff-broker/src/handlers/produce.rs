@@ -1,0 +1,231 @@
+//! Produce: validate and append each partition's batch, then answer at once (acks=1), after
+//! the fsync that covers it (acks=all, group commit), or not at all (acks=0; on error the
+//! connection is closed, as Kafka does).
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::produce_request::TopicProduceData;
+use kafka_protocol::messages::produce_response::{
+    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+};
+use kafka_protocol::messages::{ProduceRequest, ProduceResponse, ResponseKind};
+use kafka_protocol::ResponseError;
+use skiff_log::{AppendValidation, LogError};
+use uuid::Uuid;
+
+use super::{str_bytes, LEADER_EPOCH};
+use crate::broker::Broker;
+use crate::dispatch::{blocking, Reply};
+use crate::errors::log_error_code;
+use crate::partition::Partition;
+
+/// Kafka 4 accepts exactly one record batch per partition in a produce request (v3+).
+const ONE_BATCH: &str =
+    "Produce requests with version 3+ must contain exactly one record batch per partition";
+
+struct Target {
+    topic: usize,
+    index: i32,
+    partition: Option<Arc<Partition>>,
+    unknown: ResponseError,
+    records: Option<bytes::Bytes>,
+}
+
+struct Outcome {
+    topic: usize,
+    response: PartitionProduceResponse,
+    /// The partition and end offset an acks=all reply must wait for.
+    durable: Option<(Arc<Partition>, i64)>,
+}
+
+pub async fn handle(broker: &Arc<Broker>, version: i16, request: ProduceRequest) -> Reply {
+    let acks = request.acks;
+    let (mut topics, targets) = resolve(broker, version, request.topic_data);
+    let valid_acks = matches!(acks, -1..=1);
+    let b = broker.clone();
+    let outcomes = blocking(move || {
+        targets
+            .into_iter()
+            .map(|t| append_one(&b, t, valid_acks, version))
+            .collect::<Vec<_>>()
+    })
+    .await;
+    let outcomes = match outcomes {
+        Ok(outcomes) => outcomes,
+        Err(e) => return Reply::Close(e),
+    };
+    let failed = outcomes.iter().any(|o| o.response.error_code != 0);
+    if acks == 0 {
+        return if failed {
+            Reply::Close("acks=0 produce failed".into())
+        } else {
+            Reply::NoResponse
+        };
+    }
+    let mut waits = Vec::new();
+    for outcome in outcomes {
+        let slot = topics[outcome.topic].partition_responses.len();
+        if acks == -1 {
+            if let Some(durable) = outcome.durable {
+                waits.push((outcome.topic, slot, durable));
+            }
+        }
+        topics[outcome.topic]
+            .partition_responses
+            .push(outcome.response);
+    }
+    if waits.is_empty() {
+        return Reply::Respond(ResponseKind::Produce(
+            ProduceResponse::default().with_responses(topics),
+        ));
+    }
+    let broker = broker.clone();
+    Reply::Later(Box::pin(async move {
+        for (topic, slot, (partition, end_offset)) in waits {
+            if let Err(e) = broker.durability.wait_flushed(partition, end_offset).await {
+                let response = &mut topics[topic].partition_responses[slot];
+                response.error_code = ResponseError::KafkaStorageError.code();
+                response.base_offset = -1;
+                if version >= 8 {
+                    response.error_message = Some(str_bytes(&e));
+                }
+            }
+        }
+        ResponseKind::Produce(ProduceResponse::default().with_responses(topics))
+    }))
+}
+
+/// Look up every partition; v13 names topics by id.
+fn resolve(
+    broker: &Broker,
+    version: i16,
+    data: Vec<TopicProduceData>,
+) -> (Vec<TopicProduceResponse>, Vec<Target>) {
+    let mut responses = Vec::new();
+    let mut targets = Vec::new();
+    for (i, topic_data) in data.into_iter().enumerate() {
+        let (topic, unknown) = if version >= 13 {
+            (
+                broker.topics.get_by_id(topic_data.topic_id),
+                ResponseError::UnknownTopicId,
+            )
+        } else {
+            (
+                broker.topics.get(&topic_data.name.0),
+                ResponseError::UnknownTopicOrPartition,
+            )
+        };
+        responses.push(
+            TopicProduceResponse::default()
+                .with_name(if version >= 13 {
+                    Default::default()
+                } else {
+                    topic_data.name.clone()
+                })
+                .with_topic_id(if version >= 13 {
+                    topic_data.topic_id
+                } else {
+                    Uuid::nil()
+                }),
+        );
+        for p in topic_data.partition_data {
+            targets.push(Target {
+                topic: i,
+                index: p.index,
+                partition: topic.as_ref().and_then(|t| t.partition(p.index)),
+                unknown: if topic.is_some() {
+                    ResponseError::UnknownTopicOrPartition
+                } else {
+                    unknown
+                },
+                records: p.records,
+            });
+        }
+    }
+    (responses, targets)
+}
+
+fn append_one(broker: &Broker, target: Target, valid_acks: bool, version: i16) -> Outcome {
+    let mut response = PartitionProduceResponse::default()
+        .with_index(target.index)
+        .with_base_offset(-1)
+        .with_log_append_time_ms(-1)
+        .with_log_start_offset(-1);
+    let fail =
+        |mut response: PartitionProduceResponse, error: ResponseError, message: Option<String>| {
+            response.error_code = error.code();
+            if version >= 8 {
+                response.error_message = message.map(|m| str_bytes(&m));
+            }
+            Outcome {
+                topic: target.topic,
+                response,
+                durable: None,
+            }
+        };
+    if !valid_acks {
+        return fail(response, ResponseError::InvalidRequiredAcks, None);
+    }
+    let Some(partition) = target.partition else {
+        return fail(response, target.unknown, None);
+    };
+    let records = target.records.unwrap_or_default();
+    let batch_count = skiff_records::Batches::new(&records).count();
+    if batch_count != 1 {
+        return fail(
+            response,
+            ResponseError::InvalidRecord,
+            Some(ONE_BATCH.to_string()),
+        );
+    }
+    let validation = AppendValidation {
+        now_ms: broker.clock.now_ms(),
+    };
+    match partition.log.append(&records, LEADER_EPOCH, &validation) {
+        Ok(info) => {
+            partition.wake_all();
+            response.base_offset = info.first_offset;
+            response.log_append_time_ms = info.log_append_time.unwrap_or(-1);
+            response.log_start_offset = info.log_start_offset;
+            let end_offset = info.last_offset + 1;
+            request_flush_if_due(broker, &partition, end_offset);
+            Outcome {
+                topic: target.topic,
+                response,
+                durable: Some((partition, end_offset)),
+            }
+        }
+        Err(e) => {
+            let code = log_error_code(&e);
+            if let LogError::InvalidRecord { record_errors, .. }
+            | LogError::InvalidTimestamp { record_errors, .. } = &e
+            {
+                response.record_errors = record_errors
+                    .iter()
+                    .map(|(index, message)| {
+                        BatchIndexAndErrorMessage::default()
+                            .with_batch_index(*index)
+                            .with_batch_index_error_message(Some(str_bytes(message)))
+                    })
+                    .collect();
+            }
+            if matches!(e, LogError::Io { .. } | LogError::Offline(..)) {
+                tracing::error!(topic = %partition.topic, partition = partition.index, error = %e, "append failed");
+            }
+            fail(response, code, Some(e.to_string()))
+        }
+    }
+}
+
+/// `flush.messages`: once that many messages are unflushed, fsync without making anyone wait.
+fn request_flush_if_due(broker: &Broker, partition: &Arc<Partition>, end_offset: i64) {
+    let flush_messages = partition.log.config().flush_messages;
+    if flush_messages == i64::MAX || end_offset - partition.log.flushed_offset() < flush_messages {
+        return;
+    }
+    let durability = broker.durability.clone();
+    let partition = partition.clone();
+    tokio::runtime::Handle::current().spawn(async move {
+        let _ = durability.wait_flushed(partition, end_offset).await;
+    });
+}

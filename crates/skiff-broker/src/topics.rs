@@ -1,0 +1,449 @@
+//! The topic registry: names, topic ids, partition counts and per-topic config overrides.
+//!
+//! Persisted as `skiff-topics.json` in the log dir, always written atomically (temp, fsync,
+//! rename, fsync dir). Ordering makes crashes harmless: a new topic is recorded before its
+//! A topic is recorded only after its partition directories exist and is forgotten before
+//! they are removed, so a directory the registry does not list is the leftover of an
+//! interrupted create or delete (never acknowledged data) and is removed at start.
+//!
+//! Thread safety: lookups take a std `RwLock` briefly; structural changes are serialised by
+//! the `change` mutex and do blocking file I/O, so callers run them on blocking threads.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+
+use serde::{Deserialize, Serialize};
+use skiff_config::{BrokerConfig, TopicConfigError};
+use skiff_log::{Clock, LogConfig, LogDir, LogError};
+use tracing::{info, warn};
+use uuid::Uuid;
+
+use crate::partition::Partition;
+
+const REGISTRY_FILE: &str = "skiff-topics.json";
+/// Kafka's limit: a topic name becomes a directory name plus a partition suffix.
+const MAX_TOPIC_NAME_LEN: usize = 249;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TopicError {
+    #[error("{0}")]
+    InvalidName(String),
+    #[error("Topic '{0}' already exists.")]
+    AlreadyExists(String),
+    #[error("This server does not host this topic: {0}")]
+    Unknown(String),
+    #[error("{0}")]
+    InvalidPartitions(String),
+    #[error("{}", .0.message)]
+    InvalidConfig(TopicConfigError),
+    #[error(transparent)]
+    Storage(#[from] LogError),
+    #[error("topic registry {path}: {message}")]
+    Registry { path: PathBuf, message: String },
+}
+
+pub struct Topic {
+    pub name: String,
+    pub id: Uuid,
+    overrides: RwLock<BTreeMap<String, String>>,
+    partitions: RwLock<Vec<Arc<Partition>>>,
+}
+
+impl Topic {
+    pub fn partitions(&self) -> Vec<Arc<Partition>> {
+        self.partitions
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+    pub fn partition(&self, index: i32) -> Option<Arc<Partition>> {
+        let partitions = self.partitions.read().unwrap_or_else(|e| e.into_inner());
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| partitions.get(i).cloned())
+    }
+    pub fn partition_count(&self) -> i32 {
+        let n = self
+            .partitions
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .len();
+        i32::try_from(n).unwrap_or(i32::MAX)
+    }
+    pub fn overrides(&self) -> BTreeMap<String, String> {
+        self.overrides
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+    /// Kafka marks only its own bookkeeping topics internal.
+    pub fn is_internal(&self) -> bool {
+        matches!(
+            self.name.as_str(),
+            "__consumer_offsets" | "__transaction_state"
+        )
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct RegistryFile {
+    version: u32,
+    topics: Vec<TopicRecord>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct TopicRecord {
+    name: String,
+    id: Uuid,
+    partitions: i32,
+    configs: BTreeMap<String, String>,
+}
+
+pub struct Topics {
+    map: RwLock<BTreeMap<String, Arc<Topic>>>,
+    change: Mutex<()>,
+    log_dir: Arc<LogDir>,
+    config: Arc<BrokerConfig>,
+    clock: Arc<dyn Clock>,
+    clean_start: bool,
+}
+
+impl Topics {
+    /// Open every known partition log (recovering it when the last stop was not clean) and
+    /// remove partition directories left behind by an interrupted delete.
+    pub fn load(
+        log_dir: Arc<LogDir>,
+        config: Arc<BrokerConfig>,
+        clock: Arc<dyn Clock>,
+        clean_start: bool,
+    ) -> Result<Topics, TopicError> {
+        let topics = Topics {
+            map: RwLock::new(BTreeMap::new()),
+            change: Mutex::new(()),
+            log_dir,
+            config,
+            clock,
+            clean_start,
+        };
+        let path = topics.registry_path();
+        let records = match std::fs::read(&path) {
+            Ok(bytes) => {
+                let file: RegistryFile =
+                    serde_json::from_slice(&bytes).map_err(|e| TopicError::Registry {
+                        path: path.clone(),
+                        message: e.to_string(),
+                    })?;
+                Some(file.topics)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                return Err(TopicError::Registry {
+                    path,
+                    message: e.to_string(),
+                })
+            }
+        };
+        let on_disk = topics.log_dir.list_partition_dirs()?;
+        let Some(records) = records else {
+            if let Some((_, _, dir)) = on_disk.first() {
+                return Err(TopicError::Registry {
+                    path,
+                    message: format!(
+                        "missing, but partition directories exist (e.g. {}); refusing to guess their topics",
+                        dir.display()
+                    ),
+                });
+            }
+            // Record the (empty) registry now, so that from here on a partition directory it
+            // does not list is always a leftover that is safe to remove.
+            topics.persist()?;
+            return Ok(topics);
+        };
+        for record in records {
+            let overrides = record.configs;
+            let log_config = topics.resolve(&overrides)?;
+            let mut partitions = Vec::new();
+            for index in 0..record.partitions {
+                partitions.push(topics.open_partition(&record.name, index, log_config.clone())?);
+            }
+            let topic = Topic {
+                name: record.name.clone(),
+                id: record.id,
+                overrides: RwLock::new(overrides),
+                partitions: RwLock::new(partitions),
+            };
+            topics.write_map().insert(record.name, Arc::new(topic));
+        }
+        for (name, index, dir) in on_disk {
+            let known = topics
+                .get(&name)
+                .is_some_and(|t| index < t.partition_count());
+            if !known {
+                warn!(dir = %dir.display(), "removing partition directory of a deleted topic");
+                std::fs::remove_dir_all(&dir).map_err(|e| TopicError::Registry {
+                    path: dir.clone(),
+                    message: format!("cannot remove leftover directory: {e}"),
+                })?;
+            }
+        }
+        Ok(topics)
+    }
+
+    fn registry_path(&self) -> PathBuf {
+        self.log_dir.root().join(REGISTRY_FILE)
+    }
+
+    fn write_map(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Arc<Topic>>> {
+        self.map.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn resolve(&self, overrides: &BTreeMap<String, String>) -> Result<LogConfig, TopicError> {
+        skiff_config::resolve_topic_config(overrides, &self.config)
+            .map_err(TopicError::InvalidConfig)
+    }
+
+    fn open_partition(
+        &self,
+        topic: &str,
+        index: i32,
+        config: LogConfig,
+    ) -> Result<Arc<Partition>, TopicError> {
+        let log =
+            self.log_dir
+                .open_log(topic, index, config, self.clock.clone(), self.clean_start)?;
+        Ok(Arc::new(Partition::new(topic.to_string(), index, log)))
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<Topic>> {
+        self.map
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .cloned()
+    }
+
+    pub fn get_by_id(&self, id: Uuid) -> Option<Arc<Topic>> {
+        let map = self.map.read().unwrap_or_else(|e| e.into_inner());
+        map.values().find(|t| t.id == id).cloned()
+    }
+
+    pub fn list(&self) -> Vec<Arc<Topic>> {
+        self.map
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    pub fn all_partitions(&self) -> Vec<Arc<Partition>> {
+        self.list().iter().flat_map(|t| t.partitions()).collect()
+    }
+
+    /// Create a topic (or only validate the request when `validate_only`).
+    pub fn create(
+        &self,
+        name: &str,
+        partitions: i32,
+        overrides: BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<Arc<Topic>, TopicError> {
+        let _change = self.change.lock().unwrap_or_else(|e| e.into_inner());
+        validate_topic_name(name)?;
+        if self.get(name).is_some() {
+            return Err(TopicError::AlreadyExists(name.to_string()));
+        }
+        let collision_key = name.replace('.', "_");
+        if let Some(other) = self
+            .list()
+            .iter()
+            .find(|t| t.name.replace('.', "_") == collision_key)
+        {
+            return Err(TopicError::InvalidName(format!(
+                "Topic '{name}' collides with existing topic: {}",
+                other.name
+            )));
+        }
+        if partitions < 1 {
+            return Err(TopicError::InvalidPartitions(
+                "Number of partitions must be larger than 0.".to_string(),
+            ));
+        }
+        let log_config = self.resolve(&overrides)?;
+        if validate_only {
+            return Ok(Arc::new(Topic {
+                name: name.to_string(),
+                id: Uuid::new_v4(),
+                overrides: RwLock::new(overrides),
+                partitions: RwLock::new(Vec::new()),
+            }));
+        }
+        let mut opened = Vec::new();
+        for index in 0..partitions {
+            opened.push(self.open_partition(name, index, log_config.clone())?);
+        }
+        let topic = Arc::new(Topic {
+            name: name.to_string(),
+            id: Uuid::new_v4(),
+            overrides: RwLock::new(overrides),
+            partitions: RwLock::new(opened),
+        });
+        self.write_map().insert(name.to_string(), topic.clone());
+        if let Err(e) = self.persist() {
+            // Not recorded: the directories just made are leftovers that the next start removes.
+            self.write_map().remove(name);
+            return Err(e);
+        }
+        info!(topic = name, partitions, id = %topic.id, "created topic");
+        Ok(topic)
+    }
+
+    /// Delete a topic: forget it durably, then remove its partition directories.
+    pub fn delete(&self, name: &str) -> Result<Uuid, TopicError> {
+        let _change = self.change.lock().unwrap_or_else(|e| e.into_inner());
+        let topic = self
+            .write_map()
+            .remove(name)
+            .ok_or_else(|| TopicError::Unknown(name.to_string()))?;
+        if let Err(e) = self.persist() {
+            self.write_map().insert(name.to_string(), topic);
+            return Err(e);
+        }
+        let partitions =
+            std::mem::take(&mut *topic.partitions.write().unwrap_or_else(|e| e.into_inner()));
+        for partition in partitions {
+            // Other holders (a parked fetch) may still have the Arc; the files go either way.
+            partition.wake_all();
+            match Arc::try_unwrap(partition) {
+                Ok(p) => p.log.delete_dir()?,
+                Err(shared) => {
+                    let dir = self.log_dir.partition_dir(name, shared.index);
+                    shared.log.close()?;
+                    std::fs::remove_dir_all(&dir).map_err(|e| TopicError::Registry {
+                        path: dir.clone(),
+                        message: format!("cannot remove directory: {e}"),
+                    })?;
+                }
+            }
+        }
+        info!(topic = name, "deleted topic");
+        Ok(topic.id)
+    }
+
+    /// Grow a topic to `total` partitions.
+    pub fn add_partitions(
+        &self,
+        name: &str,
+        total: i32,
+        validate_only: bool,
+    ) -> Result<(), TopicError> {
+        let _change = self.change.lock().unwrap_or_else(|e| e.into_inner());
+        let topic = self
+            .get(name)
+            .ok_or_else(|| TopicError::Unknown(name.to_string()))?;
+        let current = topic.partition_count();
+        if total <= current {
+            return Err(TopicError::InvalidPartitions(format!(
+                "Topic currently has {current} partitions, which is higher than the requested {total}."
+            )));
+        }
+        if validate_only {
+            return Ok(());
+        }
+        let log_config = self.resolve(&topic.overrides())?;
+        let mut new = Vec::new();
+        for index in current..total {
+            new.push(self.open_partition(name, index, log_config.clone())?);
+        }
+        topic
+            .partitions
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(new);
+        if let Err(e) = self.persist() {
+            topic
+                .partitions
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .truncate(current as usize);
+            return Err(e);
+        }
+        info!(topic = name, partitions = total, "added partitions");
+        Ok(())
+    }
+
+    /// Replace a topic's config overrides (validated first) and apply them to its logs.
+    pub fn set_overrides(
+        &self,
+        name: &str,
+        overrides: BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<(), TopicError> {
+        let _change = self.change.lock().unwrap_or_else(|e| e.into_inner());
+        let topic = self
+            .get(name)
+            .ok_or_else(|| TopicError::Unknown(name.to_string()))?;
+        let log_config = self.resolve(&overrides)?;
+        if validate_only {
+            return Ok(());
+        }
+        let previous = std::mem::replace(
+            &mut *topic.overrides.write().unwrap_or_else(|e| e.into_inner()),
+            overrides,
+        );
+        if let Err(e) = self.persist() {
+            *topic.overrides.write().unwrap_or_else(|e| e.into_inner()) = previous;
+            return Err(e);
+        }
+        for partition in topic.partitions() {
+            partition.log.update_config(log_config.clone());
+        }
+        Ok(())
+    }
+
+    fn persist(&self) -> Result<(), TopicError> {
+        let topics = self
+            .list()
+            .iter()
+            .map(|t| TopicRecord {
+                name: t.name.clone(),
+                id: t.id,
+                partitions: t.partition_count(),
+                configs: t.overrides(),
+            })
+            .collect();
+        let file = RegistryFile { version: 1, topics };
+        let bytes = serde_json::to_vec_pretty(&file).map_err(|e| TopicError::Registry {
+            path: self.registry_path(),
+            message: e.to_string(),
+        })?;
+        skiff_log::write_atomically(&self.registry_path(), &bytes)?;
+        Ok(())
+    }
+}
+
+/// Kafka's topic name rules: 1..=249 chars of `[a-zA-Z0-9._-]`, not "." or "..".
+pub fn validate_topic_name(name: &str) -> Result<(), TopicError> {
+    let invalid = |why: String| Err(TopicError::InvalidName(why));
+    if name.is_empty() {
+        return invalid("Topic name is illegal, it can't be empty".to_string());
+    }
+    if name == "." || name == ".." {
+        return invalid("Topic name cannot be \".\" or \"..\"".to_string());
+    }
+    if name.len() > MAX_TOPIC_NAME_LEN {
+        return invalid(format!(
+            "Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LEN} characters, topic name: {name}"
+        ));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
+    {
+        return invalid(format!(
+            "Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
+        ));
+    }
+    Ok(())
+}

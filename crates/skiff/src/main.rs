@@ -1,0 +1,127 @@
+//! The `skiff` binary: command line, logging, wiring, signals.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::Parser;
+use skiff_broker::background::Housekeeper;
+use skiff_broker::Broker;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tracing::{error, info, warn};
+
+/// A single-node broker that speaks the Apache Kafka protocol.
+#[derive(Parser, Debug)]
+#[command(name = "skiff", version)]
+struct Cli {
+    /// TOML config file (`[broker]` with Kafka broker property names, `[[topic]]` entries).
+    #[arg(long, env = "SKIFF_CONFIG")]
+    config: Option<PathBuf>,
+    /// Override one broker property, e.g. `--set log.dirs=/var/lib/skiff` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Log filter in RUST_LOG syntax (also `SKIFF_LOG`), e.g. `info,skiff_broker=debug`.
+    #[arg(long, env = "SKIFF_LOG", default_value = "info")]
+    log: String,
+    /// Log format: `text` or `json`.
+    #[arg(long, default_value = "text")]
+    log_format: String,
+}
+
+/// Time allowed for in-flight requests to finish after SIGTERM before storage is closed.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    init_logging(&cli.log, &cli.log_format)?;
+    let env = std::env::vars().filter(|(k, _)| k.starts_with("SKIFF_"));
+    let (config, warnings) = skiff_config::load(cli.config.as_deref(), &cli.set, env)?;
+    for warning in warnings {
+        warn!("{warning}");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("skiff-worker")
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(run(config))
+}
+
+fn init_logging(filter: &str, format: &str) -> anyhow::Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .with_context(|| format!("bad log filter {filter:?}"))?;
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
+    match format {
+        "text" => builder.init(),
+        "json" => builder.json().init(),
+        other => bail!("--log-format must be text or json, not {other:?}"),
+    }
+    Ok(())
+}
+
+async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    let listener_cfg = config
+        .listeners
+        .first()
+        .cloned()
+        .context("listeners is empty")?;
+    let broker: Arc<Broker> = tokio::task::spawn_blocking(move || Broker::start(config))
+        .await
+        .context("storage start-up task")??;
+    let addr = format!("{}:{}", listener_cfg.host, listener_cfg.port);
+    let listener = TcpListener::bind(&addr)
+        .await
+        .with_context(|| format!("binding listener {addr}"))?;
+    let housekeeper =
+        Housekeeper::start(broker.clone()).context("starting the housekeeping thread")?;
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let server = tokio::spawn(skiff_broker::serve(listener, broker.clone(), stop_rx));
+    info!(
+        %addr,
+        node_id = broker.node_id(),
+        startup_ms = started.elapsed().as_millis() as u64,
+        "skiff is ready"
+    );
+
+    wait_for_signal().await?;
+    info!("shutting down: no new connections, finishing requests in hand");
+    let _ = stop_tx.send(true);
+    // A second signal skips the drain; data is safe either way (recovery on next start).
+    tokio::spawn(async {
+        if wait_for_signal().await.is_ok() {
+            warn!("second signal: exiting at once");
+            std::process::exit(130);
+        }
+    });
+    let _ = tokio::time::timeout(DRAIN_TIMEOUT, server).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let result = tokio::task::spawn_blocking(move || {
+        housekeeper.stop();
+        broker.shutdown()
+    })
+    .await
+    .context("shutdown task")?;
+    if let Err(e) = result {
+        error!(error = %e, "unclean shutdown: the next start recovers the logs");
+        return Err(e.into());
+    }
+    Ok(())
+}
+
+async fn wait_for_signal() -> anyhow::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    Ok(())
+}
