@@ -29,6 +29,13 @@ pub struct DecodedRequest {
 }
 
 /// Decodes one request frame (without its 4-byte size prefix).
+///
+/// Never panics, never aborts, never reserves memory beyond what the frame can hold: the
+/// header and body are walked by our own bounds-checked guard before kafka-protocol decodes
+/// them. Order of checks: 8-byte prefix (else `Malformed`), api key and version against
+/// [`crate::SUPPORTED`] (else `Unsupported`, or `ApiVersionsFallback` for ApiVersions), header
+/// (else `Malformed`), body (else `BadBody`). Bytes after the body are ignored, as
+/// kafka-protocol ignores them.
 pub fn decode_request(mut frame: Bytes) -> Result<DecodedRequest, RequestError> {
     let prefix = header_prefix(&frame).ok_or_else(|| {
         RequestError::Malformed(format!(
