@@ -41,7 +41,7 @@ B=127.0.0.1:$PORT
 
 # SKIFF_* variables are broker config overrides: never leak the caller's into the broker.
 mapfile -t UNSET < <(env | grep -o '^SKIFF_[A-Za-z0-9_]*' | sed 's/^/-u/' || true)
-env "${UNSET[@]}" RUST_LOG="${RUST_LOG:-info}" "$BIN" \
+env "${UNSET[@]}" NO_COLOR=1 RUST_LOG="${RUST_LOG:-info}" "$BIN" \
     --set "listeners=PLAINTEXT://$B" --set "log.dirs=$WORK/data" --set node.id=1 \
     </dev/null >"$WORK/broker.log" 2>&1 &
 BROKER_PID=$!

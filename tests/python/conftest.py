@@ -67,6 +67,7 @@ class Broker:
             )
         env = {k: v for k, v in os.environ.items() if not k.startswith("SKIFF_")}
         env.setdefault("RUST_LOG", "info")
+        env["NO_COLOR"] = "1"
         args = [
             str(binary),
             "--set", f"listeners=PLAINTEXT://127.0.0.1:{self.port}",

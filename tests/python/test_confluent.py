@@ -8,9 +8,11 @@ group.id is set (librdkafka requires one) but nothing is committed.
 import time
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicCollection, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicCollection, TopicPartition
 from confluent_kafka.admin import (
     AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
     ConfigResource,
     ConfigSource,
     NewPartitions,
@@ -25,7 +27,8 @@ def admin(broker):
 
 
 def create_topic(broker, name, partitions=1, config=None):
-    fs = admin(broker).create_topics(
+    a = admin(broker)  # keep the client alive until the future resolves
+    fs = a.create_topics(
         [NewTopic(name, num_partitions=partitions, replication_factor=1, config=config or {})],
         request_timeout=15,
     )
@@ -151,6 +154,20 @@ def test_admin_create_describe_topics(broker, topic):
     assert cfg["cleanup.policy"].value == "delete"
     assert ConfigSource(cfg["cleanup.policy"].source) == ConfigSource.DEFAULT_CONFIG
 
+    # AlterConfigs / IncrementalAlterConfigs: a bad value is INVALID_CONFIG and changes nothing
+    bad = ConfigResource(ConfigResource.Type.TOPIC, topic,
+                         incremental_configs=[ConfigEntry("retention.ms", "xyz",
+                                                          incremental_operation=AlterConfigOpType.SET)])
+    with pytest.raises(KafkaException) as e:
+        a.incremental_alter_configs([bad], request_timeout=15)[bad].result(TIMEOUT_S)
+    assert e.value.args[0].code() == KafkaError.INVALID_CONFIG, e.value
+    good = ConfigResource(ConfigResource.Type.TOPIC, topic,
+                          incremental_configs=[ConfigEntry("retention.ms", "3600000",
+                                                           incremental_operation=AlterConfigOpType.SET)])
+    a.incremental_alter_configs([good], request_timeout=15)[good].result(TIMEOUT_S)
+    cfg = a.describe_configs([res], request_timeout=15)[res].result(TIMEOUT_S)
+    assert cfg["retention.ms"].value == "3600000"
+
     # CreatePartitions, then metadata shows 5
     a.create_partitions([NewPartitions(topic, 5)], request_timeout=15)[topic].result(TIMEOUT_S)
     deadline = time.monotonic() + TIMEOUT_S
@@ -167,7 +184,8 @@ def test_admin_create_describe_topics(broker, topic):
 
 
 def test_describe_cluster(broker):
-    d = admin(broker).describe_cluster(request_timeout=15).result(TIMEOUT_S)
+    a = admin(broker)
+    d = a.describe_cluster(request_timeout=15).result(TIMEOUT_S)
     assert d.cluster_id, "cluster id must be set"
     assert [n.id for n in d.nodes] == [1]
     assert d.nodes[0].port == broker.port

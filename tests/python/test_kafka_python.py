@@ -16,11 +16,10 @@ TIMEOUT_S = 30
 
 
 def producer(broker, **conf):
+    conf = {"linger_ms": 5, "request_timeout_ms": 15000, **conf}
     return KafkaProducer(
         bootstrap_servers=broker.bootstrap,
         enable_idempotence=False,  # no InitProducerId in skiff yet
-        linger_ms=5,
-        request_timeout_ms=15000,
         **conf,
     )
 

@@ -206,6 +206,7 @@ impl Broker {
                 cmd.env_remove(&name);
             }
         }
+        cmd.env("NO_COLOR", "1");
         if std::env::var_os("RUST_LOG").is_none() {
             cmd.env("RUST_LOG", "info");
         }
