@@ -41,7 +41,7 @@ enum Mode {
 struct Cli {
     #[arg(value_enum, default_value = "all")]
     mode: Mode,
-    /// Records per produce phase [default: 256 MiB worth of --size, 1000..=2000000].
+    /// Records per produce phase [default: 1 GiB worth of --size, clamped to 1000..=4000000].
     #[arg(long)]
     records: Option<u64>,
     /// Value size in bytes.
@@ -64,9 +64,10 @@ struct Cli {
     smoke: bool,
 }
 
-/// Default payload per produce phase: large enough that a run takes a few seconds, small
-/// enough that 3 runs × 2 topics fit comfortably in a CI machine's temp dir.
-const DEFAULT_PHASE_BYTES: u64 = 256 * 1024 * 1024;
+/// Default payload per produce phase: large enough that a phase takes seconds rather than a
+/// fraction of one (256 MiB took 0.5-2 s on 2 cores), small enough that one run's two topics
+/// (2 GiB, deleted after the run) fit comfortably in a CI machine's temp dir.
+const DEFAULT_PHASE_BYTES: u64 = 1024 * 1024 * 1024;
 /// Bounds that keep a mistyped flag from filling the disk or running for hours.
 const MAX_RECORDS: u64 = 20_000_000;
 const MAX_PHASE_BYTES: u64 = 8_000_000_000;
@@ -153,7 +154,7 @@ fn plan(cli: &Cli) -> Result<Plan> {
     let (records, runs) = if cli.smoke {
         (cli.records.unwrap_or(SMOKE_RECORDS).min(SMOKE_RECORDS), 1)
     } else {
-        let default = (DEFAULT_PHASE_BYTES / cli.size as u64).clamp(1_000, 2_000_000);
+        let default = (DEFAULT_PHASE_BYTES / cli.size as u64).clamp(1_000, 4_000_000);
         (cli.records.unwrap_or(default), cli.runs)
     };
     if records == 0 || records > MAX_RECORDS {
@@ -284,10 +285,12 @@ mod tests {
     }
 
     #[test]
-    fn defaults_size_a_phase_to_256_mib() {
+    fn defaults_size_a_phase_to_1_gib() {
         let p = plan(&cli(&[])).unwrap();
         assert_eq!(p.mode, Mode::All);
-        assert_eq!(p.records, 262_144);
+        assert_eq!(p.records, 1_048_576);
+        let p = plan(&cli(&["--size", "10"])).unwrap();
+        assert_eq!(p.records, 4_000_000);
         assert_eq!(p.runs, 3);
     }
 
