@@ -129,7 +129,7 @@ impl Broker {
         let partitions = self.topics.all_partitions();
         let entries: Vec<(String, i32, &skiff_log::Log)> = partitions
             .iter()
-            .map(|p| (p.topic.clone(), p.index, &p.log))
+            .map(|p| (p.topic.clone(), p.index, p.log.as_ref()))
             .collect();
         self.log_dir.write_checkpoints(&entries)
     }

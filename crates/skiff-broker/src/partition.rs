@@ -11,7 +11,8 @@ use tokio::sync::Notify;
 pub struct Partition {
     pub topic: String,
     pub index: i32,
-    pub log: Log,
+    /// Shared with the cleaner threads, which read and swap sealed segments.
+    pub log: Arc<Log>,
     /// Fetch requests parked until data arrives; each holds a `Notify` shared by all the
     /// partitions it waits on. Weak so that a finished fetch costs nothing here.
     waiters: Mutex<Vec<Weak<Notify>>>,
@@ -22,7 +23,7 @@ impl Partition {
         Partition {
             topic,
             index,
-            log,
+            log: Arc::new(log),
             waiters: Mutex::new(Vec::new()),
         }
     }

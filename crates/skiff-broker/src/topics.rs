@@ -313,19 +313,15 @@ impl Topics {
         let partitions =
             std::mem::take(&mut *topic.partitions.write().unwrap_or_else(|e| e.into_inner()));
         for partition in partitions {
-            // Other holders (a parked fetch) may still have the Arc; the files go either way.
+            // Parked fetches or a cleaner may still hold the log; the files go either way
+            // (open handles stay valid on Linux until they are dropped).
             partition.wake_all();
-            match Arc::try_unwrap(partition) {
-                Ok(p) => p.log.delete_dir()?,
-                Err(shared) => {
-                    let dir = self.log_dir.partition_dir(name, shared.index);
-                    shared.log.close()?;
-                    std::fs::remove_dir_all(&dir).map_err(|e| TopicError::Registry {
-                        path: dir.clone(),
-                        message: format!("cannot remove directory: {e}"),
-                    })?;
-                }
-            }
+            partition.log.close()?;
+            let dir = partition.log.dir().to_path_buf();
+            std::fs::remove_dir_all(&dir).map_err(|e| TopicError::Registry {
+                path: dir.clone(),
+                message: format!("cannot remove directory: {e}"),
+            })?;
         }
         info!(topic = name, "deleted topic");
         Ok(topic.id)
