@@ -1,0 +1,47 @@
+//! The crate's error type: why a cleaning pass did not complete.
+//!
+//! Pure data, `Send + Sync`. Messages name the partition part (segment, offset) involved so a
+//! status line or log line is actionable on its own.
+
+use thiserror::Error;
+
+/// Everything a cleaning pass can fail with.
+#[derive(Debug, Error)]
+pub enum CleanerError {
+    /// The storage engine failed (I/O, offline log, ...).
+    #[error("log error: {0}")]
+    Log(#[from] skiff_log::LogError),
+
+    /// A stored batch could not be decoded or re-encoded.
+    #[error("corrupt batch at offset {offset}: {source}")]
+    Corrupt {
+        offset: i64,
+        #[source]
+        source: skiff_records::RecordsError,
+    },
+
+    /// The pass was asked to stop (topic deleted, policy changed, shutdown); its output was
+    /// discarded and the checkpoint left alone.
+    #[error("cleaning aborted: {0}")]
+    Aborted(String),
+
+    /// The log changed under the pass (retention, truncation); it is simply retried later.
+    #[error("log moved on during cleaning: {0}")]
+    LogMovedOn(String),
+}
+
+impl CleanerError {
+    /// Aborts and "log moved on" are expected interruptions, not failures to back off from.
+    pub fn is_interruption(&self) -> bool {
+        matches!(
+            self,
+            CleanerError::Aborted(_)
+                | CleanerError::LogMovedOn(_)
+                | CleanerError::Log(skiff_log::LogError::Aborted(_))
+                | CleanerError::Log(skiff_log::LogError::SegmentGone(_))
+        )
+    }
+}
+
+/// Result alias for this crate.
+pub type Result<T, E = CleanerError> = std::result::Result<T, E>;

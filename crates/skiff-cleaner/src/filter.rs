@@ -1,0 +1,239 @@
+//! Per-batch and per-record retention of a cleaning pass (COMPACTION.md §2.6, §2.7, §2.9;
+//! Kafka's `Cleaner.cleanInto` + `MemoryRecords.filterTo`).
+//!
+//! Pure: takes one stored batch and the pass context, returns what to write (the batch copied
+//! byte for byte, a rebuilt batch, or nothing). Thread-safe; no I/O.
+//!
+//! Output format: RecordBatch v2 exactly as `skiff-records` encodes it. A rebuilt batch keeps its
+//! base offset, last offset, codec, timestamp type, producer id/epoch/base sequence, leader
+//! epoch and the transactional/control flags; record offsets, keys, values, headers and absolute
+//! timestamps are unchanged. A batch that keeps a tombstone and has no delete horizon yet gets
+//! one (attribute bit 6, `baseTimestamp = T + delete.retention.ms`, record timestamp deltas
+//! recomputed against it). A header-only batch (no records, codec none, `baseTimestamp = -1`,
+//! original `maxTimestamp`) replaces a batch whose records all went but which must stay.
+//!
+//! Transactions slot in at [`FilterContext::discard_batch_records`]: aborted data batches and
+//! markers whose transaction has no data left will answer `true` there (KIP-98, KAFKA-13727);
+//! markers then also get a horizon before removal, like tombstones. Until transactions exist
+//! every batch answers `false` and control batches are always kept.
+
+use std::collections::HashMap;
+
+use skiff_records::{
+    crc_of, records, BatchBuilder, BatchHeader, Compression, TimestampType, NO_TIMESTAMP,
+};
+
+use crate::error::{CleanerError, Result};
+use crate::offset_map::{Lookup, OffsetMap};
+
+/// Byte positions in the v2 header that the empty-batch writer patches (see `skiff-records`).
+const BASE_TIMESTAMP_AT: usize = 27;
+const MAX_TIMESTAMP_AT: usize = 35;
+const CRC_AT: usize = 17;
+
+/// Everything the filter needs to know about the pass.
+pub struct FilterContext<'a> {
+    /// Latest offset per key over the covered range; records above its `latest_offset` are kept.
+    pub map: &'a OffsetMap,
+    /// `T`, the wall-clock time the pass started.
+    pub now_ms: i64,
+    /// The topic's `delete.retention.ms` at the start of the pass.
+    pub delete_retention_ms: i64,
+    /// The pass's first uncleanable offset: the batch ending right below it is always kept
+    /// (KAFKA-17076).
+    pub upper_bound_offset: i64,
+    /// Last offset of the last batch of every producer id in the log (§2.9). Producer-id
+    /// expiry will remove entries here once producer state exists.
+    pub producer_last_offsets: &'a HashMap<i64, i64>,
+    /// Cap on a batch's decompressed size (protects against decompression bombs).
+    pub max_decompressed_bytes: usize,
+}
+
+impl FilterContext<'_> {
+    /// Whether all records of `header`'s batch may go regardless of keys: aborted transactional
+    /// data, or a marker whose transaction left no data. Always `false` until transactions exist.
+    pub fn discard_batch_records(&self, _header: &BatchHeader) -> bool {
+        false
+    }
+
+    fn is_last_batch_of_producer(&self, header: &BatchHeader) -> bool {
+        header.producer_id >= 0
+            && self.producer_last_offsets.get(&header.producer_id) == Some(&header.last_offset())
+    }
+}
+
+/// What to write for one source batch.
+#[derive(Debug, PartialEq)]
+pub enum BatchOutput {
+    /// Write the source batch unchanged.
+    Copy,
+    /// Write these bytes instead.
+    Rewritten(Vec<u8>),
+    /// Write nothing.
+    Dropped,
+}
+
+/// The outcome and figures for one batch.
+#[derive(Debug, PartialEq)]
+pub struct BatchResult {
+    pub output: BatchOutput,
+    pub records_read: u64,
+    pub records_kept: u64,
+    pub tombstones_removed: u64,
+    /// Tombstones still in the output batch.
+    pub tombstones_kept: u64,
+    /// Keyless records dropped (data written before the topic became compacted).
+    pub keyless_removed: u64,
+    /// The output batch's delete horizon when it keeps tombstones.
+    pub horizon_ms: Option<i64>,
+    /// The horizon was added by this pass.
+    pub horizon_stamped: bool,
+}
+
+impl BatchResult {
+    fn dropped() -> BatchResult {
+        BatchResult {
+            output: BatchOutput::Dropped,
+            records_read: 0,
+            records_kept: 0,
+            tombstones_removed: 0,
+            tombstones_kept: 0,
+            keyless_removed: 0,
+            horizon_ms: None,
+            horizon_stamped: false,
+        }
+    }
+}
+
+/// Decides the fate of one stored batch (COMPACTION.md §2.6 steps 2–5).
+pub fn filter_batch(header: &BatchHeader, batch: &[u8], ctx: &FilterContext<'_>) -> Result<BatchResult> {
+    let corrupt = |source| CleanerError::Corrupt {
+        offset: header.base_offset,
+        source,
+    };
+    let discard = ctx.discard_batch_records(header);
+    let retain_empty =
+        ctx.is_last_batch_of_producer(header) || header.next_offset() == ctx.upper_bound_offset;
+    if discard && !retain_empty {
+        return Ok(BatchResult::dropped());
+    }
+    let recs = records(batch, ctx.max_decompressed_bytes).map_err(corrupt)?;
+    let existing_horizon = header.has_delete_horizon().then_some(header.base_timestamp);
+    let keep_deletes = existing_horizon.is_none_or(|h| ctx.now_ms < h);
+
+    let mut res = BatchResult::dropped();
+    res.records_read = recs.len() as u64;
+    let mut kept = Vec::with_capacity(recs.len());
+    for rec in &recs {
+        let offset = header.base_offset + i64::from(rec.offset_delta);
+        let retain = if discard {
+            false
+        } else if header.is_control() || offset > ctx.map.latest_offset() {
+            true
+        } else {
+            match &rec.key {
+                None => {
+                    res.keyless_removed += 1;
+                    false
+                }
+                Some(key) => {
+                    let latest = match ctx.map.get(key) {
+                        Lookup::Absent | Lookup::Unknown => true,
+                        Lookup::Latest(p) => offset >= p,
+                    };
+                    latest && (rec.value.is_some() || keep_deletes)
+                }
+            }
+        };
+        let tombstone = rec.value.is_none() && !header.is_control();
+        if retain {
+            if tombstone {
+                res.tombstones_kept += 1;
+            }
+            kept.push(rec);
+        } else if tombstone && rec.key.is_some() {
+            res.tombstones_removed += 1;
+        }
+    }
+    res.records_kept = kept.len() as u64;
+
+    if kept.is_empty() {
+        if retain_empty {
+            res.output = BatchOutput::Rewritten(empty_batch(header).map_err(corrupt)?);
+        }
+        return Ok(res);
+    }
+    let need_horizon = res.tombstones_kept > 0 && existing_horizon.is_none();
+    let horizon = if need_horizon {
+        Some(ctx.now_ms.saturating_add(ctx.delete_retention_ms))
+    } else {
+        existing_horizon
+    };
+    if res.tombstones_kept > 0 {
+        res.horizon_ms = horizon;
+        res.horizon_stamped = need_horizon;
+    }
+    if kept.len() == recs.len() && !need_horizon {
+        res.output = BatchOutput::Copy;
+        return Ok(res);
+    }
+    let codec = header.compression().map_err(corrupt)?;
+    let mut b = builder_like(header, codec).delete_horizon_ms(horizon);
+    for rec in kept {
+        let headers: Vec<(&[u8], Option<&[u8]>)> = rec
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_ref(), v.as_deref()))
+            .collect();
+        b.push_at(
+            rec.offset_delta,
+            header.base_timestamp.wrapping_add(rec.timestamp_delta),
+            rec.key.as_deref(),
+            rec.value.as_deref(),
+            &headers,
+        );
+    }
+    let mut out = b.build().map_err(corrupt)?;
+    if header.timestamp_type() == TimestampType::LogAppendTime {
+        // Readers take every record's time from maxTimestamp, which must not change.
+        skiff_records::stamp_log_append_time(&mut out, header.max_timestamp);
+    }
+    res.output = BatchOutput::Rewritten(out);
+    Ok(res)
+}
+
+/// A builder carrying over everything of `header` except records and timestamps.
+fn builder_like(header: &BatchHeader, codec: Compression) -> BatchBuilder {
+    BatchBuilder::new(header.base_offset, codec)
+        .producer_id(header.producer_id)
+        .producer_epoch(header.producer_epoch)
+        .base_sequence(header.base_sequence)
+        .transactional(header.is_transactional())
+        .control(header.is_control())
+        .partition_leader_epoch(header.partition_leader_epoch)
+        .log_append_time(header.timestamp_type() == TimestampType::LogAppendTime)
+        .last_offset_delta(header.last_offset_delta)
+}
+
+/// Kafka's `writeEmptyHeader`: same offsets, producer fields, flags and max timestamp; no
+/// records, codec none, base timestamp -1, no delete horizon.
+fn empty_batch(header: &BatchHeader) -> Result<Vec<u8>, skiff_records::RecordsError> {
+    let mut out = builder_like(header, Compression::None).build()?;
+    put_i64(&mut out, BASE_TIMESTAMP_AT, NO_TIMESTAMP);
+    put_i64(&mut out, MAX_TIMESTAMP_AT, header.max_timestamp);
+    let crc = crc_of(&out);
+    if let Some(dst) = out.get_mut(CRC_AT..CRC_AT + 4) {
+        dst.copy_from_slice(&crc.to_be_bytes());
+    }
+    Ok(out)
+}
+
+fn put_i64(buf: &mut [u8], at: usize, v: i64) {
+    if let Some(dst) = buf.get_mut(at..at + 8) {
+        dst.copy_from_slice(&v.to_be_bytes());
+    }
+}
+
+#[cfg(test)]
+#[path = "filter_tests.rs"]
+mod tests;

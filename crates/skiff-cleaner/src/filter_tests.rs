@@ -1,0 +1,315 @@
+//! Unit tests of the batch filter: retention rules, horizon stamping and expiry, empty batches,
+//! byte-identical copies and what a rebuilt batch preserves.
+
+use super::*;
+use skiff_records::{records, validate_batch, BatchBuilder, BatchHeader, Compression};
+
+type Rec<'a> = (i32, i64, Option<&'a [u8]>, Option<&'a [u8]>);
+
+fn batch(base: i64, codec: Compression, recs: &[Rec<'_>]) -> Vec<u8> {
+    let mut b = BatchBuilder::new(base, codec);
+    for (delta, ts, k, v) in recs {
+        b.push_at(*delta, *ts, *k, *v, &[(b"h", Some(b"x"))]);
+    }
+    b.build().unwrap()
+}
+
+fn map_of(entries: &[(&[u8], i64)], latest: i64) -> OffsetMap {
+    let mut m = OffsetMap::new(1 << 16, 0.9);
+    m.clear(-1);
+    for (k, o) in entries {
+        assert!(m.put(k, *o));
+    }
+    m.update_latest_offset(latest);
+    m
+}
+
+struct Ctx {
+    map: OffsetMap,
+    producers: HashMap<i64, i64>,
+    now: i64,
+    upper: i64,
+}
+
+impl Ctx {
+    fn new(map: OffsetMap) -> Ctx {
+        Ctx {
+            map,
+            producers: HashMap::new(),
+            now: 1_000_000,
+            upper: 1_000,
+        }
+    }
+    fn run(&self, bytes: &[u8]) -> BatchResult {
+        let ctx = FilterContext {
+            map: &self.map,
+            now_ms: self.now,
+            delete_retention_ms: 500,
+            upper_bound_offset: self.upper,
+            producer_last_offsets: &self.producers,
+            max_decompressed_bytes: 1 << 20,
+        };
+        let h = validate_batch(bytes).unwrap();
+        filter_batch(&h, bytes, &ctx).unwrap()
+    }
+}
+
+fn rewritten(r: &BatchResult) -> &[u8] {
+    match &r.output {
+        BatchOutput::Rewritten(b) => b,
+        other => panic!("expected a rewritten batch, got {other:?}"),
+    }
+}
+
+/// (offset, absolute timestamp, key, value) of every record.
+fn decode(bytes: &[u8]) -> (BatchHeader, Vec<(i64, i64, Option<Vec<u8>>, Option<Vec<u8>>)>) {
+    let h = validate_batch(bytes).unwrap();
+    let recs = records(bytes, 1 << 20)
+        .unwrap()
+        .into_iter()
+        .map(|r| {
+            (
+                h.base_offset + i64::from(r.offset_delta),
+                h.base_timestamp + r.timestamp_delta,
+                r.key.map(|k| k.to_vec()),
+                r.value.map(|v| v.to_vec()),
+            )
+        })
+        .collect();
+    (h, recs)
+}
+
+#[test]
+fn unchanged_batch_is_copied() {
+    let b = batch(10, Compression::None, &[(0, 5, Some(b"a"), Some(b"1")), (1, 6, Some(b"b"), Some(b"2"))]);
+    let ctx = Ctx::new(map_of(&[(b"a", 10), (b"b", 11)], 11));
+    let r = ctx.run(&b);
+    assert_eq!(r.output, BatchOutput::Copy);
+    assert_eq!((r.records_read, r.records_kept), (2, 2));
+}
+
+#[test]
+fn superseded_records_removed_offsets_and_fields_kept() {
+    let b = batch(
+        10,
+        Compression::Lz4,
+        &[(0, 5, Some(b"a"), Some(b"1")), (1, 9, Some(b"b"), Some(b"2")), (2, 7, Some(b"a"), Some(b"3"))],
+    );
+    let ctx = Ctx::new(map_of(&[(b"a", 12), (b"b", 11)], 12));
+    let r = ctx.run(&b);
+    let (h, recs) = decode(rewritten(&r));
+    assert_eq!(recs, vec![(11, 9, Some(b"b".to_vec()), Some(b"2".to_vec())), (12, 7, Some(b"a".to_vec()), Some(b"3".to_vec()))]);
+    assert_eq!(h.base_offset, 10);
+    assert_eq!(h.last_offset(), 12);
+    assert_eq!(h.compression().unwrap(), Compression::Lz4);
+    assert_eq!(h.max_timestamp, 9);
+    assert!(!h.has_delete_horizon());
+    let hdrs = records(rewritten(&r), 1 << 20).unwrap()[0].headers.clone();
+    assert_eq!(hdrs[0].0.as_ref(), b"h");
+}
+
+#[test]
+fn last_offset_kept_when_last_records_removed() {
+    let b = batch(0, Compression::None, &[(0, 1, Some(b"a"), Some(b"1")), (1, 1, Some(b"b"), Some(b"2"))]);
+    let ctx = Ctx::new(map_of(&[(b"a", 0), (b"b", 50)], 50));
+    let (h, recs) = decode(rewritten(&ctx.run(&b)));
+    assert_eq!(recs.len(), 1);
+    assert_eq!(h.last_offset(), 1);
+}
+
+#[test]
+fn records_beyond_map_coverage_are_kept() {
+    let b = batch(10, Compression::None, &[(0, 1, Some(b"a"), Some(b"1")), (1, 1, Some(b"a"), Some(b"2"))]);
+    // The map saw a later "a" at 20 but covers only up to 10 (partial pass).
+    let mut m = map_of(&[(b"a", 10)], 10);
+    m.update_latest_offset(10);
+    let ctx = Ctx::new(m);
+    let r = ctx.run(&b);
+    assert_eq!(r.output, BatchOutput::Copy);
+}
+
+#[test]
+fn keys_absent_from_map_are_kept() {
+    let b = batch(0, Compression::None, &[(0, 1, Some(b"old"), Some(b"1"))]);
+    let ctx = Ctx::new(map_of(&[(b"other", 40)], 40));
+    assert_eq!(ctx.run(&b).output, BatchOutput::Copy);
+}
+
+#[test]
+fn keyless_records_dropped_within_coverage() {
+    let b = batch(0, Compression::None, &[(0, 1, None, Some(b"1")), (1, 1, Some(b"k"), Some(b"2"))]);
+    let ctx = Ctx::new(map_of(&[(b"k", 1)], 1));
+    let r = ctx.run(&b);
+    assert_eq!(r.keyless_removed, 1);
+    assert_eq!(decode(rewritten(&r)).1.len(), 1);
+}
+
+#[test]
+fn tombstone_gets_horizon_then_expires() {
+    let b = batch(5, Compression::Gzip, &[(0, 100, Some(b"a"), Some(b"1")), (1, 123, Some(b"k"), None)]);
+    let mut ctx = Ctx::new(map_of(&[(b"a", 5), (b"k", 6)], 6));
+    let r = ctx.run(&b);
+    assert!(r.horizon_stamped);
+    assert_eq!(r.horizon_ms, Some(ctx.now + 500));
+    let stamped = rewritten(&r).to_vec();
+    let (h, recs) = decode(&stamped);
+    assert!(h.has_delete_horizon());
+    assert_eq!(h.base_timestamp, ctx.now + 500);
+    assert_eq!(h.compression().unwrap(), Compression::Gzip);
+    // Absolute timestamps survive the new base timestamp (deltas go negative).
+    assert_eq!(recs[0].1, 100);
+    assert_eq!(recs[1], (6, 123, Some(b"k".to_vec()), None));
+    assert_eq!(h.max_timestamp, 123);
+
+    // Before the horizon: kept as is, never restamped.
+    ctx.now += 499;
+    let r = ctx.run(&stamped);
+    assert_eq!(r.output, BatchOutput::Copy);
+    assert_eq!(r.horizon_ms, Some(ctx.now + 1));
+    assert!(!r.horizon_stamped);
+
+    // At the horizon (T >= horizon): the tombstone goes, the value stays.
+    ctx.now += 1;
+    let r = ctx.run(&stamped);
+    assert_eq!(r.tombstones_removed, 1);
+    let (h2, recs2) = decode(rewritten(&r));
+    assert_eq!(recs2, vec![(5, 100, Some(b"a".to_vec()), Some(b"1".to_vec()))]);
+    assert_eq!(h2.last_offset(), 6);
+    assert_eq!(r.horizon_ms, None);
+}
+
+#[test]
+fn zero_retention_still_needs_two_passes() {
+    let b = batch(0, Compression::None, &[(0, 1, Some(b"k"), None)]);
+    let mut ctx = Ctx::new(map_of(&[(b"k", 0)], 0));
+    ctx.upper = 100;
+    let ctx0 = FilterContext {
+        map: &ctx.map,
+        now_ms: ctx.now,
+        delete_retention_ms: 0,
+        upper_bound_offset: 100,
+        producer_last_offsets: &ctx.producers,
+        max_decompressed_bytes: 1 << 20,
+    };
+    let r = filter_batch(&validate_batch(&b).unwrap(), &b, &ctx0).unwrap();
+    let stamped = rewritten(&r).to_vec();
+    assert_eq!(decode(&stamped).1.len(), 1, "first pass keeps it");
+    ctx.now += 0;
+    let ctx1 = FilterContext { now_ms: ctx.now, ..ctx0 };
+    let r = filter_batch(&validate_batch(&stamped).unwrap(), &stamped, &ctx1).unwrap();
+    assert_eq!(r.output, BatchOutput::Dropped, "second pass removes it");
+}
+
+#[test]
+fn superseded_tombstone_removed_at_once() {
+    let b = batch(0, Compression::None, &[(0, 1, Some(b"k"), None), (1, 1, Some(b"x"), Some(b"v"))]);
+    let ctx = Ctx::new(map_of(&[(b"k", 7), (b"x", 1)], 7));
+    let r = ctx.run(&b);
+    assert_eq!(r.tombstones_removed, 1);
+    assert!(!r.horizon_stamped);
+    assert!(!decode(rewritten(&r)).0.has_delete_horizon());
+}
+
+#[test]
+fn empty_value_is_not_a_tombstone() {
+    let b = batch(0, Compression::None, &[(0, 1, Some(b"k"), Some(b""))]);
+    let ctx = Ctx::new(map_of(&[(b"k", 0)], 0));
+    let r = ctx.run(&b);
+    assert_eq!(r.output, BatchOutput::Copy);
+    assert_eq!(r.tombstones_kept, 0);
+}
+
+#[test]
+fn fully_removed_batch_dropped() {
+    let b = batch(0, Compression::None, &[(0, 1, Some(b"k"), Some(b"1"))]);
+    let ctx = Ctx::new(map_of(&[(b"k", 9)], 9));
+    assert_eq!(ctx.run(&b).output, BatchOutput::Dropped);
+}
+
+#[test]
+fn last_batch_of_round_retained_empty() {
+    let b = BatchBuilder::new(7, Compression::Snappy);
+    let mut b = b.producer_id(-1);
+    b.push_at(0, 42, Some(b"k"), Some(b"1"), &[]);
+    b.push_at(2, 43, Some(b"k"), Some(b"2"), &[]);
+    let bytes = b.build().unwrap();
+    let mut ctx = Ctx::new(map_of(&[(b"k", 20)], 20));
+    ctx.upper = 10; // batch covers 7..=9, next offset 10
+    let r = ctx.run(&bytes);
+    let out = rewritten(&r);
+    let h = validate_batch(out).unwrap();
+    assert_eq!(out.len(), 61);
+    assert_eq!((h.base_offset, h.last_offset(), h.record_count), (7, 9, 0));
+    assert_eq!(h.max_timestamp, 43);
+    assert_eq!(h.base_timestamp, -1);
+    assert_eq!(h.compression().unwrap(), Compression::None);
+}
+
+#[test]
+fn last_batch_of_producer_retained_empty_with_producer_fields() {
+    let mut b = BatchBuilder::new(3, Compression::None)
+        .producer_id(77)
+        .producer_epoch(4)
+        .base_sequence(12)
+        .partition_leader_epoch(9);
+    b.push(50, Some(b"k"), Some(b"v"), &[]);
+    let bytes = b.build().unwrap();
+    let mut ctx = Ctx::new(map_of(&[(b"k", 30)], 30));
+    ctx.producers.insert(77, 3);
+    let h = validate_batch(rewritten(&ctx.run(&bytes))).unwrap();
+    assert_eq!((h.producer_id, h.producer_epoch, h.base_sequence), (77, 4, 12));
+    assert_eq!(h.partition_leader_epoch, 9);
+    assert_eq!((h.base_offset, h.last_offset(), h.record_count), (3, 3, 0));
+    // Not the producer's last batch any more: dropped.
+    ctx.producers.insert(77, 31);
+    assert_eq!(ctx.run(&bytes).output, BatchOutput::Dropped);
+}
+
+#[test]
+fn rebuilt_batch_keeps_producer_fields_and_log_append_time() {
+    let mut b = BatchBuilder::new(0, Compression::Zstd)
+        .producer_id(5)
+        .producer_epoch(1)
+        .base_sequence(0)
+        .transactional(true)
+        .log_append_time(true);
+    b.push(10, Some(b"a"), Some(b"1"), &[]);
+    b.push(11, Some(b"a"), Some(b"2"), &[]);
+    let mut bytes = b.build().unwrap();
+    skiff_records::stamp_log_append_time(&mut bytes, 999);
+    let ctx = Ctx::new(map_of(&[(b"a", 1)], 1));
+    let h = validate_batch(rewritten(&ctx.run(&bytes))).unwrap();
+    assert_eq!(h.timestamp_type(), TimestampType::LogAppendTime);
+    assert_eq!(h.max_timestamp, 999);
+    assert!(h.is_transactional());
+    assert_eq!((h.producer_id, h.producer_epoch, h.base_sequence), (5, 1, 0));
+    assert_eq!(h.compression().unwrap(), Compression::Zstd);
+}
+
+#[test]
+fn control_batches_kept_even_if_key_matches() {
+    let mut b = BatchBuilder::new(4, Compression::None)
+        .producer_id(1)
+        .producer_epoch(0)
+        .base_sequence(-1)
+        .transactional(true)
+        .control(true);
+    b.push(1, Some(b"\0\0\0\0"), Some(b"\0\0\0\0\0\0"), &[]);
+    let bytes = b.build().unwrap();
+    let ctx = Ctx::new(map_of(&[(b"\0\0\0\0", 50)], 50));
+    assert_eq!(ctx.run(&bytes).output, BatchOutput::Copy);
+}
+
+#[test]
+fn collision_keeps_record() {
+    fn h(_: &[u8]) -> u128 {
+        1
+    }
+    let mut m = OffsetMap::with_hasher(1 << 16, 0.9, h);
+    m.clear(-1);
+    m.put(b"a", 0);
+    m.put(b"b", 5);
+    let b = batch(0, Compression::None, &[(0, 1, Some(b"a"), Some(b"1"))]);
+    let ctx = Ctx::new(m);
+    assert_eq!(ctx.run(&b).output, BatchOutput::Copy);
+}

@@ -1,0 +1,17 @@
+//! skiff-cleaner: log compaction (`cleanup.policy=compact`) for Skiff, following Apache Kafka's
+//! observable behaviour (COMPACTION.md §2) with Skiff's scheduling and visibility improvements.
+//!
+//! Pieces: [`planner`] (pure: which offsets are cleanable, which log to clean, segment groups),
+//! [`offset_map`] (bounded key → latest offset map), [`filter`] (per-batch/per-record retention,
+//! delete horizons, empty batches), [`pass`] (one cleaning pass over a [`skiff_log::Log`]),
+//! [`status`] (per-partition compaction status) and [`pool`] (the `skiff-cleaner-N` threads).
+//! Synchronous std threads only; no async runtime and no protocol types.
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+mod error;
+pub mod filter;
+pub mod offset_map;
+pub mod planner;
+
+pub use error::{CleanerError, Result};
+pub use offset_map::{Lookup, OffsetMap};

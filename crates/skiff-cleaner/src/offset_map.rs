@@ -1,0 +1,356 @@
+//! The bounded key → latest offset map one cleaning pass builds over the dirty range
+//! (Kafka's `SkimpyOffsetMap`, with exact keys where the budget allows).
+//!
+//! Layout: an open-addressing table with linear probing. Each slot holds the key's 128-bit
+//! XXH3 hash, the latest offset seen for it, and a reference into a key arena. Keys are copied
+//! into the arena while it has room, so a hash collision between two different keys is
+//! *detected* and the slot is marked ambiguous: lookups for it answer [`Lookup::Unknown`] and the
+//! filter keeps the record ("when in doubt, keep"). Once the arena is full, later keys are
+//! identified by their 128-bit hash alone (a collision then needs ~2^64 keys to become likely).
+//!
+//! Memory: fixed at construction from the thread's share of `log.cleaner.dedupe.buffer.size`
+//! (slots + arena, see [`OffsetMap::new`]), never grown; a full map ends the build early and the
+//! pass becomes partial (COMPACTION.md §2.4). Owned by one cleaner thread; not shared.
+
+use xxhash_rust::xxh3::xxh3_128;
+
+/// Bytes per slot: hash (16) + offset (8) + arena position (4) + key length (4).
+pub const SLOT_BYTES: u64 = 32;
+/// Arena bytes reserved per slot: keys up to this size on average are all kept exactly.
+const ARENA_BYTES_PER_SLOT: u64 = 16;
+/// Kafka caps a thread's map at 2^31 - 1 bytes.
+const MAX_MAP_BYTES: u64 = i32::MAX as u64;
+/// `key_len` value of a slot whose key is not stored (arena was full).
+const NO_KEY: u32 = u32::MAX;
+/// `key_len` value of a slot two distinct keys were put into (its key is no longer needed).
+const AMBIGUOUS: u32 = u32::MAX - 1;
+/// `offset` value of an empty slot (real offsets are never negative).
+const EMPTY: i64 = -1;
+
+/// The answer of [`OffsetMap::get`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// The key was not seen in the covered range (Kafka's -1): keep the record.
+    Absent,
+    /// The latest offset of this key in the covered range.
+    Latest(i64),
+    /// Two distinct keys share this hash: the map cannot say, so the record must be kept.
+    Unknown,
+}
+
+/// 32 bytes: the hash is two u64 so the slot needs no 16-byte alignment padding.
+#[derive(Clone, Copy)]
+struct Slot {
+    hash: [u64; 2],
+    offset: i64,
+    key_at: u32,
+    /// Length of the stored key, or [`NO_KEY`] / [`AMBIGUOUS`].
+    key_len: u32,
+}
+
+const EMPTY_SLOT: Slot = Slot {
+    hash: [0, 0],
+    offset: EMPTY,
+    key_at: 0,
+    key_len: NO_KEY,
+};
+
+fn split(hash: u128) -> [u64; 2] {
+    [(hash >> 64) as u64, hash as u64]
+}
+
+/// A fixed-memory key → offset map. See the module docs.
+pub struct OffsetMap {
+    slots: Vec<Slot>,
+    arena: Vec<u8>,
+    arena_limit: usize,
+    entries: usize,
+    max_entries: usize,
+    latest_offset: i64,
+    collisions: u64,
+    hasher: fn(&[u8]) -> u128,
+}
+
+impl OffsetMap {
+    /// A map using at most `memory_bytes` (capped at 2^31 - 1, as Kafka does) of which a third
+    /// holds key bytes; full at `load_factor` × slots distinct keys (at least one key always fits,
+    /// so every pass makes progress).
+    pub fn new(memory_bytes: u64, load_factor: f64) -> OffsetMap {
+        OffsetMap::with_hasher(memory_bytes, load_factor, xxh3_128)
+    }
+
+    /// As [`OffsetMap::new`] with another hash function (tests force collisions with it).
+    pub fn with_hasher(memory_bytes: u64, load_factor: f64, hasher: fn(&[u8]) -> u128) -> Self {
+        let memory = memory_bytes.min(MAX_MAP_BYTES);
+        let slots = (memory / (SLOT_BYTES + ARENA_BYTES_PER_SLOT)).max(2);
+        let slots = usize::try_from(slots).unwrap_or(usize::MAX / 64);
+        let arena_limit =
+            usize::try_from(memory.saturating_sub(slots as u64 * SLOT_BYTES)).unwrap_or(0);
+        let lf = if load_factor.is_finite() {
+            load_factor.clamp(0.0, 1.0)
+        } else {
+            0.9
+        };
+        // Leave at least one slot free so probing always terminates.
+        let max_entries = ((slots as f64 * lf) as usize).clamp(1, slots - 1);
+        OffsetMap {
+            slots: vec![EMPTY_SLOT; slots],
+            arena: Vec::new(),
+            arena_limit,
+            entries: 0,
+            max_entries,
+            latest_offset: -1,
+            collisions: 0,
+            hasher,
+        }
+    }
+
+    /// Empties the map for a new pass and sets the offset below which it covers everything.
+    pub fn clear(&mut self, latest_offset: i64) {
+        self.slots.fill(EMPTY_SLOT);
+        self.arena.clear();
+        self.entries = 0;
+        self.latest_offset = latest_offset;
+        self.collisions = 0;
+    }
+
+    /// Number of slots (capacity before the load factor).
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Distinct keys (hashes) stored.
+    pub fn len(&self) -> usize {
+        self.entries
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries == 0
+    }
+
+    /// Whether one more new key would exceed the load factor.
+    pub fn is_full(&self) -> bool {
+        self.entries >= self.max_entries
+    }
+
+    /// Fraction of slots in use (Kafka's `max-buffer-utilization-percent` / 100).
+    pub fn utilization(&self) -> f64 {
+        self.entries as f64 / self.slots.len() as f64
+    }
+
+    /// Distinct keys that shared a hash with another key in this pass.
+    pub fn collisions(&self) -> u64 {
+        self.collisions
+    }
+
+    /// The highest offset the map covers: records above it are kept as they are.
+    pub fn latest_offset(&self) -> i64 {
+        self.latest_offset
+    }
+
+    /// Raises the covered offset (after a batch, or to the end of a segment).
+    pub fn update_latest_offset(&mut self, offset: i64) {
+        self.latest_offset = self.latest_offset.max(offset);
+    }
+
+    /// Records `offset` as the latest for `key`. Returns `false`, changing nothing, when the key
+    /// is new and the map is full: the build must stop there.
+    pub fn put(&mut self, key: &[u8], offset: i64) -> bool {
+        let hash = (self.hasher)(key);
+        let idx = self.probe(hash);
+        let slot = self.slots[idx];
+        if slot.offset != EMPTY {
+            if self.stored_key(&slot).is_some_and(|k| k != key) {
+                self.slots[idx].key_len = AMBIGUOUS;
+                self.collisions += 1;
+            }
+            let s = &mut self.slots[idx];
+            s.offset = s.offset.max(offset);
+            self.latest_offset = self.latest_offset.max(offset);
+            return true;
+        }
+        if self.is_full() {
+            return false;
+        }
+        let (key_at, key_len) = self.store_key(key);
+        self.slots[idx] = Slot {
+            hash: split(hash),
+            offset,
+            key_at,
+            key_len,
+        };
+        self.entries += 1;
+        self.latest_offset = self.latest_offset.max(offset);
+        true
+    }
+
+    /// The latest offset of `key`, or why there is none.
+    pub fn get(&self, key: &[u8]) -> Lookup {
+        let hash = (self.hasher)(key);
+        let slot = self.slots[self.probe(hash)];
+        if slot.offset == EMPTY {
+            return Lookup::Absent;
+        }
+        if slot.key_len == AMBIGUOUS {
+            return Lookup::Unknown;
+        }
+        match self.stored_key(&slot) {
+            // Same hash, different key, and that key was put while ours never was.
+            Some(k) if k != key => Lookup::Absent,
+            _ => Lookup::Latest(slot.offset),
+        }
+    }
+
+    /// Index of the slot holding `hash`, or of the empty slot where it would go.
+    fn probe(&self, hash: u128) -> usize {
+        let n = self.slots.len();
+        let mut idx = (hash % n as u128) as usize;
+        let hash = split(hash);
+        loop {
+            let s = &self.slots[idx];
+            if s.offset == EMPTY || s.hash == hash {
+                return idx;
+            }
+            idx += 1;
+            if idx == n {
+                idx = 0;
+            }
+        }
+    }
+
+    fn store_key(&mut self, key: &[u8]) -> (u32, u32) {
+        let fits = self.arena.len().saturating_add(key.len()) <= self.arena_limit;
+        match (u32::try_from(self.arena.len()), u32::try_from(key.len())) {
+            (Ok(at), Ok(len)) if fits && len < AMBIGUOUS => {
+                self.arena.extend_from_slice(key);
+                (at, len)
+            }
+            _ => (0, NO_KEY),
+        }
+    }
+
+    fn stored_key(&self, slot: &Slot) -> Option<&[u8]> {
+        if slot.key_len >= AMBIGUOUS {
+            return None;
+        }
+        let at = slot.key_at as usize;
+        self.arena.get(at..at + slot.key_len as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn same_hash(_: &[u8]) -> u128 {
+        42
+    }
+
+    #[test]
+    fn slot_is_32_bytes() {
+        assert_eq!(std::mem::size_of::<Slot>() as u64, SLOT_BYTES);
+    }
+
+    #[test]
+    fn latest_offset_per_key() {
+        let mut m = OffsetMap::new(1 << 16, 0.9);
+        m.clear(-1);
+        assert!(m.put(b"a", 1));
+        assert!(m.put(b"b", 2));
+        assert!(m.put(b"a", 3));
+        assert_eq!(m.get(b"a"), Lookup::Latest(3));
+        assert_eq!(m.get(b"b"), Lookup::Latest(2));
+        assert_eq!(m.get(b"c"), Lookup::Absent);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m.latest_offset(), 3);
+    }
+
+    #[test]
+    fn keys_are_byte_exact() {
+        let mut m = OffsetMap::new(1 << 16, 0.9);
+        m.clear(-1);
+        for (i, k) in [&b"a"[..], b"a ", b"", b"\0"].iter().enumerate() {
+            assert!(m.put(k, i as i64));
+        }
+        assert_eq!(m.get(b""), Lookup::Latest(2));
+        assert_eq!(m.get(b"\0"), Lookup::Latest(3));
+        assert_eq!(m.len(), 4);
+    }
+
+    #[test]
+    fn capacity_follows_memory_and_load_factor() {
+        let m = OffsetMap::new(48 * 100, 0.9);
+        assert_eq!(m.slots(), 100);
+        let mut m = m;
+        m.clear(-1);
+        for i in 0..90 {
+            assert!(m.put(format!("k{i}").as_bytes(), i), "key {i}");
+        }
+        assert!(m.is_full());
+        assert!(!m.put(b"new", 1000), "a new key must not fit");
+        assert_eq!(m.get(b"new"), Lookup::Absent);
+        assert_eq!(m.latest_offset(), 89, "a refused put does not move coverage");
+        // Re-putting a known key needs no new slot.
+        assert!(m.put(b"k3", 2000));
+        assert_eq!(m.get(b"k3"), Lookup::Latest(2000));
+        assert!((m.utilization() - 0.9).abs() < 1e-9);
+    }
+
+    #[test]
+    fn tiny_memory_still_holds_one_key() {
+        let mut m = OffsetMap::new(0, 0.9);
+        m.clear(-1);
+        assert!(m.put(b"x", 5));
+        assert!(!m.put(b"y", 6));
+        assert_eq!(m.get(b"x"), Lookup::Latest(5));
+    }
+
+    #[test]
+    fn clear_resets_everything() {
+        let mut m = OffsetMap::new(4800, 0.9);
+        m.clear(-1);
+        m.put(b"a", 1);
+        m.clear(9);
+        assert!(m.is_empty());
+        assert_eq!(m.get(b"a"), Lookup::Absent);
+        assert_eq!(m.latest_offset(), 9);
+    }
+
+    #[test]
+    fn collision_never_drops_a_live_key() {
+        let mut m = OffsetMap::with_hasher(1 << 16, 0.9, same_hash);
+        m.clear(-1);
+        assert!(m.put(b"a", 1));
+        // b is not in the map yet: the stored key tells them apart.
+        assert_eq!(m.get(b"b"), Lookup::Absent);
+        assert!(m.put(b"b", 5));
+        assert_eq!(m.collisions(), 1);
+        // Neither can be answered any more; the filter keeps both records.
+        assert_eq!(m.get(b"a"), Lookup::Unknown);
+        assert_eq!(m.get(b"b"), Lookup::Unknown);
+        assert_eq!(m.len(), 1);
+    }
+
+    #[test]
+    fn full_arena_falls_back_to_hash_identity() {
+        // 2 slots, arena of 2*48-64 = 32 bytes: the 40-byte key is not stored.
+        let mut m = OffsetMap::new(96, 1.0);
+        m.clear(-1);
+        let big = [7u8; 40];
+        assert!(m.put(&big, 3));
+        assert_eq!(m.get(&big), Lookup::Latest(3));
+    }
+
+    #[test]
+    fn many_keys_with_probing() {
+        let mut m = OffsetMap::new(48 * 1000, 0.9);
+        m.clear(-1);
+        for i in 0..900i64 {
+            assert!(m.put(&i.to_be_bytes(), i));
+        }
+        for i in 0..900i64 {
+            assert_eq!(m.get(&i.to_be_bytes()), Lookup::Latest(i));
+        }
+        assert_eq!(m.get(&5000i64.to_be_bytes()), Lookup::Absent);
+    }
+}
