@@ -17,6 +17,8 @@ pub fn log_error_code(err: &LogError) -> ResponseError {
         LogError::UnsupportedMagic(..) => ResponseError::InvalidRecord,
         LogError::Io { .. } => ResponseError::KafkaStorageError,
         LogError::Offline(..) => ResponseError::KafkaStorageError,
+        LogError::SegmentGone(..) => ResponseError::KafkaStorageError,
+        LogError::Aborted(..) => ResponseError::KafkaStorageError,
         LogError::DirLocked(..) | LogError::MalformedFile { .. } => {
             ResponseError::KafkaStorageError
         }

@@ -68,6 +68,16 @@ pub enum LogError {
     #[error("log directory {0} is locked by another process (is another broker running?)")]
     DirLocked(String),
 
+    /// The segment a cleaner asked for no longer exists (retention, DeleteRecords or another
+    /// swap moved on); the cleaner should re-plan from a fresh view (KAFKA_STORAGE_ERROR).
+    #[error("segment gone: {0}")]
+    SegmentGone(String),
+
+    /// A cleaning step was abandoned: the log was closed or deleted, or the request broke
+    /// the swap contract (KAFKA_STORAGE_ERROR).
+    #[error("cleaning aborted: {0}")]
+    Aborted(String),
+
     /// A file in the log directory has a format we cannot read (checkpoint files).
     #[error("malformed file {file}: {message}")]
     MalformedFile { file: String, message: String },

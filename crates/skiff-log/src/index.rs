@@ -163,7 +163,6 @@ impl OffsetIndex {
         self.entries.len() >= self.max_entries
     }
 
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -186,6 +185,11 @@ impl OffsetIndex {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Records that the file was renamed (the open handle stays valid).
+    pub fn set_path(&mut self, path: &Path) {
+        self.path = path.to_path_buf();
     }
 }
 

@@ -5,11 +5,14 @@
 //! `.timeindex` time index), and the log-dir files `recovery-point-offset-checkpoint`,
 //! `log-start-offset-checkpoint`, `.kafka_cleanshutdown` and `.lock`.
 //!
-//! Entry points: [`Log`] (one partition: append, read, flush, retention, timestamp lookups)
-//! and [`LogDir`] (the root directory: lock, checkpoints, clean-shutdown marker).
+//! Entry points: [`Log`] (one partition: append, read, flush, retention, timestamp lookups,
+//! and for the log cleaner: [`CleanerView`], [`SegmentBatches`], [`CleanedSegmentWriter`],
+//! `replace_segments`) and [`LogDir`] (the root directory: lock, checkpoints including
+//! `cleaner-offset-checkpoint`, clean-shutdown marker).
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod checkpoint;
+mod cleaning;
 pub mod clock;
 pub mod config;
 mod error;
@@ -21,12 +24,14 @@ mod read;
 mod recovery;
 mod retention;
 mod segment;
+mod swap;
 mod time_index;
 mod validate;
 
 #[cfg(test)]
 mod tests;
 
+pub use cleaning::{free_space, CleanedSegmentWriter, CleanerView, SegmentBatches, SegmentInfo};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{CleanupPolicy, LogConfig};
 pub use error::{LogError, Result};

@@ -58,6 +58,9 @@ pub(crate) struct Inner {
     pub leo: i64,
     /// Set after an I/O error on the write path or after close: appends are refused.
     pub offline: Option<String>,
+    /// First base offsets of segment groups a swap is replacing: retention leaves segments
+    /// from the lowest pin on alone until the swap is done (the log start may still move).
+    pub pins: Vec<i64>,
 }
 
 /// What readers see: immutable, replaced wholesale under the append lock.
@@ -77,7 +80,9 @@ pub struct Log {
     /// Recovery point: every offset below it is on disk.
     flushed: AtomicI64,
     /// A segment file was created since the last directory fsync.
-    dir_dirty: AtomicBool,
+    pub(crate) dir_dirty: AtomicBool,
+    /// Set by close and delete_dir, so a running cleaner pass can stop early.
+    closed: AtomicBool,
 }
 
 impl Log {
@@ -132,10 +137,12 @@ impl Log {
                 log_start,
                 leo,
                 offline: None,
+                pins: Vec::new(),
             }),
             config: RwLock::new(Arc::new(config)),
             flushed: AtomicI64::new(leo),
             dir_dirty: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
         })
     }
 
@@ -469,6 +476,7 @@ impl Log {
     /// Flushes, records the final time index entry and syncs the indexes, then refuses
     /// further appends.
     pub fn close(&self) -> Result<()> {
+        self.closed.store(true, Ordering::Release);
         self.flush()?;
         let mut inner = self.lock();
         if inner.offline.as_deref() == Some(CLOSED) {
@@ -483,10 +491,16 @@ impl Log {
         Ok(())
     }
 
+    /// True once [`Log::close`] or [`Log::delete_dir`] started: a cleaner pass should stop.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
     /// DeleteTopics: closes the log and removes its directory (renamed `*-delete` first so an
     /// interrupted removal is finished at the next startup).
     pub fn delete_dir(self) -> Result<()> {
         // Data is going away: no need to flush it, only to stop writers.
+        self.closed.store(true, Ordering::Release);
         self.lock().offline = Some(CLOSED.to_string());
         let name = self
             .dir

@@ -1,6 +1,7 @@
 //! The log directory root (`log.dirs`, one directory): an exclusive `.lock` so two brokers
 //! never share it, the clean-shutdown marker `.kafka_cleanshutdown`, the
-//! `recovery-point-offset-checkpoint` and `log-start-offset-checkpoint` files, and the
+//! `recovery-point-offset-checkpoint`, `log-start-offset-checkpoint` and
+//! `cleaner-offset-checkpoint` files (all in the same text format), and the
 //! `<topic>-<partition>` partition directories (leftover `*-delete` directories are removed).
 //!
 //! Thread-safety: `LogDir` is `Send + Sync`; checkpoint writes are serialised by a mutex.
@@ -13,6 +14,7 @@ use crate::error::{LogError, Result};
 use crate::fsutil::{fsync_dir, write_atomically};
 use crate::log::Log;
 use crate::recovery::Recovery;
+use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -21,6 +23,8 @@ pub(crate) const CLEAN_SHUTDOWN_FILE: &str = ".kafka_cleanshutdown";
 pub(crate) const LOCK_FILE: &str = ".lock";
 pub(crate) const RECOVERY_CHECKPOINT: &str = "recovery-point-offset-checkpoint";
 pub(crate) const LOG_START_CHECKPOINT: &str = "log-start-offset-checkpoint";
+/// Kafka's name: the first dirty offset of each compacted partition.
+pub(crate) const CLEANER_CHECKPOINT: &str = "cleaner-offset-checkpoint";
 
 pub struct LogDir {
     root: PathBuf,
@@ -165,6 +169,30 @@ impl LogDir {
         checkpoint::write(&self.root.join(LOG_START_CHECKPOINT), &starts)
     }
 
+    /// The log cleaner's checkpoint (first dirty offset per partition); empty when missing.
+    pub fn read_cleaner_checkpoint(&self) -> Result<BTreeMap<(String, i32), i64>> {
+        let _guard = self
+            .write_lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        Ok(checkpoint::read(&self.root.join(CLEANER_CHECKPOINT))?
+            .into_iter()
+            .collect())
+    }
+
+    /// Replaces the cleaner checkpoint atomically (temp file, fsync, rename, directory fsync).
+    pub fn write_cleaner_checkpoint(&self, entries: &BTreeMap<(String, i32), i64>) -> Result<()> {
+        let _guard = self
+            .write_lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let rows: Vec<(String, i32, i64)> = entries
+            .iter()
+            .map(|((t, p), o)| (t.clone(), *p, *o))
+            .collect();
+        checkpoint::write(&self.root.join(CLEANER_CHECKPOINT), &rows)
+    }
+
     /// Writes the clean-shutdown marker; call after every log is closed and checkpointed.
     pub fn mark_clean_shutdown(&self) -> Result<()> {
         write_atomically(&self.root.join(CLEAN_SHUTDOWN_FILE), b"")
@@ -183,6 +211,29 @@ fn parse_partition_dir(name: &str) -> Option<(&str, i32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cleaner_checkpoint_round_trip() {
+        let root = tempfile::tempdir().unwrap();
+        let (dir, _) = LogDir::open(root.path()).unwrap();
+        assert!(dir.read_cleaner_checkpoint().unwrap().is_empty());
+        let mut m = BTreeMap::new();
+        m.insert(("compacted-topic".to_string(), 2), 1234i64);
+        m.insert(("a".to_string(), 0), 0i64);
+        dir.write_cleaner_checkpoint(&m).unwrap();
+        let text = fs::read_to_string(root.path().join(CLEANER_CHECKPOINT)).unwrap();
+        assert_eq!(text, "0\n2\na 0 0\ncompacted-topic 2 1234\n");
+        assert_eq!(dir.read_cleaner_checkpoint().unwrap(), m);
+        m.remove(&("a".to_string(), 0));
+        dir.write_cleaner_checkpoint(&m).unwrap();
+        assert_eq!(dir.read_cleaner_checkpoint().unwrap(), m);
+        assert!(!root.path().join("cleaner-offset-checkpoint.tmp").exists());
+        fs::write(root.path().join(CLEANER_CHECKPOINT), "0\n3\nx 0 1\n").unwrap();
+        assert!(matches!(
+            dir.read_cleaner_checkpoint(),
+            Err(LogError::MalformedFile { .. })
+        ));
+    }
 
     #[test]
     fn partition_dir_names() {

@@ -3,9 +3,9 @@
 //! recovery point) or scanning and validating every batch (data that may not have reached the
 //! disk), truncating at the first torn or invalid batch and rebuilding the indexes.
 //!
-//! Leftovers: `*.deleted` and `*.cleaned` are removed; `*.swap` (a cleaned segment whose swap
-//! was interrupted after it was made durable) is renamed into place and replaces the segments
-//! it covers; index files without a `.log` are removed.
+//! Leftovers of interrupted swaps (`*.cleaned`, `*.swap`, `*.deleted`) are handled first by
+//! `swap::recover_swaps`; index files without a `.log` are removed. Offsets must increase
+//! strictly within and across segments but need not be contiguous (compaction leaves gaps).
 //!
 //! Runs single-threaded before the `Log` is shared.
 
@@ -45,7 +45,7 @@ pub(crate) fn load_segments(
     now_ms: i64,
     recovery: Recovery,
 ) -> Result<Vec<Segment>> {
-    let swapped = remove_leftovers(dir)?;
+    let swapped = crate::swap::recover_swaps(dir)?;
     let (bases, orphans) = list_segment_files(dir)?;
     for orphan in orphans {
         fs::remove_file(&orphan).map_err(|e| LogError::io("remove orphan index", &orphan, e))?;
@@ -71,45 +71,24 @@ pub(crate) fn load_segments(
             break;
         }
     }
-    // A swapped-in cleaned segment replaces every segment starting inside its range.
-    if !swapped.is_empty() {
-        let ranges: Vec<(i64, i64)> = segments
-            .iter()
-            .filter(|s| swapped.contains(&s.base_offset))
-            .map(|s| (s.base_offset, s.next_offset()))
-            .collect();
-        let mut kept = Vec::with_capacity(segments.len());
-        for s in segments {
-            if ranges
-                .iter()
-                .any(|&(b, n)| s.base_offset > b && s.base_offset < n)
-            {
-                s.delete_files()?;
-            } else {
-                kept.push(s);
-            }
+    // Offsets only grow from one segment to the next (with gaps after compaction). A segment
+    // starting below its predecessor's end is an old segment whose swap-out was lost in a
+    // crash while the cleaned segment replacing it survived: it goes.
+    let mut kept: Vec<Segment> = Vec::with_capacity(segments.len());
+    for s in segments {
+        if kept
+            .last()
+            .is_some_and(|prev| s.base_offset < prev.next_offset())
+        {
+            tracing::warn!(dir = %dir.display(), base_offset = s.base_offset,
+                "removing a segment overlapped by the cleaned segment before it");
+            s.delete_files()?;
+        } else {
+            kept.push(s);
         }
-        segments = kept;
     }
+    segments = kept;
     Ok(segments)
-}
-
-/// Removes `.deleted`/`.cleaned` files and renames `.swap` files into place; returns the base
-/// offsets of swapped-in log files.
-fn remove_leftovers(dir: &Path) -> Result<BTreeSet<i64>> {
-    let mut swapped = BTreeSet::new();
-    for (path, name) in dir_files(dir)? {
-        if name.ends_with(".deleted") || name.ends_with(".cleaned") {
-            fs::remove_file(&path).map_err(|e| LogError::io("remove leftover", &path, e))?;
-        } else if let Some(target) = name.strip_suffix(".swap") {
-            let dest = dir.join(target);
-            fs::rename(&path, &dest).map_err(|e| LogError::io("complete swap of", &path, e))?;
-            if let Some((base, LOG_SUFFIX)) = parse_segment_name(target) {
-                swapped.insert(base);
-            }
-        }
-    }
-    Ok(swapped)
 }
 
 /// Base offsets with a `.log` file, and index files that have none.
@@ -133,7 +112,7 @@ fn list_segment_files(dir: &Path) -> Result<(BTreeSet<i64>, Vec<std::path::PathB
     Ok((bases, orphans))
 }
 
-fn dir_files(dir: &Path) -> Result<Vec<(std::path::PathBuf, String)>> {
+pub(crate) fn dir_files(dir: &Path) -> Result<Vec<(std::path::PathBuf, String)>> {
     let rd = fs::read_dir(dir).map_err(|e| LogError::io("list", dir, e))?;
     let mut out = Vec::new();
     for entry in rd {

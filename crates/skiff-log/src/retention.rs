@@ -88,6 +88,10 @@ impl Log {
     ) -> Result<()> {
         let len = inner.segments.len();
         let mut n = n.min(len);
+        if let Some(&pin) = inner.pins.iter().min() {
+            // A swap is replacing segments from `pin` on: leave them to the next pass.
+            n = n.min(inner.segments.partition_point(|s| s.base_offset < pin));
+        }
         if n == len && inner.segments.last().is_some_and(|s| s.size() == 0) {
             n -= 1;
         }

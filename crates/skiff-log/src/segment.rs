@@ -330,6 +330,15 @@ impl Segment {
     /// Renames the files to `*.deleted` and removes them. Readers holding this segment keep
     /// reading through their open handle (POSIX unlink semantics).
     pub fn delete_files(&self) -> Result<()> {
+        for deleted in self.rename_to_deleted()? {
+            fs::remove_file(&deleted).map_err(|e| LogError::io("remove", &deleted, e))?;
+        }
+        Ok(())
+    }
+
+    /// Renames the log and index files to `*.deleted` (files already missing are skipped);
+    /// returns the new paths. The open handles keep working.
+    pub fn rename_to_deleted(&self) -> Result<Vec<PathBuf>> {
         let (index_path, time_path) = {
             let st = read_guard(&self.state);
             (
@@ -337,18 +346,18 @@ impl Segment {
                 st.time_index.path().to_path_buf(),
             )
         };
+        let mut out = Vec::with_capacity(3);
         for p in [&self.log_path, &index_path, &time_path] {
             let mut name = p.as_os_str().to_os_string();
             name.push(DELETED_SUFFIX);
             let deleted = PathBuf::from(name);
             match fs::rename(p, &deleted) {
-                Ok(()) => {}
+                Ok(()) => out.push(deleted),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(LogError::io("rename for deletion", p, e)),
             }
-            fs::remove_file(&deleted).map_err(|e| LogError::io("remove", &deleted, e))?;
         }
-        Ok(())
+        Ok(out)
     }
 }
 

@@ -166,6 +166,15 @@ impl TimeIndex {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Records that the file was renamed (the open handle stays valid).
+    pub fn set_path(&mut self, path: &Path) {
+        self.path = path.to_path_buf();
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
 }
 
 fn max_entries(max_index_bytes: i32) -> usize {

@@ -2,9 +2,11 @@
 //! append/read, rolls, validation, flush. Siblings: recovery, retention (and lookups, log dir),
 //! and the proptest model.
 
+mod cleaning;
 mod model;
 mod recovery;
 mod retention;
+mod swap;
 
 use crate::{
     AppendValidation, CleanupPolicy, Clock, Log, LogConfig, LogError, ManualClock, Recovery,

@@ -1,0 +1,423 @@
+//! What the log cleaner (crate skiff-cleaner) needs from storage, short of the swap itself
+//! (`swap.rs`): a planning snapshot ([`CleanerView`]), a chunked reader of one segment's whole
+//! batches ([`SegmentBatches`]), a writer of the cleaned replacement segment
+//! ([`CleanedSegmentWriter`]) and the free-space probe ([`free_space`]). No compaction logic
+//! lives here: which records survive is the cleaner's business.
+//!
+//! On-disk format: the writer produces `<base>.log.cleaned`, `<base>.index.cleaned` and
+//! `<base>.timeindex.cleaned`, byte-for-byte the formats of an ordinary segment (see
+//! `segment.rs`, `index.rs`, `time_index.rs`); recovery deletes any `.cleaned` file.
+//!
+//! Thread-safety: `cleaner_view` takes the append lock briefly. `SegmentBatches` holds an
+//! `Arc` of one segment and reads it with positioned reads, never taking the log's locks; it
+//! keeps working after the segment was swapped out or deleted (the open handle stays valid).
+//! A `CleanedSegmentWriter` is owned by one thread and touches only its own files.
+
+use crate::config::LogConfig;
+use crate::error::{LogError, Result};
+use crate::index::OffsetIndex;
+use crate::log::Log;
+use crate::segment::{
+    read_guard, segment_path, BatchMeta, SegState, Segment, INDEX_SUFFIX, LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+};
+use crate::time_index::TimeIndex;
+use bytes::Bytes;
+use skiff_records::{validate_batch, BatchHeader, HEADER_LEN, LOG_OVERHEAD};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Suffix of a cleaned segment's files while it is being written.
+pub(crate) const CLEANED_SUFFIX: &str = ".cleaned";
+
+/// A consistent snapshot for planning, taken under the log lock.
+#[derive(Clone, Debug)]
+pub struct CleanerView {
+    pub log_start_offset: i64,
+    pub log_end_offset: i64,
+    /// Base offset of the active (last) segment — never cleaned.
+    pub active_base_offset: i64,
+    /// All segments in order, the active one last.
+    pub segments: Vec<SegmentInfo>,
+    pub config: LogConfig,
+}
+
+/// Facts about one segment, as of the view.
+#[derive(Clone, Debug)]
+pub struct SegmentInfo {
+    pub base_offset: i64,
+    /// Last offset + 1 (the base offset when empty). After compaction it may be below the
+    /// next segment's base: offsets have gaps.
+    pub next_offset: i64,
+    /// Bytes of the `.log` file.
+    pub size: u64,
+    /// Max record timestamp, or the last modification time when there is none (Kafka's rule).
+    pub largest_timestamp: i64,
+    /// Max timestamp of the segment's first batch (for `max.compaction.lag.ms`).
+    pub first_batch_max_timestamp: Option<i64>,
+    /// Offset index entries (cleaner groups are bounded by `segment.index.bytes`).
+    pub index_entries: usize,
+    pub time_index_entries: usize,
+    pub is_active: bool,
+}
+
+fn segment_info(seg: &Segment, is_active: bool) -> SegmentInfo {
+    let st = read_guard(&seg.state);
+    SegmentInfo {
+        base_offset: seg.base_offset,
+        next_offset: st.next_offset,
+        size: st.size,
+        largest_timestamp: if st.max_timestamp >= 0 {
+            st.max_timestamp
+        } else {
+            st.last_modified_ms
+        },
+        first_batch_max_timestamp: st.rolling_base_ts,
+        index_entries: st.index.len(),
+        time_index_entries: st.time_index.len(),
+        is_active,
+    }
+}
+
+impl Log {
+    /// A consistent snapshot of the segments for the cleaner's planner.
+    pub fn cleaner_view(&self) -> CleanerView {
+        let config = self.config();
+        let inner = self.lock();
+        let n = inner.segments.len();
+        let segments: Vec<SegmentInfo> = inner
+            .segments
+            .iter()
+            .enumerate()
+            .map(|(i, s)| segment_info(s, i + 1 == n))
+            .collect();
+        CleanerView {
+            log_start_offset: inner.log_start,
+            log_end_offset: inner.leo,
+            active_base_offset: inner.segments.last().map(|s| s.base_offset).unwrap_or(0),
+            segments,
+            config,
+        }
+    }
+
+    /// Sequential reader of the whole batches of one segment, in file order, reading at most
+    /// `buffer_size` bytes at a time (more when one batch is larger). `SegmentGone` when no
+    /// segment has this base offset any more.
+    pub fn segment_batches(&self, base_offset: i64, buffer_size: usize) -> Result<SegmentBatches> {
+        let snap = self.snapshot();
+        let seg = snap
+            .segments
+            .iter()
+            .find(|s| s.base_offset == base_offset)
+            .cloned()
+            .ok_or_else(|| {
+                LogError::SegmentGone(format!(
+                    "{} has no segment with base offset {base_offset}",
+                    self.dir.display()
+                ))
+            })?;
+        let limit = seg.size();
+        Ok(SegmentBatches {
+            segment: seg,
+            base_offset,
+            limit,
+            buffer_size: buffer_size.max(HEADER_LEN),
+            chunk: Bytes::new(),
+            chunk_start: 0,
+            used: 0,
+            bytes_read: 0,
+            failed: false,
+        })
+    }
+
+    /// Starts a cleaned replacement for the segments starting at `base_offset`: files
+    /// `<base>.log.cleaned`, `<base>.index.cleaned`, `<base>.timeindex.cleaned` in the log
+    /// directory (stale ones are overwritten).
+    pub fn cleaned_segment_writer(&self, base_offset: i64) -> Result<CleanedSegmentWriter> {
+        CleanedSegmentWriter::create(
+            &self.dir,
+            base_offset,
+            self.config_arc(),
+            self.clock.now_ms(),
+        )
+    }
+}
+
+/// Whole batches of one segment; see [`Log::segment_batches`]. Stops (yields `None`) after
+/// the first error.
+pub struct SegmentBatches {
+    segment: Arc<Segment>,
+    base_offset: i64,
+    /// Segment size when the reader was made: bytes below it never change.
+    limit: u64,
+    buffer_size: usize,
+    chunk: Bytes,
+    /// File position of `chunk[0]`.
+    chunk_start: u64,
+    /// Bytes of `chunk` already returned.
+    used: usize,
+    bytes_read: u64,
+    failed: bool,
+}
+
+impl SegmentBatches {
+    pub fn base_offset(&self) -> i64 {
+        self.base_offset
+    }
+
+    /// Bytes of whole batches returned so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    fn corrupt(&mut self, pos: u64, what: String) -> Option<Result<(BatchHeader, Bytes)>> {
+        self.failed = true;
+        Some(Err(LogError::CorruptMessage(format!(
+            "{} at position {pos}: {what}",
+            self.segment.log_path().display()
+        ))))
+    }
+}
+
+impl Iterator for SegmentBatches {
+    type Item = Result<(BatchHeader, Bytes)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        loop {
+            let pos = self.chunk_start + self.used as u64;
+            let avail = self.chunk.get(self.used..).unwrap_or(&[]);
+            // Size of the next batch once its length field is in the buffer.
+            let total = match avail.get(LOG_OVERHEAD - 4..LOG_OVERHEAD) {
+                Some(b) => {
+                    let len = <[u8; 4]>::try_from(b).map(i32::from_be_bytes).unwrap_or(-1);
+                    match usize::try_from(len) {
+                        Ok(l) if l + LOG_OVERHEAD >= HEADER_LEN => Some(l + LOG_OVERHEAD),
+                        _ => return self.corrupt(pos, format!("invalid batch length {len}")),
+                    }
+                }
+                None => None,
+            };
+            if let Some(total) = total {
+                if pos + total as u64 > self.limit {
+                    return self.corrupt(pos, "batch extends past the segment end".to_string());
+                }
+                if let Some(head) = avail.get(..HEADER_LEN).filter(|_| avail.len() >= total) {
+                    let h = match BatchHeader::parse(head) {
+                        Ok(h) => h,
+                        Err(e) => return self.corrupt(pos, e.to_string()),
+                    };
+                    let batch = self.chunk.slice(self.used..self.used + total);
+                    self.used += total;
+                    self.bytes_read += total as u64;
+                    return Some(Ok((h, batch)));
+                }
+            }
+            if pos >= self.limit {
+                return None;
+            }
+            // Refill from `pos`: a whole chunk, or at least the next batch.
+            let want = self
+                .buffer_size
+                .max(total.unwrap_or(0))
+                .min(usize::try_from(self.limit - pos).unwrap_or(usize::MAX));
+            if total.is_none() && want < LOG_OVERHEAD {
+                return self.corrupt(pos, "torn batch at the segment end".to_string());
+            }
+            match self.segment.read_exact(pos, want) {
+                Ok(buf) => {
+                    self.chunk = Bytes::from(buf);
+                    self.chunk_start = pos;
+                    self.used = 0;
+                }
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+}
+
+/// Writes a cleaned segment; see [`Log::cleaned_segment_writer`]. Dropping it before a swap
+/// deletes its files.
+pub struct CleanedSegmentWriter {
+    pub(crate) dir: PathBuf,
+    pub(crate) base_offset: i64,
+    pub(crate) config: Arc<LogConfig>,
+    now_ms: i64,
+    /// The log file and the facts/indexes; taken by the swap.
+    parts: Option<(File, SegState)>,
+}
+
+impl CleanedSegmentWriter {
+    fn create(
+        dir: &Path,
+        base_offset: i64,
+        config: Arc<LogConfig>,
+        now_ms: i64,
+    ) -> Result<CleanedSegmentWriter> {
+        let log_path = cleaned_path(dir, base_offset, LOG_SUFFIX);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&log_path)
+            .map_err(|e| LogError::io("create cleaned segment", &log_path, e))?;
+        let mut w = CleanedSegmentWriter {
+            dir: dir.to_path_buf(),
+            base_offset,
+            config: config.clone(),
+            now_ms,
+            parts: None,
+        };
+        // From here on Drop removes whatever was created.
+        let index = OffsetIndex::create(
+            &cleaned_path(dir, base_offset, INDEX_SUFFIX),
+            base_offset,
+            config.segment_index_bytes,
+            Vec::new(),
+        )?;
+        let time_index = TimeIndex::create(
+            &cleaned_path(dir, base_offset, TIME_INDEX_SUFFIX),
+            base_offset,
+            config.segment_index_bytes,
+            Vec::new(),
+        )?;
+        let state = SegState {
+            size: 0,
+            next_offset: base_offset,
+            max_timestamp: -1,
+            offset_of_max_timestamp: base_offset,
+            rolling_base_ts: None,
+            last_modified_ms: now_ms,
+            bytes_since_index: 0,
+            index,
+            time_index,
+        };
+        w.parts = Some((file, state));
+        Ok(w)
+    }
+
+    /// Appends one whole, valid batch (offsets preserved, strictly above the previous batch's
+    /// last offset and within 32 bits of the base), indexing it like an ordinary append.
+    pub fn append_batch(&mut self, batch: &[u8]) -> Result<()> {
+        let base = self.base_offset;
+        let interval = u64::try_from(self.config.index_interval_bytes).unwrap_or(0);
+        let now = self.now_ms;
+        let path = cleaned_path(&self.dir, base, LOG_SUFFIX);
+        let Some((file, st)) = self.parts.as_mut() else {
+            return Err(LogError::Aborted(format!(
+                "{} was already swapped in",
+                path.display()
+            )));
+        };
+        let bad = |what: String| LogError::CorruptMessage(format!("{}: {what}", path.display()));
+        let h = BatchHeader::parse(batch).map_err(|e| bad(e.to_string()))?;
+        if h.total_size() != batch.len() {
+            return Err(bad(format!(
+                "batch declares {} bytes but {} were given",
+                h.total_size(),
+                batch.len()
+            )));
+        }
+        validate_batch(batch).map_err(|e| bad(e.to_string()))?;
+        let min = if st.size == 0 { base } else { st.next_offset };
+        if h.base_offset < min {
+            return Err(bad(format!(
+                "batch base offset {} is below the expected minimum {min}",
+                h.base_offset
+            )));
+        }
+        if h.last_offset() - base > i64::from(i32::MAX) {
+            return Err(bad(format!(
+                "batch last offset {} does not fit a 32-bit relative offset from {base}",
+                h.last_offset()
+            )));
+        }
+        let pos = st.size;
+        file.write_all_at(batch, pos)
+            .map_err(|e| LogError::io_at("append to", &path, pos, e))?;
+        st.observe(
+            &BatchMeta {
+                position: pos,
+                size: batch.len() as u64,
+                last_offset: h.last_offset(),
+                max_timestamp: h.max_timestamp,
+            },
+            interval,
+            now,
+        )
+    }
+
+    /// Bytes written so far.
+    pub fn size(&self) -> u64 {
+        self.parts.as_ref().map(|(_, st)| st.size).unwrap_or(0)
+    }
+
+    pub fn base_offset(&self) -> i64 {
+        self.base_offset
+    }
+
+    /// Last offset + 1 of the batches written (the base offset when none).
+    pub fn next_offset(&self) -> i64 {
+        self.parts
+            .as_ref()
+            .map(|(_, st)| st.next_offset)
+            .unwrap_or(self.base_offset)
+    }
+
+    /// Abandons the segment: deletes its `.cleaned` files.
+    pub fn abort(mut self) -> Result<()> {
+        self.parts = None;
+        remove_cleaned_files(&self.dir, self.base_offset)
+    }
+
+    /// Hands the file and state to the swap; Drop then deletes nothing.
+    pub(crate) fn take_parts(&mut self) -> Option<(File, SegState)> {
+        self.parts.take()
+    }
+}
+
+impl Drop for CleanedSegmentWriter {
+    fn drop(&mut self) {
+        if self.parts.take().is_some() {
+            if let Err(e) = remove_cleaned_files(&self.dir, self.base_offset) {
+                tracing::warn!(error = %e, "could not remove an abandoned cleaned segment");
+            }
+        }
+    }
+}
+
+/// `<dir>/<base>.<suffix>.cleaned`
+pub(crate) fn cleaned_path(dir: &Path, base: i64, suffix: &str) -> PathBuf {
+    let mut p = segment_path(dir, base, suffix).into_os_string();
+    p.push(CLEANED_SUFFIX);
+    PathBuf::from(p)
+}
+
+/// Removes the `.cleaned` files of `base` (missing ones are fine).
+pub(crate) fn remove_cleaned_files(dir: &Path, base: i64) -> Result<()> {
+    for suffix in [LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX] {
+        let p = cleaned_path(dir, base, suffix);
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(LogError::io("remove cleaned file", &p, e)),
+        }
+    }
+    Ok(())
+}
+
+/// Bytes available to unprivileged users on the filesystem holding `dir` (statvfs), for the
+/// cleaner's "room before work" check.
+pub fn free_space(dir: &Path) -> Result<u64> {
+    let st = rustix::fs::statvfs(dir)
+        .map_err(|e| LogError::io("statvfs", dir, std::io::Error::from(e)))?;
+    Ok(st.f_bavail.saturating_mul(st.f_frsize))
+}

@@ -1,0 +1,415 @@
+//! Swapping a cleaned segment in for the segments it replaces (Kafka's
+//! `LocalLog.replaceSegments`), and finishing or rolling back an interrupted swap at startup
+//! (Kafka's `LogLoader`). Offsets never change: the log end and log start stay as they are.
+//!
+//! Protocol, in order (each step is a crash point, tested one by one):
+//! 1. under the append lock: check that the old segments are still there, consecutive and
+//!    sealed, and *pin* them so retention leaves them alone until the swap ends (the log start
+//!    may still move; the next retention pass removes what fell below it);
+//! 2. final time-index entry; mtime of the last source segment; fsync the three `.cleaned`
+//!    files;
+//! 3. rename `.index.cleaned`/`.timeindex.cleaned` → `.swap`, then `.log.cleaned` → `.log.swap`
+//!    and fsync the directory: **the commit point** (before it, recovery deletes the cleaned
+//!    files; after it, recovery completes the swap);
+//! 4. under the append lock: rename each old segment's files to `.deleted`, then `.swap` →
+//!    final names, and publish the new segment list (readers holding the old list keep
+//!    reading the old open files, which stay valid after rename and unlink);
+//! 5. fsync the directory, then unlink the `.deleted` files at once (open handles keep
+//!    working, so Kafka's `file.delete.delay.ms` grace is not needed on POSIX systems).
+//!
+//! Recovery ([`recover_swaps`], before segments are loaded): `*.cleaned` and `*.deleted` →
+//! delete; an index `.swap` → delete (a committed swap's indexes are rebuilt from its log);
+//! `<base>.log.swap` → delete every segment whose base lies in `[base, swap next offset)`
+//! (its old files), rename the swap into place and fully rescan it. As in Kafka, an old
+//! segment starting at or above the cleaned segment's next offset (every record of it was
+//! superseded) survives a crash right after the commit point; the log is then the cleaned
+//! data followed by that old data, which keeps every compaction guarantee, and the next pass
+//! removes it.
+//!
+//! Thread-safety: `replace_segments` may run on a cleaner thread while the log serves appends
+//! and reads; it holds the append lock only for checks, renames and the publish, never for an
+//! fsync. One swap at a time per log (the cleaner cleans a log from one thread).
+
+use crate::cleaning::{cleaned_path, remove_cleaned_files, CleanedSegmentWriter};
+use crate::error::{LogError, Result};
+use crate::fsutil::fsync_dir;
+use crate::log::Log;
+use crate::recovery::{dir_files, parse_segment_name, scan_batches};
+use crate::segment::{
+    segment_path, SegState, Segment, DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX,
+};
+use std::collections::BTreeSet;
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+pub(crate) const SWAP_SUFFIX: &str = ".swap";
+
+/// How a swap attempt ended; tests stop it after a given number of steps as if the process
+/// died there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SwapEnd {
+    Done,
+    Crashed,
+}
+
+/// Counts the steps of a swap and says when a test wants it to stop.
+struct Steps {
+    left: usize,
+}
+
+impl Steps {
+    fn crash_here(&mut self) -> bool {
+        if self.left == 0 {
+            return true;
+        }
+        self.left -= 1;
+        false
+    }
+}
+
+/// `<dir>/<base>.<suffix>.swap`
+fn swap_path(dir: &Path, base: i64, suffix: &str) -> PathBuf {
+    let mut p = segment_path(dir, base, suffix).into_os_string();
+    p.push(SWAP_SUFFIX);
+    PathBuf::from(p)
+}
+
+fn rename(from: &Path, to: &Path) -> Result<()> {
+    fs::rename(from, to).map_err(|e| LogError::io(&format!("rename to {}", to.display()), from, e))
+}
+
+impl Log {
+    /// Crash-safe swap of `old_bases` (consecutive sealed segments) for the finished cleaned
+    /// segment, whose base must be `old_bases[0]`. `SegmentGone` (and the cleaned files
+    /// deleted, the log untouched) when one of them no longer exists. See the module docs.
+    pub fn replace_segments(&self, old_bases: &[i64], cleaned: CleanedSegmentWriter) -> Result<()> {
+        self.replace_segments_steps(old_bases, cleaned, usize::MAX)
+            .map(|_| ())
+    }
+
+    /// [`Log::replace_segments`], stopping dead (no cleanup) after `crash_after` steps.
+    pub(crate) fn replace_segments_steps(
+        &self,
+        old_bases: &[i64],
+        mut cleaned: CleanedSegmentWriter,
+        crash_after: usize,
+    ) -> Result<SwapEnd> {
+        let mut steps = Steps { left: crash_after };
+        let base = cleaned.base_offset;
+        let dir = cleaned.dir.clone();
+        let Some((file, state)) = cleaned.take_parts() else {
+            return Err(LogError::Aborted(format!(
+                "cleaned segment {base} in {} was already swapped in",
+                dir.display()
+            )));
+        };
+        if steps.crash_here() {
+            return Ok(SwapEnd::Crashed);
+        }
+        let last_modified = match self.check_and_pin(old_bases, base, state.next_offset) {
+            Ok(m) => m,
+            Err(e) => {
+                remove_cleaned_files(&dir, base)?;
+                return Err(e);
+            }
+        };
+        let result = self.swap_pinned(old_bases, base, file, state, last_modified, &mut steps);
+        let mut inner = self.lock();
+        if let Some(i) = inner.pins.iter().position(|&p| p == base) {
+            inner.pins.swap_remove(i);
+        }
+        result
+    }
+
+    /// Checks the old segments under the lock and pins them; returns the last one's
+    /// modification time (the cleaned segment takes it, as in Kafka).
+    fn check_and_pin(&self, old_bases: &[i64], base: i64, cleaned_next: i64) -> Result<i64> {
+        let mut inner = self.lock();
+        if self.is_closed() {
+            return Err(LogError::Aborted(format!(
+                "{} is closed",
+                self.dir.display()
+            )));
+        }
+        let Some(&first) = old_bases.first() else {
+            return Err(LogError::Aborted("no segment to replace".to_string()));
+        };
+        if first != base {
+            return Err(LogError::Aborted(format!(
+                "cleaned segment base {base} differs from the first replaced segment {first}"
+            )));
+        }
+        let segs = &inner.segments;
+        let gone = |b: i64| {
+            LogError::SegmentGone(format!(
+                "{} has no segment with base offset {b} any more",
+                self.dir.display()
+            ))
+        };
+        let start = segs
+            .iter()
+            .position(|s| s.base_offset == first)
+            .ok_or_else(|| gone(first))?;
+        for (k, &b) in old_bases.iter().enumerate() {
+            match segs.get(start + k) {
+                Some(s) if s.base_offset == b => {}
+                _ if segs.iter().all(|s| s.base_offset != b) => return Err(gone(b)),
+                _ => {
+                    return Err(LogError::Aborted(format!(
+                        "segments {old_bases:?} are not consecutive in {}",
+                        self.dir.display()
+                    )))
+                }
+            }
+        }
+        let end = start + old_bases.len();
+        if end >= segs.len() {
+            return Err(LogError::Aborted(format!(
+                "the active segment of {} cannot be replaced",
+                self.dir.display()
+            )));
+        }
+        let last = segs.get(end - 1).ok_or_else(|| gone(first))?;
+        let last_next = last.next_offset();
+        if cleaned_next > last_next {
+            return Err(LogError::Aborted(format!(
+                "cleaned segment {base} reaches offset {cleaned_next}, beyond the replaced \
+                 segments' end {last_next}"
+            )));
+        }
+        let last_modified = crate::segment::read_guard(&last.state).last_modified_ms;
+        inner.pins.push(base);
+        Ok(last_modified)
+    }
+
+    /// Steps 2 to 5 of the protocol, with the old segments pinned.
+    fn swap_pinned(
+        &self,
+        old_bases: &[i64],
+        base: i64,
+        file: File,
+        mut state: SegState,
+        last_modified: i64,
+        steps: &mut Steps,
+    ) -> Result<SwapEnd> {
+        let dir = self.dir.clone();
+        let config = self.config();
+        let sealed = finish_cleaned(&dir, base, &file, &mut state, last_modified);
+        if let Err(e) = sealed {
+            remove_cleaned_files(&dir, base)?;
+            return Err(e);
+        }
+        if steps.crash_here() {
+            return Ok(SwapEnd::Crashed);
+        }
+        // Indexes first: the log file's rename is the commit point.
+        for suffix in [INDEX_SUFFIX, TIME_INDEX_SUFFIX, LOG_SUFFIX] {
+            if let Err(e) = rename(
+                &cleaned_path(&dir, base, suffix),
+                &swap_path(&dir, base, suffix),
+            ) {
+                self.remove_uncommitted(base);
+                return Err(e);
+            }
+            if steps.crash_here() {
+                return Ok(SwapEnd::Crashed);
+            }
+        }
+        if let Err(e) = fsync_dir(&dir) {
+            return Err(self.take_offline(e));
+        }
+        if steps.crash_here() {
+            return Ok(SwapEnd::Crashed);
+        }
+        let mut deleted: Vec<PathBuf> = Vec::new();
+        {
+            let mut inner = self.lock();
+            let start = inner.segments.iter().position(|s| s.base_offset == base);
+            let (Some(start), Some(end)) =
+                (start, start.and_then(|s| s.checked_add(old_bases.len())))
+            else {
+                drop(inner);
+                return Err(self.take_offline(LogError::SegmentGone(format!(
+                    "pinned segment {base} of {} vanished during a swap",
+                    dir.display()
+                ))));
+            };
+            let olds: Vec<Arc<Segment>> = inner
+                .segments
+                .get(start..end)
+                .map(<[Arc<Segment>]>::to_vec)
+                .unwrap_or_default();
+            for old in &olds {
+                match old.rename_to_deleted() {
+                    Ok(paths) => deleted.extend(paths),
+                    Err(e) => {
+                        drop(inner);
+                        return Err(self.take_offline(e));
+                    }
+                }
+                if steps.crash_here() {
+                    return Ok(SwapEnd::Crashed);
+                }
+            }
+            for suffix in [LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX] {
+                let to = segment_path(&dir, base, suffix);
+                if let Err(e) = rename(&swap_path(&dir, base, suffix), &to) {
+                    drop(inner);
+                    return Err(self.take_offline(e));
+                }
+                if steps.crash_here() {
+                    return Ok(SwapEnd::Crashed);
+                }
+            }
+            let (index_path, time_path) = (
+                segment_path(&dir, base, INDEX_SUFFIX),
+                segment_path(&dir, base, TIME_INDEX_SUFFIX),
+            );
+            state.index.set_path(&index_path);
+            state.time_index.set_path(&time_path);
+            let seg = Arc::new(Segment::from_parts(
+                base,
+                segment_path(&dir, base, LOG_SUFFIX),
+                file,
+                &config,
+                self.clock.now_ms(),
+                state,
+            ));
+            let mut list: Vec<Arc<Segment>> = inner.segments.get(..start).unwrap_or(&[]).to_vec();
+            list.push(seg);
+            list.extend(inner.segments.get(end..).unwrap_or(&[]).iter().cloned());
+            inner.segments = Arc::new(list);
+            self.publish(&inner);
+        }
+        if steps.crash_here() {
+            return Ok(SwapEnd::Crashed);
+        }
+        if let Err(e) = fsync_dir(&dir) {
+            return Err(self.take_offline(e));
+        }
+        if steps.crash_here() {
+            return Ok(SwapEnd::Crashed);
+        }
+        for p in deleted {
+            if let Err(e) = fs::remove_file(&p) {
+                // Harmless: recovery removes `.deleted` files at the next start.
+                tracing::warn!(file = %p.display(), error = %e, "could not remove a swapped-out file");
+            }
+            if steps.crash_here() {
+                return Ok(SwapEnd::Crashed);
+            }
+        }
+        tracing::info!(dir = %dir.display(), base_offset = base, replaced = old_bases.len(),
+            "swapped in cleaned segment");
+        Ok(SwapEnd::Done)
+    }
+
+    /// Before the commit point: back to the state before the swap.
+    fn remove_uncommitted(&self, base: i64) {
+        for suffix in [INDEX_SUFFIX, TIME_INDEX_SUFFIX, LOG_SUFFIX] {
+            for p in [
+                cleaned_path(&self.dir, base, suffix),
+                swap_path(&self.dir, base, suffix),
+            ] {
+                if let Err(e) = fs::remove_file(&p) {
+                    if e.kind() != std::io::ErrorKind::NotFound {
+                        tracing::warn!(file = %p.display(), error = %e,
+                            "could not remove an uncommitted cleaned file");
+                    }
+                }
+            }
+        }
+    }
+
+    /// After the commit point the files and the segment list may disagree: refuse writes
+    /// until a restart recovers the swap.
+    fn take_offline(&self, e: LogError) -> LogError {
+        tracing::error!(dir = %self.dir.display(), error = %e,
+            "segment swap failed after its commit point; log taken offline");
+        self.lock().offline = Some(e.to_string());
+        e
+    }
+}
+
+/// Final time-index entry, mtime of the last source segment, fsync of the three files.
+fn finish_cleaned(
+    dir: &Path,
+    base: i64,
+    file: &File,
+    state: &mut SegState,
+    last_modified: i64,
+) -> Result<()> {
+    let (ts, off) = (state.max_timestamp, state.offset_of_max_timestamp);
+    state.time_index.maybe_append(ts, off, true)?;
+    state.last_modified_ms = last_modified;
+    let log_path = cleaned_path(dir, base, LOG_SUFFIX);
+    if let Ok(ms) = u64::try_from(last_modified) {
+        file.set_modified(UNIX_EPOCH + Duration::from_millis(ms))
+            .map_err(|e| LogError::io("set mtime of", &log_path, e))?;
+    }
+    file.sync_all()
+        .map_err(|e| LogError::io("fsync cleaned segment", &log_path, e))?;
+    state.index.sync()?;
+    state.time_index.sync()
+}
+
+/// Finishes or rolls back interrupted swaps in `dir` (see the module docs); returns the base
+/// offsets of swapped-in segments, which the loader must scan fully.
+pub(crate) fn recover_swaps(dir: &Path) -> Result<BTreeSet<i64>> {
+    let mut log_swaps: Vec<(i64, PathBuf)> = Vec::new();
+    let mut changed = false;
+    let remove = |p: &Path| fs::remove_file(p).map_err(|e| LogError::io("remove leftover", p, e));
+    for (path, name) in dir_files(dir)? {
+        if name.ends_with(DELETED_SUFFIX) || name.ends_with(crate::cleaning::CLEANED_SUFFIX) {
+            remove(&path)?;
+            changed = true;
+        } else if let Some(target) = name.strip_suffix(SWAP_SUFFIX) {
+            match parse_segment_name(target) {
+                Some((base, LOG_SUFFIX)) => log_swaps.push((base, path)),
+                _ => {
+                    remove(&path)?;
+                    changed = true;
+                }
+            }
+        }
+    }
+    log_swaps.sort();
+    let mut swapped = BTreeSet::new();
+    for (base, path) in log_swaps {
+        let end = swap_next_offset(&path, base)?.max(base + 1);
+        for (p, name) in dir_files(dir)? {
+            if let Some((b, suffix)) = parse_segment_name(&name) {
+                let segment_file = matches!(suffix, LOG_SUFFIX | INDEX_SUFFIX | TIME_INDEX_SUFFIX);
+                if segment_file && b >= base && b < end {
+                    tracing::info!(file = %p.display(), "removing a segment replaced by a swap");
+                    remove(&p)?;
+                }
+            }
+        }
+        rename(&path, &segment_path(dir, base, LOG_SUFFIX))?;
+        tracing::info!(dir = %dir.display(), base_offset = base, "completed an interrupted swap");
+        swapped.insert(base);
+        changed = true;
+    }
+    if changed {
+        fsync_dir(dir)?;
+    }
+    Ok(swapped)
+}
+
+/// Last offset + 1 of the valid batches of a swap file (its base when it has none).
+fn swap_next_offset(path: &Path, base: i64) -> Result<i64> {
+    let file = File::open(path).map_err(|e| LogError::io("open swap file", path, e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| LogError::io("stat swap file", path, e))?
+        .len();
+    let mut next = base;
+    scan_batches(&file, path, base, 0, len, |m| {
+        next = m.last_offset + 1;
+        Ok(())
+    })?;
+    Ok(next)
+}
