@@ -80,7 +80,7 @@ pub struct Log {
     /// Recovery point: every offset below it is on disk.
     flushed: AtomicI64,
     /// A segment file was created since the last directory fsync.
-    pub(crate) dir_dirty: AtomicBool,
+    dir_dirty: AtomicBool,
     /// Set by close and delete_dir, so a running cleaner pass can stop early.
     closed: AtomicBool,
 }

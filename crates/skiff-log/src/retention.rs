@@ -3,6 +3,10 @@
 //! the oldest segment and stops at the first one that does not qualify. The active segment may
 //! go too (it is rolled first so the log end offset is kept); an empty active segment never goes.
 //!
+//! Segments pinned by a running swap (`swap.rs`) and those after them are left for the next
+//! pass; the log start offset still moves. Offsets may have gaps after compaction: every rule
+//! works on segment base offsets, never on contiguity.
+//!
 //! Thread-safety: runs under the log's append lock; readers keep reading removed segments
 //! through their snapshot (files are unlinked but stay open).
 

@@ -433,3 +433,39 @@ fn free_space_reports_the_filesystem() {
         Err(LogError::Io { .. })
     ));
 }
+
+#[test]
+fn a_gap_at_a_segment_tail_is_skipped_by_reads_lookups_and_recovery() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = clock();
+    let (cfg, _) = layout();
+    let log = open(dir.path(), cfg.clone(), &c, Recovery::Clean);
+    fill(&log, &c, 10); // 0, 6, 12 sealed; 18 active
+    let w = clean(&log, &[0, 6], |h| h.base_offset == 0 || h.base_offset == 6);
+    log.replace_segments(&[0, 6], w).unwrap();
+    drop(log);
+    for r in [Recovery::FromOffset(0), Recovery::Clean] {
+        let log = open(dir.path(), cfg.clone(), &c, r);
+        let view = log.cleaner_view();
+        assert_eq!(view.segments[0].next_offset, 8, "below the next base 12");
+        assert_eq!(view.log_end_offset, 20);
+        for (at, want) in [(7, 6), (8, 12), (9, 12), (11, 12)] {
+            let r = log.read(at, 1, true).unwrap();
+            assert_eq!(headers(&r.records)[0].base_offset, want, "read at {at}");
+        }
+        assert_eq!(
+            log.offset_for_timestamp(T0 + 35).unwrap(),
+            Some((12, T0 + 60))
+        );
+        log.close().unwrap();
+    }
+    let log = open(dir.path(), cfg, &c, Recovery::FromOffset(0));
+    assert_eq!(log.delete_records_before(9).unwrap(), 9);
+    assert_eq!(log.segment_base_offsets(), vec![0, 12, 18]);
+    assert_eq!(
+        headers(&log.read(9, 1, true).unwrap().records)[0].base_offset,
+        12
+    );
+    assert_eq!(log.delete_records_before(12).unwrap(), 12);
+    assert_eq!(log.segment_base_offsets(), vec![12, 18]);
+}
