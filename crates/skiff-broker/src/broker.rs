@@ -4,9 +4,10 @@
 //! flusher queue); `Broker` is shared as `Arc<Broker>`.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use base64::Engine;
+use skiff_cleaner::{CleanerConfig, CleanerPool};
 use skiff_config::BrokerConfig;
 use skiff_log::{Clock, LogDir, LogError, SystemClock};
 use tracing::info;
@@ -32,8 +33,10 @@ pub enum StartError {
 pub struct Broker {
     pub config: Arc<BrokerConfig>,
     pub cluster_id: String,
-    pub topics: Topics,
+    pub topics: Arc<Topics>,
     pub durability: Arc<Durability>,
+    /// The log cleaner threads; `None` once stopped at shutdown.
+    cleaner: Mutex<Option<CleanerPool>>,
     pub log_dir: Arc<LogDir>,
     pub clock: Arc<dyn Clock>,
 }
@@ -54,7 +57,18 @@ impl Broker {
         let log_dir = Arc::new(log_dir);
         let cluster_id = load_or_create_meta(&log_dir, &config)?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        let topics = Topics::load(log_dir.clone(), config.clone(), clock.clone(), clean)?;
+        let topics = Arc::new(Topics::load(
+            log_dir.clone(),
+            config.clone(),
+            clock.clone(),
+            clean,
+        )?);
+        let cleaner = CleanerPool::start(
+            cleaner_config(&config),
+            topics.clone(),
+            log_dir.clone(),
+            clock.clone(),
+        );
         let durability = Arc::new(Durability::start().map_err(|e| StartError::Io {
             context: "starting the flusher thread".into(),
             source: e,
@@ -64,6 +78,7 @@ impl Broker {
             cluster_id,
             topics,
             durability,
+            cleaner: Mutex::new(Some(cleaner)),
             log_dir,
             clock,
         });
@@ -111,8 +126,61 @@ impl Broker {
         self.config.node_id
     }
 
+    /// Compaction facts of one partition (None when the cleaner has not looked at it yet).
+    pub fn compaction_status(
+        &self,
+        topic: &str,
+        partition: i32,
+    ) -> Option<skiff_cleaner::CompactionStatus> {
+        self.with_cleaner(|c| c.status(topic, partition)).flatten()
+    }
+
+    fn with_cleaner<T>(&self, f: impl FnOnce(&CleanerPool) -> T) -> Option<T> {
+        let cleaner = self.cleaner.lock().unwrap_or_else(|e| e.into_inner());
+        cleaner.as_ref().map(f)
+    }
+
+    /// Delete a topic, first stopping any cleaning pass on its partitions.
+    pub fn delete_topic(&self, name: &str) -> Result<uuid::Uuid, TopicError> {
+        if let Some(topic) = self.topics.get(name) {
+            for p in topic.partitions() {
+                self.with_cleaner(|c| c.abort_and_wait(name, p.index));
+            }
+        }
+        self.topics.delete(name)
+    }
+
+    /// Replace a topic's config overrides. A pass running under the old `cleanup.policy`
+    /// is aborted safely first (its half-written files are dropped); the cleaner then
+    /// re-plans with the new settings.
+    pub fn set_topic_overrides(
+        &self,
+        name: &str,
+        overrides: std::collections::BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<(), TopicError> {
+        if !validate_only {
+            if let Some(topic) = self.topics.get(name) {
+                for p in topic.partitions() {
+                    self.with_cleaner(|c| c.abort_and_wait(name, p.index));
+                }
+            }
+        }
+        let result = self.topics.set_overrides(name, overrides, validate_only);
+        self.with_cleaner(CleanerPool::wake);
+        result
+    }
+
     /// Flush everything, write checkpoints and the clean-shutdown marker.
     pub fn shutdown(&self) -> Result<(), LogError> {
+        let cleaner = self
+            .cleaner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(cleaner) = cleaner {
+            cleaner.stop();
+        }
         self.durability.stop();
         let partitions = self.topics.all_partitions();
         for partition in &partitions {
@@ -132,6 +200,19 @@ impl Broker {
             .map(|p| (p.topic.clone(), p.index, p.log.as_ref()))
             .collect();
         self.log_dir.write_checkpoints(&entries)
+    }
+}
+
+/// The cleaner pool's settings from the broker's `log.cleaner.*` keys.
+fn cleaner_config(config: &BrokerConfig) -> CleanerConfig {
+    CleanerConfig {
+        enable: config.log_cleaner_enable,
+        threads: usize::try_from(config.log_cleaner_threads).unwrap_or(0),
+        dedupe_buffer_size: u64::try_from(config.log_cleaner_dedupe_buffer_size).unwrap_or(0),
+        io_buffer_size: usize::try_from(config.log_cleaner_io_buffer_size).unwrap_or(0),
+        io_buffer_load_factor: config.log_cleaner_io_buffer_load_factor,
+        backoff_ms: u64::try_from(config.log_cleaner_backoff_ms).unwrap_or(0),
+        io_max_bytes_per_second: config.log_cleaner_io_max_bytes_per_second,
     }
 }
 

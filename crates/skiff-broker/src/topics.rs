@@ -419,6 +419,16 @@ impl Topics {
     }
 }
 
+/// The cleaner asks for the current logs on every loop.
+impl skiff_cleaner::LogSource for Topics {
+    fn logs(&self) -> Vec<(String, i32, Arc<skiff_log::Log>)> {
+        self.all_partitions()
+            .into_iter()
+            .map(|p| (p.topic.clone(), p.index, p.log.clone()))
+            .collect()
+    }
+}
+
 /// Kafka's topic name rules: 1..=249 chars of `[a-zA-Z0-9._-]`, not "." or "..".
 pub fn validate_topic_name(name: &str) -> Result<(), TopicError> {
     let invalid = |why: String| Err(TopicError::InvalidName(why));

@@ -35,13 +35,11 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
         ApiKey::ApiVersions => vec![RequestKind::ApiVersions(ApiVersionsRequest::default())],
         ApiKey::Metadata => vec![
             RequestKind::Metadata(MetadataRequest::default().with_topics(None)),
-            RequestKind::Metadata(
-                MetadataRequest::default().with_topics(Some(vec![
+            RequestKind::Metadata(MetadataRequest::default().with_topics(Some(vec![
                     metadata_request::MetadataRequestTopic::default().with_name(Some(t.clone())),
                     metadata_request::MetadataRequestTopic::default()
                         .with_name(Some(TopicName(s(&format!("auto-{version}"))))),
-                ])),
-            ),
+                ]))),
         ],
         ApiKey::Produce => {
             let topic = produce_request::TopicProduceData::default()

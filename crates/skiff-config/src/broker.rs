@@ -71,6 +71,10 @@ pub struct BrokerConfig {
     pub log_cleaner_io_buffer_size: i32,
     /// `log.cleaner.backoff.ms`: sleep when nothing is cleanable.
     pub log_cleaner_backoff_ms: i64,
+    /// `log.cleaner.io.buffer.load.factor`: the load factor of the cleaner's offset map.
+    pub log_cleaner_io_buffer_load_factor: f64,
+    /// `log.cleaner.io.max.bytes.per.second`: throttle on all cleaner threads' I/O.
+    pub log_cleaner_io_max_bytes_per_second: f64,
     /// `group.initial.rebalance.delay.ms`.
     pub group_initial_rebalance_delay_ms: i32,
     /// `group.min.session.timeout.ms`.
@@ -122,6 +126,8 @@ impl Default for BrokerConfig {
             log_cleaner_dedupe_buffer_size: 134_217_728,
             log_cleaner_io_buffer_size: 524_288,
             log_cleaner_backoff_ms: 15_000,
+            log_cleaner_io_buffer_load_factor: 0.9,
+            log_cleaner_io_max_bytes_per_second: f64::MAX,
             group_initial_rebalance_delay_ms: 3000,
             group_min_session_timeout_ms: 6000,
             group_max_session_timeout_ms: 1_800_000,
@@ -239,6 +245,11 @@ pub(crate) fn build(
         Some(Parsed::Bool(b)) => *b,
         _ => d,
     };
+    let f64_of = |k: &str, d: f64| match parsed.get(k) {
+        Some(Parsed::Double(v)) => *v,
+        Some(Parsed::Int(v)) => *v as f64,
+        _ => d,
+    };
 
     cfg.node_id = i32_of("node.id", cfg.node_id);
     cfg.cluster_id = settings
@@ -293,6 +304,14 @@ pub(crate) fn build(
     cfg.log_cleaner_io_buffer_size =
         i32_of("log.cleaner.io.buffer.size", cfg.log_cleaner_io_buffer_size);
     cfg.log_cleaner_backoff_ms = i64_of("log.cleaner.backoff.ms", cfg.log_cleaner_backoff_ms);
+    cfg.log_cleaner_io_buffer_load_factor = f64_of(
+        "log.cleaner.io.buffer.load.factor",
+        cfg.log_cleaner_io_buffer_load_factor,
+    );
+    cfg.log_cleaner_io_max_bytes_per_second = f64_of(
+        "log.cleaner.io.max.bytes.per.second",
+        cfg.log_cleaner_io_max_bytes_per_second,
+    );
     cfg.group_initial_rebalance_delay_ms = i32_of(
         "group.initial.rebalance.delay.ms",
         cfg.group_initial_rebalance_delay_ms,

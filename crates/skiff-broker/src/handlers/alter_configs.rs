@@ -139,8 +139,7 @@ fn alter(
             })?;
             let overrides = next(&topic.overrides())?;
             broker
-                .topics
-                .set_overrides(&topic.name, overrides, validate_only)
+                .set_topic_overrides(&topic.name, overrides, validate_only)
                 .map_err(|e| (topic_error_code(&e), e.to_string()))
         }
         BROKER => {

@@ -51,7 +51,7 @@ pub async fn handle(broker: &Arc<Broker>, version: i16, request: DeleteTopicsReq
                 if !b.config.delete_topic_enable {
                     return result.with_error_code(ResponseError::TopicDeletionDisabled.code());
                 }
-                match b.topics.delete(&topic.name) {
+                match b.delete_topic(&topic.name) {
                     Ok(id) => result
                         .with_name(Some(topic_name(&topic.name)))
                         .with_topic_id(if version >= 6 { id } else { Uuid::nil() }),

@@ -1,0 +1,540 @@
+//! The key/value record formats of `__consumer_offsets`, byte-compatible with Apache Kafka's
+//! group coordinator so that tools reading that topic (lag monitors such as Burrow) understand
+//! what Skiff writes, and Skiff can replay what Kafka wrote.
+//!
+//! On-disk format (big-endian, Kafka "data" schemas):
+//! - key: `int16` record type, then
+//!   - 0 or 1 `OffsetCommitKey`: group `string`, topic `string`, partition `int32`;
+//!   - 2 `GroupMetadataKey`: group `string`.
+//!   Other types (KIP-848 consumer group records, share groups) are reported as
+//!   [`Key::Other`] and skipped on replay.
+//! - `OffsetCommitValue`: `int16` version (0-4; Skiff writes 3), offset `int64`, leaderEpoch
+//!   `int32` (v3+), metadata `string`, commitTimestamp `int64`, expireTimestamp `int64` (v1
+//!   only). v4 is the flexible encoding (compact strings, tagged fields).
+//! - `GroupMetadataValue`: `int16` version (0-4; Skiff writes 3), protocolType `string`,
+//!   generation `int32`, protocol `nullable string`, leader `nullable string`,
+//!   currentStateTimestamp `int64` (v2+), members array of: memberId, groupInstanceId
+//!   (nullable, v3+), clientId, clientHost, rebalanceTimeout `int32` (v1+), sessionTimeout
+//!   `int32`, subscription `bytes`, assignment `bytes`.
+//! - A tombstone (null value) deletes the key, as on any compacted topic.
+//!
+//! Pure functions, no state: safe from any thread. Decoding is bounds-checked and never panics.
+
+use bytes::Bytes;
+
+/// Versions Skiff writes: the newest non-flexible ones, which every reader understands.
+pub const OFFSET_KEY_VERSION: i16 = 1;
+pub const GROUP_KEY_VERSION: i16 = 2;
+pub const OFFSET_VALUE_VERSION: i16 = 3;
+pub const GROUP_VALUE_VERSION: i16 = 3;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CodecError {
+    #[error("__consumer_offsets record truncated while reading {0}")]
+    Truncated(&'static str),
+    #[error("__consumer_offsets record has an invalid {0}")]
+    Invalid(&'static str),
+    #[error("__consumer_offsets value version {0} is not one Kafka defines")]
+    UnknownVersion(i16),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Key {
+    Offset {
+        group: String,
+        topic: String,
+        partition: i32,
+    },
+    Group {
+        group: String,
+    },
+    /// A record type this coordinator does not use (kept on disk, ignored on replay).
+    Other(i16),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OffsetValue {
+    pub offset: i64,
+    pub leader_epoch: i32,
+    pub metadata: String,
+    pub commit_timestamp: i64,
+    /// Only version 1 carries it; -1 otherwise.
+    pub expire_timestamp: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberValue {
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub rebalance_timeout: i32,
+    pub session_timeout: i32,
+    pub subscription: Bytes,
+    pub assignment: Bytes,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupValue {
+    pub protocol_type: String,
+    pub generation: i32,
+    pub protocol: Option<String>,
+    pub leader: Option<String>,
+    pub current_state_timestamp: i64,
+    pub members: Vec<MemberValue>,
+}
+
+// ---------------------------------------------------------------- encoding
+
+fn put_i16(out: &mut Vec<u8>, v: i16) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+fn put_i32(out: &mut Vec<u8>, v: i32) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+fn put_i64(out: &mut Vec<u8>, v: i64) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+/// Kafka strings are at most `i16::MAX` bytes; longer input is cut at a char boundary
+/// (group ids, topics and member ids are far shorter; the limit is the format's).
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    let mut end = s.len().min(i16::MAX as usize);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    put_i16(out, i16::try_from(end).unwrap_or(i16::MAX));
+    out.extend_from_slice(&s.as_bytes()[..end]);
+}
+fn put_nullable_str(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => put_str(out, s),
+        None => put_i16(out, -1),
+    }
+}
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_i32(out, i32::try_from(b.len()).unwrap_or(i32::MAX));
+    out.extend_from_slice(b);
+}
+
+pub fn encode_key(key: &Key) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    match key {
+        Key::Offset {
+            group,
+            topic,
+            partition,
+        } => {
+            put_i16(&mut out, OFFSET_KEY_VERSION);
+            put_str(&mut out, group);
+            put_str(&mut out, topic);
+            put_i32(&mut out, *partition);
+        }
+        Key::Group { group } => {
+            put_i16(&mut out, GROUP_KEY_VERSION);
+            put_str(&mut out, group);
+        }
+        Key::Other(version) => put_i16(&mut out, *version),
+    }
+    out
+}
+
+pub fn encode_offset_value(v: &OffsetValue) -> Vec<u8> {
+    let mut out = Vec::with_capacity(32 + v.metadata.len());
+    put_i16(&mut out, OFFSET_VALUE_VERSION);
+    put_i64(&mut out, v.offset);
+    put_i32(&mut out, v.leader_epoch);
+    put_str(&mut out, &v.metadata);
+    put_i64(&mut out, v.commit_timestamp);
+    out
+}
+
+pub fn encode_group_value(v: &GroupValue) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    put_i16(&mut out, GROUP_VALUE_VERSION);
+    put_str(&mut out, &v.protocol_type);
+    put_i32(&mut out, v.generation);
+    put_nullable_str(&mut out, v.protocol.as_deref());
+    put_nullable_str(&mut out, v.leader.as_deref());
+    put_i64(&mut out, v.current_state_timestamp);
+    put_i32(&mut out, i32::try_from(v.members.len()).unwrap_or(i32::MAX));
+    for m in &v.members {
+        put_str(&mut out, &m.member_id);
+        put_nullable_str(&mut out, m.group_instance_id.as_deref());
+        put_str(&mut out, &m.client_id);
+        put_str(&mut out, &m.client_host);
+        put_i32(&mut out, m.rebalance_timeout);
+        put_i32(&mut out, m.session_timeout);
+        put_bytes(&mut out, &m.subscription);
+        put_bytes(&mut out, &m.assignment);
+    }
+    out
+}
+
+// ---------------------------------------------------------------- decoding
+
+/// Bounds-checked reader over one key or value; `flexible` selects the compact encodings.
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    flexible: bool,
+}
+
+impl<'a> Reader<'a> {
+    fn new(buf: &'a [u8]) -> Self {
+        Reader {
+            buf,
+            pos: 0,
+            flexible: false,
+        }
+    }
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], CodecError> {
+        let end = self.pos.checked_add(n).ok_or(CodecError::Truncated(what))?;
+        let s = self
+            .buf
+            .get(self.pos..end)
+            .ok_or(CodecError::Truncated(what))?;
+        self.pos = end;
+        Ok(s)
+    }
+    fn i16(&mut self, what: &'static str) -> Result<i16, CodecError> {
+        let b = self.take(2, what)?;
+        Ok(i16::from_be_bytes([b[0], b[1]]))
+    }
+    fn i32(&mut self, what: &'static str) -> Result<i32, CodecError> {
+        let b = self.take(4, what)?;
+        Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn i64(&mut self, what: &'static str) -> Result<i64, CodecError> {
+        let b = self.take(8, what)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(i64::from_be_bytes(a))
+    }
+    fn uvarint(&mut self, what: &'static str) -> Result<u32, CodecError> {
+        let mut value: u32 = 0;
+        for shift in (0..35).step_by(7) {
+            let b = self.take(1, what)?[0];
+            value |= u32::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err(CodecError::Invalid(what))
+    }
+    /// Length of a string/bytes/array field: `None` means null.
+    fn len(&mut self, wide: bool, what: &'static str) -> Result<Option<usize>, CodecError> {
+        if self.flexible {
+            let n = self.uvarint(what)?;
+            return Ok(n.checked_sub(1).map(|n| n as usize));
+        }
+        let n = if wide {
+            self.i32(what)?
+        } else {
+            i32::from(self.i16(what)?)
+        };
+        match n {
+            -1 => Ok(None),
+            n => usize::try_from(n)
+                .map(Some)
+                .map_err(|_| CodecError::Invalid(what)),
+        }
+    }
+    fn nullable_str(&mut self, what: &'static str) -> Result<Option<String>, CodecError> {
+        match self.len(false, what)? {
+            None => Ok(None),
+            Some(n) => {
+                let b = self.take(n, what)?;
+                String::from_utf8(b.to_vec())
+                    .map(Some)
+                    .map_err(|_| CodecError::Invalid(what))
+            }
+        }
+    }
+    fn str(&mut self, what: &'static str) -> Result<String, CodecError> {
+        self.nullable_str(what)?.ok_or(CodecError::Invalid(what))
+    }
+    fn bytes(&mut self, what: &'static str) -> Result<Bytes, CodecError> {
+        match self.len(true, what)? {
+            None => Ok(Bytes::new()),
+            Some(n) => Ok(Bytes::copy_from_slice(self.take(n, what)?)),
+        }
+    }
+    /// Skips a tagged-field section (flexible versions only; no tags are defined for these
+    /// records that Skiff needs).
+    fn skip_tags(&mut self) -> Result<(), CodecError> {
+        if !self.flexible {
+            return Ok(());
+        }
+        let count = self.uvarint("tagged fields")?;
+        for _ in 0..count {
+            self.uvarint("tag")?;
+            let size = self.uvarint("tag size")? as usize;
+            self.take(size, "tag value")?;
+        }
+        Ok(())
+    }
+}
+
+pub fn decode_key(buf: &[u8]) -> Result<Key, CodecError> {
+    let mut r = Reader::new(buf);
+    let version = r.i16("key version")?;
+    match version {
+        0 | 1 => Ok(Key::Offset {
+            group: r.str("group")?,
+            topic: r.str("topic")?,
+            partition: r.i32("partition")?,
+        }),
+        2 => Ok(Key::Group {
+            group: r.str("group")?,
+        }),
+        other => Ok(Key::Other(other)),
+    }
+}
+
+pub fn decode_offset_value(buf: &[u8]) -> Result<OffsetValue, CodecError> {
+    let mut r = Reader::new(buf);
+    let version = r.i16("value version")?;
+    if !(0..=4).contains(&version) {
+        return Err(CodecError::UnknownVersion(version));
+    }
+    r.flexible = version >= 4;
+    let offset = r.i64("offset")?;
+    let leader_epoch = if version >= 3 {
+        r.i32("leader epoch")?
+    } else {
+        -1
+    };
+    let metadata = r.str("metadata")?;
+    let commit_timestamp = r.i64("commit timestamp")?;
+    let expire_timestamp = if version == 1 {
+        r.i64("expire timestamp")?
+    } else {
+        -1
+    };
+    r.skip_tags()?;
+    Ok(OffsetValue {
+        offset,
+        leader_epoch,
+        metadata,
+        commit_timestamp,
+        expire_timestamp,
+    })
+}
+
+pub fn decode_group_value(buf: &[u8]) -> Result<GroupValue, CodecError> {
+    let mut r = Reader::new(buf);
+    let version = r.i16("value version")?;
+    if !(0..=4).contains(&version) {
+        return Err(CodecError::UnknownVersion(version));
+    }
+    r.flexible = version >= 4;
+    let protocol_type = r.str("protocol type")?;
+    let generation = r.i32("generation")?;
+    let protocol = r.nullable_str("protocol")?;
+    let leader = r.nullable_str("leader")?;
+    let current_state_timestamp = if version >= 2 {
+        r.i64("current state timestamp")?
+    } else {
+        -1
+    };
+    let count = r.len(true, "members")?.unwrap_or(0);
+    // Each member takes at least 16 bytes: a hostile count cannot make us allocate much.
+    let mut members = Vec::with_capacity(count.min(buf.len() / 16));
+    for _ in 0..count {
+        let member_id = r.str("member id")?;
+        let group_instance_id = if version >= 3 {
+            r.nullable_str("group instance id")?
+        } else {
+            None
+        };
+        let client_id = r.str("client id")?;
+        let client_host = r.str("client host")?;
+        let session_timeout_first = r.i32("timeout")?;
+        // v0 has only the session timeout; v1+ puts the rebalance timeout first.
+        let (rebalance_timeout, session_timeout) = if version >= 1 {
+            (session_timeout_first, r.i32("session timeout")?)
+        } else {
+            (session_timeout_first, session_timeout_first)
+        };
+        let subscription = r.bytes("subscription")?;
+        let assignment = r.bytes("assignment")?;
+        r.skip_tags()?;
+        members.push(MemberValue {
+            member_id,
+            group_instance_id,
+            client_id,
+            client_host,
+            rebalance_timeout,
+            session_timeout,
+            subscription,
+            assignment,
+        });
+    }
+    r.skip_tags()?;
+    Ok(GroupValue {
+        protocol_type,
+        generation,
+        protocol,
+        leader,
+        current_state_timestamp,
+        members,
+    })
+}
+
+/// Kafka's `String.hashCode` over UTF-16 code units, used to place a group on a partition.
+pub fn java_string_hash(s: &str) -> i32 {
+    s.encode_utf16()
+        .fold(0i32, |h, unit| h.wrapping_mul(31).wrapping_add(i32::from(unit)))
+}
+
+/// `__consumer_offsets` partition of a group: `Utils.abs(hashCode) % partitions`, where
+/// Kafka's `abs` maps `i32::MIN` to 0.
+pub fn partition_for(group: &str, partitions: i32) -> i32 {
+    let h = java_string_hash(group);
+    let abs = if h == i32::MIN { 0 } else { h.abs() };
+    abs % partitions.max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offset_key_golden_bytes() {
+        let key = Key::Offset {
+            group: "g".into(),
+            topic: "t1".into(),
+            partition: 5,
+        };
+        let bytes = encode_key(&key);
+        assert_eq!(
+            bytes,
+            [0, 1, 0, 1, b'g', 0, 2, b't', b'1', 0, 0, 0, 5],
+            "version 1, group, topic, partition"
+        );
+        assert_eq!(decode_key(&bytes).unwrap(), key);
+        // Version 0 keys (older Kafka) have the same layout.
+        let mut v0 = bytes.clone();
+        v0[1] = 0;
+        assert_eq!(decode_key(&v0).unwrap(), key);
+    }
+
+    #[test]
+    fn group_key_golden_bytes() {
+        let key = Key::Group { group: "ab".into() };
+        let bytes = encode_key(&key);
+        assert_eq!(bytes, [0, 2, 0, 2, b'a', b'b']);
+        assert_eq!(decode_key(&bytes).unwrap(), key);
+        assert_eq!(decode_key(&[0, 5, 1, 2]).unwrap(), Key::Other(5));
+    }
+
+    #[test]
+    fn offset_value_v3_golden_bytes() {
+        let v = OffsetValue {
+            offset: 42,
+            leader_epoch: 7,
+            metadata: "m".into(),
+            commit_timestamp: 1000,
+            expire_timestamp: -1,
+        };
+        let bytes = encode_offset_value(&v);
+        let mut want = vec![0, 3];
+        want.extend_from_slice(&42i64.to_be_bytes());
+        want.extend_from_slice(&7i32.to_be_bytes());
+        want.extend_from_slice(&[0, 1, b'm']);
+        want.extend_from_slice(&1000i64.to_be_bytes());
+        assert_eq!(bytes, want);
+        assert_eq!(decode_offset_value(&bytes).unwrap(), v);
+    }
+
+    #[test]
+    fn offset_value_older_and_flexible_versions_decode() {
+        // v1: offset, metadata, commit ts, expire ts.
+        let mut v1 = vec![0, 1];
+        v1.extend_from_slice(&9i64.to_be_bytes());
+        v1.extend_from_slice(&[0, 0]);
+        v1.extend_from_slice(&5i64.to_be_bytes());
+        v1.extend_from_slice(&6i64.to_be_bytes());
+        let d = decode_offset_value(&v1).unwrap();
+        assert_eq!((d.offset, d.leader_epoch, d.commit_timestamp), (9, -1, 5));
+        assert_eq!(d.expire_timestamp, 6);
+        // v4: flexible: compact string (len+1) and an empty tag section.
+        let mut v4 = vec![0, 4];
+        v4.extend_from_slice(&9i64.to_be_bytes());
+        v4.extend_from_slice(&3i32.to_be_bytes());
+        v4.extend_from_slice(&[3, b'h', b'i']);
+        v4.extend_from_slice(&5i64.to_be_bytes());
+        v4.push(0);
+        let d = decode_offset_value(&v4).unwrap();
+        assert_eq!((d.leader_epoch, d.metadata.as_str()), (3, "hi"));
+        assert_eq!(
+            decode_offset_value(&[0, 9]),
+            Err(CodecError::UnknownVersion(9))
+        );
+    }
+
+    #[test]
+    fn group_value_v3_golden_bytes_and_round_trip() {
+        let v = GroupValue {
+            protocol_type: "consumer".into(),
+            generation: 3,
+            protocol: Some("range".into()),
+            leader: Some("m1".into()),
+            current_state_timestamp: 77,
+            members: vec![MemberValue {
+                member_id: "m1".into(),
+                group_instance_id: None,
+                client_id: "c".into(),
+                client_host: "/h".into(),
+                rebalance_timeout: 300,
+                session_timeout: 100,
+                subscription: Bytes::from_static(&[1, 2]),
+                assignment: Bytes::new(),
+            }],
+        };
+        let bytes = encode_group_value(&v);
+        let mut want = vec![0, 3, 0, 8];
+        want.extend_from_slice(b"consumer");
+        want.extend_from_slice(&3i32.to_be_bytes());
+        want.extend_from_slice(&[0, 5]);
+        want.extend_from_slice(b"range");
+        want.extend_from_slice(&[0, 2, b'm', b'1']);
+        want.extend_from_slice(&77i64.to_be_bytes());
+        want.extend_from_slice(&1i32.to_be_bytes());
+        want.extend_from_slice(&[0, 2, b'm', b'1', 0xff, 0xff, 0, 1, b'c', 0, 2, b'/', b'h']);
+        want.extend_from_slice(&300i32.to_be_bytes());
+        want.extend_from_slice(&100i32.to_be_bytes());
+        want.extend_from_slice(&[0, 0, 0, 2, 1, 2, 0, 0, 0, 0]);
+        assert_eq!(bytes, want);
+        assert_eq!(decode_group_value(&bytes).unwrap(), v);
+        // Every truncation is an error, never a panic.
+        for cut in 0..bytes.len() {
+            assert!(decode_group_value(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn group_value_v0_has_one_timeout() {
+        let mut v0 = vec![0, 0, 0, 1, b'x', 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff];
+        v0.extend_from_slice(&0i32.to_be_bytes());
+        let d = decode_group_value(&v0).unwrap();
+        assert_eq!(d.protocol_type, "x");
+        assert_eq!(d.generation, 1);
+        assert_eq!((d.protocol, d.leader), (None, None));
+        assert!(d.members.is_empty());
+    }
+
+    #[test]
+    fn partition_matches_java_hash() {
+        // "hello".hashCode() == 99162322 in Java.
+        assert_eq!(java_string_hash("hello"), 99_162_322);
+        assert_eq!(java_string_hash(""), 0);
+        // "polygenelubricants".hashCode() == Integer.MIN_VALUE: Kafka's abs maps it to 0.
+        assert_eq!(java_string_hash("polygenelubricants"), i32::MIN);
+        assert_eq!(partition_for("polygenelubricants", 50), 0);
+        assert_eq!(partition_for("hello", 50), 99_162_322 % 50);
+        // Negative hash: "test-group".hashCode() is computed via wrapping like Java.
+        let h = java_string_hash("test-group");
+        assert_eq!(partition_for("test-group", 50), h.abs() % 50);
+    }
+}
