@@ -106,7 +106,11 @@ impl BatchResult {
 }
 
 /// Decides the fate of one stored batch (COMPACTION.md §2.6 steps 2–5).
-pub fn filter_batch(header: &BatchHeader, batch: &[u8], ctx: &FilterContext<'_>) -> Result<BatchResult> {
+pub fn filter_batch(
+    header: &BatchHeader,
+    batch: &[u8],
+    ctx: &FilterContext<'_>,
+) -> Result<BatchResult> {
     let corrupt = |source| CleanerError::Corrupt {
         offset: header.base_offset,
         source,

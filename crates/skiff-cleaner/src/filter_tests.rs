@@ -61,8 +61,11 @@ fn rewritten(r: &BatchResult) -> &[u8] {
     }
 }
 
-/// (offset, absolute timestamp, key, value) of every record.
-fn decode(bytes: &[u8]) -> (BatchHeader, Vec<(i64, i64, Option<Vec<u8>>, Option<Vec<u8>>)>) {
+/// (offset, absolute timestamp, key, value) of a record.
+type Decoded = (i64, i64, Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// The header and every record of a batch.
+fn decode(bytes: &[u8]) -> (BatchHeader, Vec<Decoded>) {
     let h = validate_batch(bytes).unwrap();
     let recs = records(bytes, 1 << 20)
         .unwrap()
@@ -81,7 +84,14 @@ fn decode(bytes: &[u8]) -> (BatchHeader, Vec<(i64, i64, Option<Vec<u8>>, Option<
 
 #[test]
 fn unchanged_batch_is_copied() {
-    let b = batch(10, Compression::None, &[(0, 5, Some(b"a"), Some(b"1")), (1, 6, Some(b"b"), Some(b"2"))]);
+    let b = batch(
+        10,
+        Compression::None,
+        &[
+            (0, 5, Some(b"a"), Some(b"1")),
+            (1, 6, Some(b"b"), Some(b"2")),
+        ],
+    );
     let ctx = Ctx::new(map_of(&[(b"a", 10), (b"b", 11)], 11));
     let r = ctx.run(&b);
     assert_eq!(r.output, BatchOutput::Copy);
@@ -93,12 +103,22 @@ fn superseded_records_removed_offsets_and_fields_kept() {
     let b = batch(
         10,
         Compression::Lz4,
-        &[(0, 5, Some(b"a"), Some(b"1")), (1, 9, Some(b"b"), Some(b"2")), (2, 7, Some(b"a"), Some(b"3"))],
+        &[
+            (0, 5, Some(b"a"), Some(b"1")),
+            (1, 9, Some(b"b"), Some(b"2")),
+            (2, 7, Some(b"a"), Some(b"3")),
+        ],
     );
     let ctx = Ctx::new(map_of(&[(b"a", 12), (b"b", 11)], 12));
     let r = ctx.run(&b);
     let (h, recs) = decode(rewritten(&r));
-    assert_eq!(recs, vec![(11, 9, Some(b"b".to_vec()), Some(b"2".to_vec())), (12, 7, Some(b"a".to_vec()), Some(b"3".to_vec()))]);
+    assert_eq!(
+        recs,
+        vec![
+            (11, 9, Some(b"b".to_vec()), Some(b"2".to_vec())),
+            (12, 7, Some(b"a".to_vec()), Some(b"3".to_vec()))
+        ]
+    );
     assert_eq!(h.base_offset, 10);
     assert_eq!(h.last_offset(), 12);
     assert_eq!(h.compression().unwrap(), Compression::Lz4);
@@ -110,7 +130,14 @@ fn superseded_records_removed_offsets_and_fields_kept() {
 
 #[test]
 fn last_offset_kept_when_last_records_removed() {
-    let b = batch(0, Compression::None, &[(0, 1, Some(b"a"), Some(b"1")), (1, 1, Some(b"b"), Some(b"2"))]);
+    let b = batch(
+        0,
+        Compression::None,
+        &[
+            (0, 1, Some(b"a"), Some(b"1")),
+            (1, 1, Some(b"b"), Some(b"2")),
+        ],
+    );
     let ctx = Ctx::new(map_of(&[(b"a", 0), (b"b", 50)], 50));
     let (h, recs) = decode(rewritten(&ctx.run(&b)));
     assert_eq!(recs.len(), 1);
@@ -119,7 +146,14 @@ fn last_offset_kept_when_last_records_removed() {
 
 #[test]
 fn records_beyond_map_coverage_are_kept() {
-    let b = batch(10, Compression::None, &[(0, 1, Some(b"a"), Some(b"1")), (1, 1, Some(b"a"), Some(b"2"))]);
+    let b = batch(
+        10,
+        Compression::None,
+        &[
+            (0, 1, Some(b"a"), Some(b"1")),
+            (1, 1, Some(b"a"), Some(b"2")),
+        ],
+    );
     // The map saw a later "a" at 20 but covers only up to 10 (partial pass).
     let mut m = map_of(&[(b"a", 10)], 10);
     m.update_latest_offset(10);
@@ -137,7 +171,11 @@ fn keys_absent_from_map_are_kept() {
 
 #[test]
 fn keyless_records_dropped_within_coverage() {
-    let b = batch(0, Compression::None, &[(0, 1, None, Some(b"1")), (1, 1, Some(b"k"), Some(b"2"))]);
+    let b = batch(
+        0,
+        Compression::None,
+        &[(0, 1, None, Some(b"1")), (1, 1, Some(b"k"), Some(b"2"))],
+    );
     let ctx = Ctx::new(map_of(&[(b"k", 1)], 1));
     let r = ctx.run(&b);
     assert_eq!(r.keyless_removed, 1);
@@ -146,7 +184,11 @@ fn keyless_records_dropped_within_coverage() {
 
 #[test]
 fn tombstone_gets_horizon_then_expires() {
-    let b = batch(5, Compression::Gzip, &[(0, 100, Some(b"a"), Some(b"1")), (1, 123, Some(b"k"), None)]);
+    let b = batch(
+        5,
+        Compression::Gzip,
+        &[(0, 100, Some(b"a"), Some(b"1")), (1, 123, Some(b"k"), None)],
+    );
     let mut ctx = Ctx::new(map_of(&[(b"a", 5), (b"k", 6)], 6));
     let r = ctx.run(&b);
     assert!(r.horizon_stamped);
@@ -173,7 +215,10 @@ fn tombstone_gets_horizon_then_expires() {
     let r = ctx.run(&stamped);
     assert_eq!(r.tombstones_removed, 1);
     let (h2, recs2) = decode(rewritten(&r));
-    assert_eq!(recs2, vec![(5, 100, Some(b"a".to_vec()), Some(b"1".to_vec()))]);
+    assert_eq!(
+        recs2,
+        vec![(5, 100, Some(b"a".to_vec()), Some(b"1".to_vec()))]
+    );
     assert_eq!(h2.last_offset(), 6);
     assert_eq!(r.horizon_ms, None);
 }
@@ -195,14 +240,21 @@ fn zero_retention_still_needs_two_passes() {
     let stamped = rewritten(&r).to_vec();
     assert_eq!(decode(&stamped).1.len(), 1, "first pass keeps it");
     ctx.now += 0;
-    let ctx1 = FilterContext { now_ms: ctx.now, ..ctx0 };
+    let ctx1 = FilterContext {
+        now_ms: ctx.now,
+        ..ctx0
+    };
     let r = filter_batch(&validate_batch(&stamped).unwrap(), &stamped, &ctx1).unwrap();
     assert_eq!(r.output, BatchOutput::Dropped, "second pass removes it");
 }
 
 #[test]
 fn superseded_tombstone_removed_at_once() {
-    let b = batch(0, Compression::None, &[(0, 1, Some(b"k"), None), (1, 1, Some(b"x"), Some(b"v"))]);
+    let b = batch(
+        0,
+        Compression::None,
+        &[(0, 1, Some(b"k"), None), (1, 1, Some(b"x"), Some(b"v"))],
+    );
     let ctx = Ctx::new(map_of(&[(b"k", 7), (b"x", 1)], 7));
     let r = ctx.run(&b);
     assert_eq!(r.tombstones_removed, 1);
@@ -257,7 +309,10 @@ fn last_batch_of_producer_retained_empty_with_producer_fields() {
     let mut ctx = Ctx::new(map_of(&[(b"k", 30)], 30));
     ctx.producers.insert(77, 3);
     let h = validate_batch(rewritten(&ctx.run(&bytes))).unwrap();
-    assert_eq!((h.producer_id, h.producer_epoch, h.base_sequence), (77, 4, 12));
+    assert_eq!(
+        (h.producer_id, h.producer_epoch, h.base_sequence),
+        (77, 4, 12)
+    );
     assert_eq!(h.partition_leader_epoch, 9);
     assert_eq!((h.base_offset, h.last_offset(), h.record_count), (3, 3, 0));
     // Not the producer's last batch any more: dropped.
@@ -282,7 +337,10 @@ fn rebuilt_batch_keeps_producer_fields_and_log_append_time() {
     assert_eq!(h.timestamp_type(), TimestampType::LogAppendTime);
     assert_eq!(h.max_timestamp, 999);
     assert!(h.is_transactional());
-    assert_eq!((h.producer_id, h.producer_epoch, h.base_sequence), (5, 1, 0));
+    assert_eq!(
+        (h.producer_id, h.producer_epoch, h.base_sequence),
+        (5, 1, 0)
+    );
     assert_eq!(h.compression().unwrap(), Compression::Zstd);
 }
 

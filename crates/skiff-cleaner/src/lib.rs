@@ -11,7 +11,14 @@
 mod error;
 pub mod filter;
 pub mod offset_map;
+pub mod pass;
 pub mod planner;
+pub mod pool;
+pub mod status;
 
 pub use error::{CleanerError, Result};
 pub use offset_map::{Lookup, OffsetMap};
+pub use pass::{run_pass, PassContext, PassStats, Throttler};
+pub use planner::{plan, CleanablePlan, UncleanableReason, Urgency};
+pub use pool::{CleanerConfig, CleanerPool, LogSource};
+pub use status::CompactionStatus;

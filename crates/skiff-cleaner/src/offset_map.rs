@@ -289,7 +289,11 @@ mod tests {
         assert!(m.is_full());
         assert!(!m.put(b"new", 1000), "a new key must not fit");
         assert_eq!(m.get(b"new"), Lookup::Absent);
-        assert_eq!(m.latest_offset(), 89, "a refused put does not move coverage");
+        assert_eq!(
+            m.latest_offset(),
+            89,
+            "a refused put does not move coverage"
+        );
         // Re-putting a known key needs no new slot.
         assert!(m.put(b"k3", 2000));
         assert_eq!(m.get(b"k3"), Lookup::Latest(2000));

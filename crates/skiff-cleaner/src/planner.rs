@@ -237,8 +237,7 @@ pub fn group_segments(
                 .unwrap_or(first_uncleanable_offset - 1);
             let fits = size + next.size <= max_size
                 && index + next.index_entries as u64 * OFFSET_INDEX_ENTRY <= max_index_size
-                && time_index + next.time_index_entries as u64 * TIME_INDEX_ENTRY
-                    <= max_index_size
+                && time_index + next.time_index_entries as u64 * TIME_INDEX_ENTRY <= max_index_size
                 && (next.size == 0 || next_last - first.base_offset <= i64::from(i32::MAX));
             if !fits {
                 break;

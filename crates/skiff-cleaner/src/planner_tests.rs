@@ -182,7 +182,10 @@ fn max_lag_ignores_non_positive_timestamps_and_active_segment() {
         s.first_batch_max_timestamp = Some(0);
     }
     let p = plan(&v, Some(0), 10_000, 35);
-    assert_eq!(p.max_compaction_delay_ms, None, "active segment's timestamp is not used");
+    assert_eq!(
+        p.max_compaction_delay_ms, None,
+        "active segment's timestamp is not used"
+    );
     assert!(!p.overdue());
 }
 
@@ -216,7 +219,10 @@ fn overdue_logs_beat_dirtier_ones() {
     assert_eq!(choose(&us), Some(3));
     assert_eq!(choose(&us[..1]), Some(0));
     assert_eq!(choose(&[Urgency::Dirty(0.6), Urgency::Dirty(0.7)]), Some(1));
-    assert_eq!(choose(&[Urgency::HorizonExpired, Urgency::Dirty(0.1)]), Some(1));
+    assert_eq!(
+        choose(&[Urgency::HorizonExpired, Urgency::Dirty(0.1)]),
+        Some(1)
+    );
     assert_eq!(choose(&[]), None);
 }
 
@@ -224,42 +230,71 @@ fn overdue_logs_beat_dirtier_ones() {
 fn horizon_expiry_makes_a_clean_log_urgent() {
     let p = plan(&view(), Some(30), 1000, 35);
     assert_eq!(urgency(&p, 0.5, 1000, Some(1001)), None);
-    assert_eq!(urgency(&p, 0.5, 1000, Some(1000)), Some(Urgency::HorizonExpired));
+    assert_eq!(
+        urgency(&p, 0.5, 1000, Some(1000)),
+        Some(Urgency::HorizonExpired)
+    );
     assert_eq!(urgency(&p, 0.5, 1000, None), None);
 }
 
 #[test]
 fn grouping_by_log_size() {
-    let segs: Vec<SegmentInfo> = (0..5).map(|i| seg(i * 10, i * 10 + 10, 40, 0, None)).collect();
-    assert_eq!(group_segments(&segs, 80, 1 << 20, 50), vec![vec![0, 10], vec![20, 30], vec![40]]);
+    let segs: Vec<SegmentInfo> = (0..5)
+        .map(|i| seg(i * 10, i * 10 + 10, 40, 0, None))
+        .collect();
+    assert_eq!(
+        group_segments(&segs, 80, 1 << 20, 50),
+        vec![vec![0, 10], vec![20, 30], vec![40]]
+    );
     // Exactly at the limit still fits.
-    assert_eq!(group_segments(&segs, 120, 1 << 20, 50), vec![vec![0, 10, 20], vec![30, 40]]);
+    assert_eq!(
+        group_segments(&segs, 120, 1 << 20, 50),
+        vec![vec![0, 10, 20], vec![30, 40]]
+    );
     assert_eq!(group_segments(&segs, 10, 1 << 20, 50).len(), 5);
     assert!(group_segments(&[], 10, 10, 0).is_empty());
 }
 
 #[test]
 fn grouping_by_index_sizes() {
-    let mut segs: Vec<SegmentInfo> = (0..3).map(|i| seg(i * 10, i * 10 + 10, 1, 0, None)).collect();
+    let mut segs: Vec<SegmentInfo> = (0..3)
+        .map(|i| seg(i * 10, i * 10 + 10, 1, 0, None))
+        .collect();
     for s in &mut segs {
         s.index_entries = 2; // 16 bytes
     }
-    assert_eq!(group_segments(&segs, 1 << 20, 32, 30), vec![vec![0, 10], vec![20]]);
+    assert_eq!(
+        group_segments(&segs, 1 << 20, 32, 30),
+        vec![vec![0, 10], vec![20]]
+    );
     for s in &mut segs {
         s.index_entries = 0;
         s.time_index_entries = 2; // 24 bytes
     }
-    assert_eq!(group_segments(&segs, 1 << 20, 48, 30), vec![vec![0, 10], vec![20]]);
+    assert_eq!(
+        group_segments(&segs, 1 << 20, 48, 30),
+        vec![vec![0, 10], vec![20]]
+    );
 }
 
 #[test]
 fn grouping_by_relative_offset_range() {
     let max = i64::from(i32::MAX);
-    let segs = vec![seg(0, 10, 10, 0, None), seg(max - 5, max, 10, 0, None), seg(max + 1, max + 3, 10, 0, None)];
+    let segs = vec![
+        seg(0, 10, 10, 0, None),
+        seg(max - 5, max, 10, 0, None),
+        seg(max + 1, max + 3, 10, 0, None),
+    ];
     // [0..] + [max-5, max+1): last offset max <= max fits; adding the third (to max+9) does not.
-    assert_eq!(group_segments(&segs, 1 << 20, 1 << 20, max + 10), vec![vec![0, max - 5], vec![max + 1]]);
+    assert_eq!(
+        group_segments(&segs, 1 << 20, 1 << 20, max + 10),
+        vec![vec![0, max - 5], vec![max + 1]]
+    );
     // An empty next segment skips the check (KAFKA-12889).
     let mut segs = segs;
     segs[2].size = 0;
-    assert_eq!(group_segments(&segs, 1 << 20, 1 << 20, max + 10), vec![vec![0, max - 5, max + 1]]);
+    assert_eq!(
+        group_segments(&segs, 1 << 20, 1 << 20, max + 10),
+        vec![vec![0, max - 5, max + 1]]
+    );
 }

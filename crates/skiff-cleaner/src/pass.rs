@@ -1,0 +1,341 @@
+//! One cleaning pass over one log (Kafka's `Cleaner.doClean`): build the key → offset map over
+//! `[first dirty, first uncleanable)`, then rewrite every segment below the map's end, group by
+//! group, through `skiff-log`'s cleaned-segment writer and crash-safe swap.
+//!
+//! Thread-safety: a pass runs on one cleaner thread and owns its map; the log serves appends
+//! and reads meanwhile (the writer and the swap take the log's lock only briefly). The shared
+//! [`Throttler`] is a `Mutex`. An abort flag is checked between batches; on abort the cleaned
+//! files are deleted and nothing changes in the log.
+//!
+//! Disk: the only files written are the `.cleaned` segment files of the group in progress
+//! (formats in `skiff-log`). The cleaner checkpoint is written by the pool after the pass.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use skiff_log::{CleanedSegmentWriter, CleanerView, Log, LogError};
+use skiff_records::records;
+
+use crate::error::{CleanerError, Result};
+use crate::filter::{filter_batch, BatchOutput, FilterContext};
+use crate::offset_map::OffsetMap;
+use crate::planner::{group_segments, CleanablePlan};
+
+/// Cap on one batch's decompressed size, as the log's own reads use.
+pub const MAX_DECOMPRESSED_BATCH: usize = 128 << 20;
+
+/// Figures of one pass (Kafka's `CleanerStats`), also the "last pass" of the status.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PassStats {
+    /// Wall-clock start `T` of the pass (ms), the base of new delete horizons.
+    pub start_ms: i64,
+    pub duration: Duration,
+    pub first_dirty_offset: i64,
+    pub first_uncleanable_offset: i64,
+    /// The new first dirty offset: `map.latest_offset + 1` (mid-segment after a partial pass).
+    pub end_offset: i64,
+    /// The map filled before `first_uncleanable_offset`.
+    pub partial: bool,
+    /// Bytes read building the map and rewriting.
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Bytes of the segments that were rewritten, before cleaning.
+    pub bytes_before: u64,
+    pub records_read: u64,
+    pub records_kept: u64,
+    pub tombstones_removed: u64,
+    /// Tombstones still in the rewritten segments.
+    pub tombstones_kept: u64,
+    pub keyless_removed: u64,
+    pub segments_rewritten: usize,
+    pub groups: usize,
+    /// Distinct keys in the map and its slot utilization (0..=1).
+    pub map_keys: usize,
+    pub map_fill: f64,
+    /// Earliest delete horizon later than `start_ms` among the rewritten segments.
+    pub next_delete_horizon_ms: Option<i64>,
+}
+
+/// Shared bandwidth limit of all cleaner threads (`log.cleaner.io.max.bytes.per.second`),
+/// checked over 300 ms windows as Kafka's throttler does.
+pub struct Throttler {
+    max_bytes_per_second: f64,
+    window: Mutex<(Instant, u64)>,
+}
+
+const THROTTLE_WINDOW: Duration = Duration::from_millis(300);
+
+impl Throttler {
+    pub fn new(max_bytes_per_second: f64) -> Throttler {
+        Throttler {
+            max_bytes_per_second,
+            window: Mutex::new((Instant::now(), 0)),
+        }
+    }
+
+    /// Accounts `bytes` and sleeps when the window's rate is above the limit.
+    pub fn acquire(&self, bytes: u64) {
+        if !(self.max_bytes_per_second.is_finite() && self.max_bytes_per_second > 0.0) {
+            return;
+        }
+        let sleep = {
+            let mut w = self.window.lock().unwrap_or_else(PoisonError::into_inner);
+            w.1 += bytes;
+            let elapsed = w.0.elapsed();
+            if elapsed < THROTTLE_WINDOW {
+                return;
+            }
+            let wanted = Duration::from_secs_f64(w.1 as f64 / self.max_bytes_per_second);
+            *w = (Instant::now(), 0);
+            wanted.saturating_sub(elapsed)
+        };
+        if !sleep.is_zero() {
+            std::thread::sleep(sleep);
+        }
+    }
+}
+
+/// Everything a pass needs besides the log and its map.
+pub struct PassContext<'a> {
+    pub topic: &'a str,
+    pub partition: i32,
+    /// `T`: the pass's start time (ms).
+    pub now_ms: i64,
+    /// Read buffer per segment reader (`log.cleaner.io.buffer.size` / threads / 2).
+    pub io_buffer_size: usize,
+    pub abort: &'a AtomicBool,
+    pub throttler: &'a Throttler,
+}
+
+impl PassContext<'_> {
+    fn check_abort(&self, log: &Log) -> Result<()> {
+        if self.abort.load(Ordering::Acquire) {
+            return Err(CleanerError::Aborted(format!(
+                "{}-{}: abort requested",
+                self.topic, self.partition
+            )));
+        }
+        if log.is_closed() {
+            return Err(CleanerError::Aborted(format!(
+                "{}-{}: log closed",
+                self.topic, self.partition
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn moved_on(e: LogError) -> CleanerError {
+    match e {
+        LogError::SegmentGone(m) => CleanerError::LogMovedOn(m),
+        LogError::Aborted(m) => CleanerError::Aborted(m),
+        other => CleanerError::Log(other),
+    }
+}
+
+/// Runs one pass with the plan computed from `view` (taken just before).
+pub fn run_pass(
+    log: &Log,
+    view: &CleanerView,
+    plan: &CleanablePlan,
+    map: &mut OffsetMap,
+    ctx: &PassContext<'_>,
+) -> Result<PassStats> {
+    let started = Instant::now();
+    let mut stats = PassStats {
+        start_ms: ctx.now_ms,
+        first_dirty_offset: plan.first_dirty_offset,
+        first_uncleanable_offset: plan.first_uncleanable_offset,
+        ..PassStats::default()
+    };
+    let producers = build_map(log, view, plan, map, ctx, &mut stats)?;
+    stats.end_offset = map.latest_offset() + 1;
+    stats.partial = stats.end_offset < plan.first_uncleanable_offset;
+    stats.map_keys = map.len();
+    stats.map_fill = map.utilization();
+
+    let to_rewrite: Vec<_> = view
+        .segments
+        .iter()
+        .filter(|s| !s.is_active && s.base_offset < stats.end_offset)
+        .cloned()
+        .collect();
+    let config = &view.config;
+    let groups = group_segments(
+        &to_rewrite,
+        u64::try_from(config.segment_bytes).unwrap_or(0),
+        u64::try_from(config.segment_index_bytes).unwrap_or(0),
+        plan.first_uncleanable_offset,
+    );
+    let filter = FilterContext {
+        map,
+        now_ms: ctx.now_ms,
+        delete_retention_ms: config.delete_retention_ms,
+        upper_bound_offset: plan.first_uncleanable_offset,
+        producer_last_offsets: &producers,
+        max_decompressed_bytes: MAX_DECOMPRESSED_BATCH,
+    };
+    for group in &groups {
+        let mut writer = log.cleaned_segment_writer(group[0]).map_err(moved_on)?;
+        if let Err(e) = clean_group(log, group, &mut writer, &filter, ctx, &mut stats) {
+            if let Err(ae) = writer.abort() {
+                tracing::warn!(error = %ae, "could not delete an aborted cleaned segment");
+            }
+            return Err(e);
+        }
+        stats.bytes_written += writer.size();
+        log.replace_segments(group, writer).map_err(moved_on)?;
+        stats.groups += 1;
+        stats.segments_rewritten += group.len();
+    }
+    stats.duration = started.elapsed();
+    log_summary(ctx, &stats);
+    Ok(stats)
+}
+
+/// Fills the map over the cleanable range and returns each producer id's last batch offset
+/// (over the whole log, for §2.9). Control batches are never put in the map; aborted
+/// transactional data will be skipped here too once transactions exist.
+fn build_map(
+    log: &Log,
+    view: &CleanerView,
+    plan: &CleanablePlan,
+    map: &mut OffsetMap,
+    ctx: &PassContext<'_>,
+    stats: &mut PassStats,
+) -> Result<HashMap<i64, i64>> {
+    let (start, end) = (plan.first_dirty_offset, plan.first_uncleanable_offset);
+    map.clear(start - 1);
+    let mut producers: HashMap<i64, i64> = HashMap::new();
+    let mut full = false;
+    for (i, seg) in view.segments.iter().enumerate() {
+        let in_range = !full && seg.base_offset < end && seg.next_offset > start;
+        let batches = log
+            .segment_batches(seg.base_offset, ctx.io_buffer_size)
+            .map_err(moved_on)?;
+        for item in batches {
+            ctx.check_abort(log)?;
+            let (h, bytes) = item.map_err(moved_on)?;
+            stats.bytes_read += bytes.len() as u64;
+            ctx.throttler.acquire(bytes.len() as u64);
+            if h.producer_id >= 0 {
+                let e = producers.entry(h.producer_id).or_insert(h.last_offset());
+                *e = (*e).max(h.last_offset());
+            }
+            if !in_range || full || h.last_offset() < start || h.base_offset >= end {
+                continue;
+            }
+            if !h.is_control() {
+                let recs = records(&bytes, MAX_DECOMPRESSED_BATCH).map_err(|source| {
+                    CleanerError::Corrupt {
+                        offset: h.base_offset,
+                        source,
+                    }
+                })?;
+                for r in recs {
+                    let offset = h.base_offset + i64::from(r.offset_delta);
+                    if let (Some(key), true) = (r.key, offset >= start) {
+                        if !map.put(&key, offset) {
+                            full = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            if !full {
+                map.update_latest_offset(h.last_offset());
+            }
+        }
+        if in_range && !full {
+            // Offset gaps between segments must not stall progress.
+            if let Some(next) = view.segments.get(i + 1) {
+                map.update_latest_offset(next.base_offset.min(end) - 1);
+            }
+        }
+    }
+    Ok(producers)
+}
+
+/// Filters every batch of `group` into `writer` (the caller aborts it on error).
+fn clean_group(
+    log: &Log,
+    group: &[i64],
+    writer: &mut CleanedSegmentWriter,
+    filter: &FilterContext<'_>,
+    ctx: &PassContext<'_>,
+    stats: &mut PassStats,
+) -> Result<()> {
+    for &base in group {
+        let batches = log
+            .segment_batches(base, ctx.io_buffer_size)
+            .map_err(moved_on)?;
+        for item in batches {
+            ctx.check_abort(log)?;
+            let (h, bytes) = item.map_err(moved_on)?;
+            stats.bytes_read += bytes.len() as u64;
+            stats.bytes_before += bytes.len() as u64;
+            ctx.throttler.acquire(bytes.len() as u64);
+            let r = filter_batch(&h, &bytes, filter)?;
+            stats.records_read += r.records_read;
+            stats.records_kept += r.records_kept;
+            stats.tombstones_removed += r.tombstones_removed;
+            stats.tombstones_kept += r.tombstones_kept;
+            stats.keyless_removed += r.keyless_removed;
+            if let Some(hz) = r.horizon_ms.filter(|&hz| hz > ctx.now_ms) {
+                stats.next_delete_horizon_ms =
+                    Some(stats.next_delete_horizon_ms.map_or(hz, |cur| cur.min(hz)));
+            }
+            let written = match &r.output {
+                BatchOutput::Copy => writer.append_batch(&bytes),
+                BatchOutput::Rewritten(b) => writer.append_batch(b),
+                BatchOutput::Dropped => Ok(()),
+            };
+            if let Err(e) = written {
+                return Err(moved_on(e));
+            }
+            let out = match &r.output {
+                BatchOutput::Copy => bytes.len(),
+                BatchOutput::Rewritten(b) => b.len(),
+                BatchOutput::Dropped => 0,
+            };
+            ctx.throttler.acquire(out as u64);
+        }
+    }
+    Ok(())
+}
+
+/// One line per pass, like Kafka's cleaner log.
+fn log_summary(ctx: &PassContext<'_>, s: &PassStats) {
+    let secs = s.duration.as_secs_f64().max(1e-6);
+    let mb = |b: u64| b as f64 / (1024.0 * 1024.0);
+    tracing::info!(
+        topic = ctx.topic,
+        partition = ctx.partition,
+        first_dirty = s.first_dirty_offset,
+        end_offset = s.end_offset,
+        first_uncleanable = s.first_uncleanable_offset,
+        partial = s.partial,
+        "cleaned log in {:.3} s: read {:.2} MB ({:.2} MB/s), wrote {:.2} MB ({:.2} MB/s), \
+         {:.1}% size reduction of {} segments in {} groups; kept {}/{} records, removed {} \
+         tombstones; map {} keys, {:.1}% full",
+        secs,
+        mb(s.bytes_read),
+        mb(s.bytes_read) / secs,
+        mb(s.bytes_written),
+        mb(s.bytes_written) / secs,
+        if s.bytes_before == 0 {
+            0.0
+        } else {
+            100.0 * (1.0 - s.bytes_written as f64 / s.bytes_before as f64)
+        },
+        s.segments_rewritten,
+        s.groups,
+        s.records_kept,
+        s.records_read,
+        s.tombstones_removed,
+        s.map_keys,
+        100.0 * s.map_fill,
+    );
+}

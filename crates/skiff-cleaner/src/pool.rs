@@ -1,0 +1,434 @@
+//! The cleaner pool: `log.cleaner.threads` named threads (`skiff-cleaner-N`), each looping:
+//! plan every compacted log, pick the most urgent one not in progress (overdue by max lag,
+//! then dirtiest, then an expired tombstone horizon), check free disk space, clean it, write
+//! the `cleaner-offset-checkpoint`, and otherwise sleep `log.cleaner.backoff.ms` — waking early
+//! for the next delete horizon or retry, on [`CleanerPool::wake`] and on stop.
+//!
+//! Thread-safety: one `Mutex<State>` + `Condvar` guard the per-partition entries and the
+//! in-memory checkpoint; a partition is marked in progress under that lock, so it is never
+//! cleaned by two threads. Lock order: pool state → a log's own locks (planning reads a
+//! `CleanerView`); passes and checkpoint file writes run without the state lock (checkpoint
+//! writes are serialized by their own mutex). A failed pass is retried with exponential
+//! back-off and its error kept in the status; the partition is never abandoned.
+//!
+//! Disk: `cleaner-offset-checkpoint` in the log dir (format owned by `skiff-log`), holding the
+//! first dirty offset of every compacted partition the source still lists.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use skiff_log::{free_space, CleanerView, Clock, Log, LogDir};
+
+use crate::offset_map::OffsetMap;
+use crate::pass::{run_pass, PassContext, Throttler};
+use crate::planner::{choose, plan, urgency, CleanablePlan, Urgency};
+use crate::status::CompactionStatus;
+
+/// Extra free space required beyond the largest output group, for indexes and metadata.
+const FREE_SPACE_MARGIN: u64 = 16 << 20;
+
+/// The broker's view of its partitions; the pool asks it for the current logs every loop.
+pub trait LogSource: Send + Sync {
+    fn logs(&self) -> Vec<(String, i32, Arc<Log>)>;
+}
+
+/// Broker-level `log.cleaner.*` settings. `Default` = Apache Kafka's defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CleanerConfig {
+    /// `log.cleaner.enable`: when false no thread is started.
+    pub enable: bool,
+    /// `log.cleaner.threads`.
+    pub threads: usize,
+    /// `log.cleaner.dedupe.buffer.size`: total map memory, split evenly per thread.
+    pub dedupe_buffer_size: u64,
+    /// `log.cleaner.io.buffer.size`: total I/O buffer memory (per thread: size/threads/2 read).
+    pub io_buffer_size: usize,
+    /// `log.cleaner.io.buffer.load.factor`: the map's load factor.
+    pub io_buffer_load_factor: f64,
+    /// `log.cleaner.backoff.ms`: idle sleep.
+    pub backoff_ms: u64,
+    /// `log.cleaner.io.max.bytes.per.second`: shared read+write throttle.
+    pub io_max_bytes_per_second: f64,
+}
+
+impl Default for CleanerConfig {
+    fn default() -> Self {
+        CleanerConfig {
+            enable: true,
+            threads: 1,
+            dedupe_buffer_size: 128 << 20,
+            io_buffer_size: 512 << 10,
+            io_buffer_load_factor: 0.9,
+            backoff_ms: 15_000,
+            io_max_bytes_per_second: f64::MAX,
+        }
+    }
+}
+
+type Key = (String, i32);
+
+#[derive(Default)]
+struct Entry {
+    status: CompactionStatus,
+    abort: Arc<AtomicBool>,
+}
+
+#[derive(Default)]
+struct State {
+    entries: HashMap<Key, Entry>,
+    /// First dirty offset per partition, as persisted.
+    checkpoints: BTreeMap<Key, i64>,
+    stopping: bool,
+    /// Bumped by `wake()` so a sleeping thread re-plans at once.
+    wakes: u64,
+}
+
+struct Shared {
+    config: CleanerConfig,
+    source: Arc<dyn LogSource>,
+    log_dir: Arc<LogDir>,
+    clock: Arc<dyn Clock>,
+    throttler: Throttler,
+    state: Mutex<State>,
+    changed: Condvar,
+    checkpoint_io: Mutex<()>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The running cleaner threads. See the module docs.
+pub struct CleanerPool {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// A log picked for cleaning.
+struct Job {
+    key: Key,
+    log: Arc<Log>,
+    view: CleanerView,
+    plan: CleanablePlan,
+    abort: Arc<AtomicBool>,
+}
+
+impl CleanerPool {
+    /// Starts `config.threads` threads (none when disabled). A checkpoint that cannot be read
+    /// is logged and treated as empty: the whole log is then reconsidered, which is safe.
+    pub fn start(
+        config: CleanerConfig,
+        source: Arc<dyn LogSource>,
+        log_dir: Arc<LogDir>,
+        clock: Arc<dyn Clock>,
+    ) -> CleanerPool {
+        let checkpoints = log_dir.read_cleaner_checkpoint().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "unreadable cleaner checkpoint; cleaning starts over");
+            BTreeMap::new()
+        });
+        let threads = if config.enable { config.threads } else { 0 };
+        let shared = Arc::new(Shared {
+            throttler: Throttler::new(config.io_max_bytes_per_second),
+            config,
+            source,
+            log_dir,
+            clock,
+            state: Mutex::new(State {
+                checkpoints,
+                ..State::default()
+            }),
+            changed: Condvar::new(),
+            checkpoint_io: Mutex::new(()),
+        });
+        let mut handles = Vec::new();
+        for n in 0..threads {
+            let s = shared.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("skiff-cleaner-{n}"))
+                .spawn(move || thread_main(&s, threads));
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => tracing::error!(error = %e, "could not start cleaner thread {n}"),
+            }
+        }
+        CleanerPool {
+            shared,
+            threads: handles,
+        }
+    }
+
+    /// Number of running cleaner threads.
+    pub fn thread_count(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// The status of one partition, once the pool has planned it.
+    pub fn status(&self, topic: &str, partition: i32) -> Option<CompactionStatus> {
+        let st = self.shared.lock();
+        st.entries
+            .get(&(topic.to_string(), partition))
+            .map(|e| e.status.clone())
+    }
+
+    /// Every known partition's status, sorted by topic and partition.
+    pub fn statuses(&self) -> Vec<(String, i32, CompactionStatus)> {
+        let st = self.shared.lock();
+        let mut out: Vec<_> = st
+            .entries
+            .iter()
+            .map(|((t, p), e)| (t.clone(), *p, e.status.clone()))
+            .collect();
+        out.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+        out
+    }
+
+    /// Stops a running pass on the partition (its `.cleaned` files are deleted, the checkpoint
+    /// untouched) and returns once it is not in progress. Call it after the topic was removed
+    /// from the [`LogSource`] or its `cleanup.policy` changed, so it is not picked again.
+    pub fn abort_and_wait(&self, topic: &str, partition: i32) {
+        let key = (topic.to_string(), partition);
+        let mut st = self.shared.lock();
+        while let Some(e) = st.entries.get(&key).filter(|e| e.status.in_progress) {
+            e.abort.store(true, Ordering::Release);
+            st = self
+                .shared
+                .changed
+                .wait(st)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Makes idle threads re-plan now (after appends, rolls or config changes).
+    pub fn wake(&self) {
+        let mut st = self.shared.lock();
+        st.wakes = st.wakes.wrapping_add(1);
+        self.shared.changed.notify_all();
+    }
+
+    /// Aborts running passes and joins the threads.
+    pub fn stop(self) {
+        {
+            let mut st = self.shared.lock();
+            st.stopping = true;
+            for e in st.entries.values() {
+                e.abort.store(true, Ordering::Release);
+            }
+            self.shared.changed.notify_all();
+        }
+        for h in self.threads {
+            if h.join().is_err() {
+                tracing::error!("a cleaner thread panicked");
+            }
+        }
+    }
+}
+
+fn thread_main(shared: &Shared, threads: usize) {
+    let threads = threads.max(1);
+    let map_bytes = shared.config.dedupe_buffer_size / threads as u64;
+    let mut map = OffsetMap::new(map_bytes, shared.config.io_buffer_load_factor);
+    let io_buffer = (shared.config.io_buffer_size / threads / 2).max(1);
+    loop {
+        let wakes = {
+            let st = shared.lock();
+            if st.stopping {
+                return;
+            }
+            st.wakes
+        };
+        match pick(shared) {
+            Some(job) => clean(shared, job, &mut map, io_buffer),
+            None => idle(shared, wakes),
+        }
+    }
+}
+
+/// Plans every compacted log, refreshes statuses, and marks the most urgent one in progress.
+fn pick(shared: &Shared) -> Option<Job> {
+    let logs = shared.source.logs();
+    let now = shared.clock.now_ms();
+    let checkpoints = shared.lock().checkpoints.clone();
+    let mut planned = Vec::new();
+    for (topic, partition, log) in logs {
+        let view = log.cleaner_view();
+        if !view.config.cleanup_policy.compact || log.is_closed() {
+            continue;
+        }
+        let key = (topic, partition);
+        let stored = checkpoints.get(&key).copied();
+        let lso = log.high_watermark().min(view.log_end_offset);
+        let p = plan(&view, stored, now, lso);
+        planned.push((key, log, view, p, stored));
+    }
+
+    let mut st = shared.lock();
+    let present: Vec<Key> = planned.iter().map(|x| x.0.clone()).collect();
+    st.entries
+        .retain(|k, e| e.status.in_progress || present.contains(k));
+    let mut reset = false;
+    let mut candidates = Vec::new();
+    for (i, (key, log, view, p, stored)) in planned.iter().enumerate() {
+        if stored.is_some() && p.checkpoint_reset {
+            st.checkpoints.insert(key.clone(), p.first_dirty_offset);
+            reset = true;
+        }
+        let ratio = view.config.min_cleanable_dirty_ratio;
+        let entry = st.entries.entry(key.clone()).or_default();
+        if entry.status.in_progress {
+            continue;
+        }
+        entry.status.apply_plan(p, ratio);
+        if entry.status.retry_at_ms.is_some_and(|t| t > now) {
+            continue;
+        }
+        let Some(u) = urgency(p, ratio, now, entry.status.next_delete_horizon_ms) else {
+            entry.status.waiting_for = None;
+            continue;
+        };
+        match room_for(log, view, p) {
+            Ok(()) => entry.status.waiting_for = None,
+            Err(why) => {
+                entry.status.waiting_for = Some(why);
+                continue;
+            }
+        }
+        candidates.push((i, u));
+    }
+    let urgencies: Vec<Urgency> = candidates.iter().map(|c| c.1).collect();
+    let job = choose(&urgencies).and_then(|c| {
+        let (key, log, view, p, _) = planned.get(candidates[c].0)?;
+        let entry = st.entries.get_mut(key)?;
+        entry.status.in_progress = true;
+        entry.abort = Arc::new(AtomicBool::new(false));
+        Some(Job {
+            key: key.clone(),
+            log: log.clone(),
+            view: view.clone(),
+            plan: p.clone(),
+            abort: entry.abort.clone(),
+        })
+    });
+    drop(st);
+    if reset {
+        persist_checkpoints(shared);
+    }
+    job
+}
+
+/// Free disk space for the largest output group (≤ segment.bytes) plus a margin.
+fn room_for(log: &Log, view: &CleanerView, p: &CleanablePlan) -> Result<(), String> {
+    let below: u64 = view
+        .segments
+        .iter()
+        .filter(|s| !s.is_active && s.base_offset < p.first_uncleanable_offset)
+        .map(|s| s.size)
+        .sum();
+    let need = below
+        .min(u64::try_from(view.config.segment_bytes).unwrap_or(u64::MAX))
+        .saturating_add(FREE_SPACE_MARGIN);
+    match free_space(log.dir()) {
+        Ok(have) if have >= need => Ok(()),
+        Ok(have) => Err(format!(
+            "free disk space: {have} bytes available, a pass needs {need}"
+        )),
+        Err(e) => Err(format!("free disk space unknown: {e}")),
+    }
+}
+
+fn clean(shared: &Shared, job: Job, map: &mut OffsetMap, io_buffer: usize) {
+    let now = shared.clock.now_ms();
+    let ctx = PassContext {
+        topic: &job.key.0,
+        partition: job.key.1,
+        now_ms: now,
+        io_buffer_size: io_buffer,
+        abort: &job.abort,
+        throttler: &shared.throttler,
+    };
+    let result = run_pass(&job.log, &job.view, &job.plan, map, &ctx);
+    let end = shared.clock.now_ms();
+    let mut persist = false;
+    {
+        let mut st = shared.lock();
+        match &result {
+            Ok(stats) => {
+                st.checkpoints.insert(job.key.clone(), stats.end_offset);
+                persist = true;
+            }
+            Err(e) if e.is_interruption() => {
+                tracing::info!(topic = %job.key.0, partition = job.key.1, "cleaning interrupted: {e}");
+            }
+            Err(e) => {
+                tracing::warn!(topic = %job.key.0, partition = job.key.1, error = %e,
+                    "cleaning failed; will retry with back-off");
+            }
+        }
+        let backoff = shared.config.backoff_ms;
+        let entry = st.entries.entry(job.key.clone()).or_default();
+        match &result {
+            Ok(stats) => entry.status.record_pass(stats, end),
+            Err(e) if e.is_interruption() => entry.status.last_error = Some(e.to_string()),
+            Err(e) => entry.status.record_failure(e.to_string(), end, backoff),
+        }
+        entry.status.in_progress = false;
+        shared.changed.notify_all();
+    }
+    if persist {
+        persist_checkpoints(shared);
+    }
+}
+
+/// Writes the checkpoint of every partition the source still lists.
+fn persist_checkpoints(shared: &Shared) {
+    let _io = shared
+        .checkpoint_io
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let present: Vec<Key> = shared
+        .source
+        .logs()
+        .into_iter()
+        .map(|(t, p, _)| (t, p))
+        .collect();
+    let entries: BTreeMap<Key, i64> = {
+        let mut st = shared.lock();
+        st.checkpoints.retain(|k, _| present.contains(k));
+        st.checkpoints.clone()
+    };
+    if let Err(e) = shared.log_dir.write_cleaner_checkpoint(&entries) {
+        tracing::warn!(error = %e, "could not write the cleaner checkpoint");
+    }
+}
+
+/// Sleeps `log.cleaner.backoff.ms`, or less when a horizon or retry falls due sooner.
+fn idle(shared: &Shared, wakes: u64) {
+    let now = shared.clock.now_ms();
+    let st = shared.lock();
+    let mut wait_ms = shared.config.backoff_ms;
+    for e in st.entries.values() {
+        for due in [e.status.next_delete_horizon_ms, e.status.retry_at_ms]
+            .into_iter()
+            .flatten()
+        {
+            // Already due: the log was planned and not picked (e.g. waiting for disk space).
+            if due > now {
+                let until = u64::try_from(due - now).unwrap_or(u64::MAX);
+                wait_ms = wait_ms.min(until);
+            }
+        }
+    }
+    if st.stopping || st.wakes != wakes {
+        return;
+    }
+    let _unused = shared
+        .changed
+        .wait_timeout_while(st, Duration::from_millis(wait_ms), |s| {
+            !s.stopping && s.wakes == wakes
+        })
+        .unwrap_or_else(PoisonError::into_inner);
+}

@@ -1,0 +1,392 @@
+//! Cleaning passes on real logs: latest value per key, order, tombstone timing, partial passes,
+//! aborts and crashes that leave the log unchanged, and the pool end to end.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{compact_config, Rec, TestLog};
+use skiff_cleaner::{CleanerConfig, CleanerError, CleanerPool, LogSource, UncleanableReason};
+use skiff_log::{Log, LogDir};
+use skiff_records::Compression;
+
+const MAP: u64 = 1 << 20;
+
+fn kv(recs: &[Rec]) -> Vec<(i64, Vec<u8>, Option<Vec<u8>>)> {
+    recs.iter()
+        .map(|r| (r.offset, r.key.clone().unwrap(), r.value.clone()))
+        .collect()
+}
+
+fn cleaned_files(t: &TestLog) -> Vec<String> {
+    std::fs::read_dir(t.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".cleaned") || n.ends_with(".swap"))
+        .collect()
+}
+
+#[test]
+fn latest_value_per_key_at_original_offsets() {
+    let t = TestLog::new(compact_config(1 << 20, 60_000));
+    let mut produced = Vec::new();
+    for round in 0..10 {
+        for k in 0..10 {
+            let v = format!("{k}:{round}");
+            produced.extend(t.produce(
+                &[(format!("k{k}").as_bytes(), Some(v.as_bytes()))],
+                Compression::None,
+            ));
+        }
+    }
+    t.roll();
+    let before_size = t.log().size_bytes();
+    let leo = t.log().log_end_offset();
+    let stats = t.clean(None, MAP);
+    assert_eq!(stats.end_offset, 100);
+    assert!(!stats.partial);
+    let (_, recs) = t.read_all();
+    assert_eq!(
+        recs,
+        produced[90..].to_vec(),
+        "exact records, offsets 90..99"
+    );
+    assert_eq!(t.log().log_end_offset(), leo);
+    assert_eq!(t.log().log_start_offset(), 0);
+    assert!(t.log().size_bytes() < before_size);
+    // Idempotent: another pass with nothing new changes nothing.
+    t.clean(Some(stats.end_offset), MAP);
+    assert_eq!(t.read_all().1, produced[90..].to_vec());
+}
+
+#[test]
+fn interleaved_order_kept() {
+    let t = TestLog::new(compact_config(1 << 20, 60_000));
+    for (k, v) in [("a", "1"), ("b", "1"), ("a", "2"), ("c", "1"), ("b", "2")] {
+        t.produce(&[(k.as_bytes(), Some(v.as_bytes()))], Compression::None);
+    }
+    t.roll();
+    t.clean(None, MAP);
+    let got: Vec<(i64, Vec<u8>, Option<Vec<u8>>)> = kv(&t.read_all().1);
+    assert_eq!(
+        got,
+        vec![
+            (2, b"a".to_vec(), Some(b"2".to_vec())),
+            (3, b"c".to_vec(), Some(b"1".to_vec())),
+            (4, b"b".to_vec(), Some(b"2".to_vec())),
+        ]
+    );
+}
+
+#[test]
+fn active_segment_never_cleaned() {
+    let t = TestLog::new(compact_config(1 << 20, 60_000));
+    for i in 0..5 {
+        t.produce(
+            &[(b"k", Some(format!("{i}").as_bytes()))],
+            Compression::None,
+        );
+    }
+    let stats = t.clean(None, MAP);
+    assert_eq!(stats.first_uncleanable_offset, 0);
+    assert_eq!(stats.segments_rewritten, 0);
+    assert_eq!(t.read_all().1.len(), 5);
+    let view = t.log().cleaner_view();
+    let p = skiff_cleaner::plan(&view, None, t.now(), t.log().high_watermark());
+    assert_eq!(p.uncleanable_reason, UncleanableReason::ActiveSegment);
+}
+
+#[test]
+fn tombstone_kept_for_delete_retention_then_removed() {
+    let t = TestLog::new(compact_config(1 << 20, 5_000));
+    t.produce(&[(b"k", Some(b"v1"))], Compression::None);
+    t.produce(&[(b"k", None)], Compression::None);
+    t.produce(&[(b"other", Some(b"x"))], Compression::None);
+    t.roll();
+    let s1 = t.clean(None, MAP);
+    assert_eq!(s1.tombstones_kept, 1);
+    assert_eq!(s1.next_delete_horizon_ms, Some(s1.start_ms + 5_000));
+    let recs = t.read_all().1;
+    assert_eq!(
+        kv(&recs),
+        vec![
+            (1, b"k".to_vec(), None),
+            (2, b"other".to_vec(), Some(b"x".to_vec()))
+        ]
+    );
+    // Just before the horizon: still there.
+    t.clock.advance(4_999);
+    t.clean(Some(s1.end_offset), MAP);
+    assert_eq!(t.read_all().1.len(), 2);
+    // At the horizon: gone, the other key stays.
+    t.clock.advance(1);
+    let s3 = t.clean(Some(s1.end_offset), MAP);
+    assert_eq!(s3.tombstones_removed, 1);
+    assert_eq!(
+        kv(&t.read_all().1),
+        vec![(2, b"other".to_vec(), Some(b"x".to_vec()))]
+    );
+    assert_eq!(t.log().log_end_offset(), 3);
+}
+
+#[test]
+fn tombstone_horizon_counts_from_first_pass_not_timestamp() {
+    let t = TestLog::new(compact_config(1 << 20, 5_000));
+    // The tombstone's timestamp is a day old by the time of the first pass.
+    t.produce(&[(b"k", None)], Compression::None);
+    t.roll();
+    t.clock.advance(86_400_000);
+    let s = t.clean(None, MAP);
+    assert_eq!(t.read_all().1.len(), 1);
+    t.clock.advance(4_000);
+    t.clean(Some(s.end_offset), MAP);
+    assert_eq!(
+        t.read_all().1.len(),
+        1,
+        "horizon is T + delete.retention.ms"
+    );
+}
+
+#[test]
+fn partial_passes_with_tiny_map_converge() {
+    let t = TestLog::new(compact_config(1 << 20, 60_000));
+    let mut last = BTreeMap::new();
+    for round in 0..2 {
+        for k in 0..20 {
+            let r = t.produce(
+                &[(
+                    format!("key{k}").as_bytes(),
+                    Some(format!("{round}").as_bytes()),
+                )],
+                Compression::Lz4,
+            );
+            last.insert(k, r[0].clone());
+        }
+    }
+    t.roll();
+    let leo = t.log().log_end_offset();
+    let mut checkpoint = None;
+    let mut passes = 0;
+    loop {
+        let s = t.clean(checkpoint, 48 * 4); // 4 slots: 3 keys per pass
+        passes += 1;
+        assert!(s.map_keys <= 3);
+        checkpoint = Some(s.end_offset);
+        if !s.partial {
+            break;
+        }
+        assert!(passes < 100, "no progress");
+    }
+    assert!(passes > 5, "the map forced several passes ({passes})");
+    let recs = t.read_all().1;
+    assert_eq!(recs, last.values().cloned().collect::<Vec<_>>());
+    assert_eq!(t.log().log_end_offset(), leo);
+}
+
+#[test]
+fn abandoned_writer_leaves_log_unchanged() {
+    let mut t = TestLog::new(compact_config(1 << 20, 60_000));
+    for i in 0..6 {
+        t.produce(
+            &[(b"k", Some(format!("{i}").as_bytes()))],
+            Compression::None,
+        );
+    }
+    t.roll();
+    let before = t.read_all();
+    let bases = t.log().segment_base_offsets();
+    {
+        // A pass that dies after writing part of its output, before the swap.
+        let mut w = t.log().cleaned_segment_writer(bases[0]).unwrap();
+        for item in t.log().segment_batches(bases[0], 128).unwrap().take(2) {
+            w.append_batch(&item.unwrap().1).unwrap();
+        }
+        assert!(!cleaned_files(&t).is_empty());
+        drop(w);
+    }
+    assert!(cleaned_files(&t).is_empty());
+    assert_eq!(t.read_all(), before);
+    t.reopen(false);
+    assert_eq!(t.read_all(), before);
+    // The next pass still works.
+    t.clean(None, MAP);
+    assert_eq!(t.read_all().1.len(), 1);
+}
+
+#[test]
+fn crash_with_cleaned_files_on_disk_recovers_to_before() {
+    let mut t = TestLog::new(compact_config(1 << 20, 60_000));
+    for i in 0..6 {
+        t.produce(
+            &[(b"k", Some(format!("{i}").as_bytes()))],
+            Compression::None,
+        );
+    }
+    t.roll();
+    let before = t.read_all();
+    let bases = t.log().segment_base_offsets();
+    let mut w = t.log().cleaned_segment_writer(bases[0]).unwrap();
+    for item in t.log().segment_batches(bases[0], 128).unwrap().skip(5) {
+        w.append_batch(&item.unwrap().1).unwrap();
+    }
+    // kill -9: the writer's destructor never runs.
+    std::mem::forget(w);
+    t.reopen(false);
+    assert_eq!(t.read_all(), before);
+    assert!(
+        cleaned_files(&t).is_empty(),
+        "recovery deletes .cleaned files"
+    );
+}
+
+#[test]
+fn abort_flag_stops_the_pass_without_changes() {
+    let t = TestLog::new(compact_config(1 << 20, 60_000));
+    for i in 0..6 {
+        t.produce(
+            &[(b"k", Some(format!("{i}").as_bytes()))],
+            Compression::None,
+        );
+    }
+    t.roll();
+    let before = t.read_all();
+    let abort = AtomicBool::new(true);
+    let err = t.try_clean(None, MAP, &abort).unwrap_err();
+    assert!(matches!(err, CleanerError::Aborted(_)), "{err}");
+    assert!(err.is_interruption());
+    assert_eq!(t.read_all(), before);
+    assert!(cleaned_files(&t).is_empty());
+}
+
+#[test]
+fn empty_last_batch_of_round_kept() {
+    let t = TestLog::new(compact_config(1 << 20, 1_000));
+    t.produce(&[(b"a", Some(b"1"))], Compression::None);
+    t.produce(&[(b"b", Some(b"1")), (b"a", None)], Compression::Snappy);
+    t.roll();
+    let s1 = t.clean(None, MAP);
+    assert_eq!(s1.first_uncleanable_offset, 3);
+    t.clock.advance(1_000);
+    t.clean(Some(s1.end_offset), MAP);
+    let (headers, recs) = t.read_all();
+    assert_eq!(kv(&recs), vec![(1, b"b".to_vec(), Some(b"1".to_vec()))]);
+    // Now b's record is superseded and the batch [1,2] is the last of the round: kept empty.
+    t.produce(&[(b"b", Some(b"2"))], Compression::None);
+    t.roll();
+    let s3 = t.clean(Some(3), MAP);
+    assert_eq!(s3.first_uncleanable_offset, 4);
+    let (headers2, recs2) = t.read_all();
+    assert_eq!(kv(&recs2), vec![(3, b"b".to_vec(), Some(b"2".to_vec()))]);
+    assert!(
+        headers2.iter().all(|h| h.base_offset != 1),
+        "[1,2] is no longer last: dropped"
+    );
+    // In the earlier state the final batch of the round had lost only its tombstone.
+    assert_eq!(
+        headers.last().map(|h| (h.base_offset, h.last_offset())),
+        Some((1, 2))
+    );
+}
+
+#[test]
+fn fully_removed_final_batch_kept_empty() {
+    let t = TestLog::new(compact_config(1 << 20, 0));
+    t.produce(&[(b"a", Some(b"1"))], Compression::None);
+    t.produce(&[(b"a", None)], Compression::Gzip);
+    t.roll();
+    let s1 = t.clean(None, MAP);
+    t.clean(Some(s1.end_offset), MAP);
+    let (headers, recs) = t.read_all();
+    assert!(recs.is_empty());
+    assert_eq!(headers.len(), 1);
+    let h = headers[0];
+    assert_eq!((h.base_offset, h.last_offset(), h.record_count), (1, 1, 0));
+    assert_eq!(t.log().log_end_offset(), 2);
+}
+
+struct OneLog(String, Arc<Log>);
+
+impl LogSource for OneLog {
+    fn logs(&self) -> Vec<(String, i32, Arc<Log>)> {
+        vec![(self.0.clone(), 0, self.1.clone())]
+    }
+}
+
+#[test]
+fn pool_cleans_checkpoints_and_reports_status() {
+    let root = tempfile::tempdir().unwrap();
+    let (log_dir, _) = LogDir::open(root.path()).unwrap();
+    let log_dir = Arc::new(log_dir);
+    let clock = Arc::new(skiff_log::SystemClock);
+    let log = Arc::new(
+        Log::open(
+            &log_dir.partition_dir("t", 0),
+            compact_config(1 << 20, 60_000),
+            clock.clone(),
+            skiff_log::Recovery::Clean,
+        )
+        .unwrap(),
+    );
+    let now = skiff_log::Clock::now_ms(&skiff_log::SystemClock);
+    for i in 0..50 {
+        let mut b = skiff_records::BatchBuilder::new(0, Compression::None);
+        b.push(now, Some(format!("k{}", i % 5).as_bytes()), Some(b"v"), &[]);
+        log.append(
+            &b.build().unwrap(),
+            0,
+            &skiff_log::AppendValidation { now_ms: now },
+        )
+        .unwrap();
+    }
+    let leo = log.log_end_offset();
+    // Roll by appending after segment.ms of record time.
+    let mut b = skiff_records::BatchBuilder::new(0, Compression::None);
+    b.push(now + 20_000, Some(b"~roll"), Some(b"r"), &[]);
+    log.append(
+        &b.build().unwrap(),
+        0,
+        &skiff_log::AppendValidation { now_ms: now },
+    )
+    .unwrap();
+    assert_eq!(log.segment_count(), 2);
+
+    let config = CleanerConfig {
+        threads: 2,
+        backoff_ms: 20,
+        dedupe_buffer_size: 4 << 20,
+        ..CleanerConfig::default()
+    };
+    let pool = CleanerPool::start(
+        config,
+        Arc::new(OneLog("t".into(), log.clone())),
+        log_dir.clone(),
+        clock,
+    );
+    assert_eq!(pool.thread_count(), 2);
+    pool.wake();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = pool.status("t", 0).filter(|s| s.last_pass.is_some()) {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "no pass: {:?}", pool.statuses());
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.first_dirty_offset, leo);
+    assert_eq!(status.last_error, None);
+    let ckpt = log_dir.read_cleaner_checkpoint().unwrap();
+    assert_eq!(ckpt.get(&("t".to_string(), 0)), Some(&leo));
+    pool.abort_and_wait("t", 0);
+    assert_eq!(pool.statuses().len(), 1);
+    pool.stop();
+    // 5 keys survive below the active segment.
+    let info = log.read(0, 1 << 20, true).unwrap();
+    let n: usize = skiff_records::Batches::new(&info.records)
+        .map(|b| skiff_records::records(b.unwrap().1, 1 << 20).unwrap().len())
+        .sum();
+    assert_eq!(n, 6);
+}
