@@ -1,6 +1,6 @@
 //! Admin and metadata APIs through librdkafka: CreateTopics + Metadata, DeleteTopics,
 //! CreatePartitions, DescribeConfigs/AlterConfigs, DeleteRecords, ListOffsets
-//! (watermarks and offsets_for_times).
+//! (watermarks and offsets_for_times), and ApiVersions v0/v3 decoded byte-exactly.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -297,4 +297,43 @@ async fn list_offsets_and_offsets_for_times() {
 
     let recs = consume_n(&c, &topic, 0, Offset::Offset(250), 1, OP_TIMEOUT).unwrap();
     assert_eq!(recs[0].timestamp, Some(base + 2500));
+}
+
+#[test]
+fn api_versions_v0_and_v3_decode_exactly() {
+    use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse};
+    use kafka_protocol::protocol::StrBytes;
+    let b = Broker::start().unwrap();
+    // v0 (aiokafka) and v3 (librdkafka): raw_call fails on any trailing byte, which is what
+    // breaks Debian's kcat when a broker adds unexpected tagged fields.
+    let v0: ApiVersionsResponse =
+        raw_call(&b, ApiKey::ApiVersions, 0, &ApiVersionsRequest::default()).unwrap();
+    let req = ApiVersionsRequest::default()
+        .with_client_software_name(StrBytes::from_static_str("skiff-e2e"))
+        .with_client_software_version(StrBytes::from_static_str("0"));
+    let v3: ApiVersionsResponse = raw_call(&b, ApiKey::ApiVersions, 3, &req).unwrap();
+    for (v, r) in [(0, &v0), (3, &v3)] {
+        assert_eq!(r.error_code, 0, "ApiVersions v{v}");
+        let range = |k: ApiKey| {
+            r.api_keys
+                .iter()
+                .find(|a| a.api_key == k as i16)
+                .map(|a| (a.min_version, a.max_version))
+        };
+        // KIP-896 minimums for the APIs every client needs.
+        assert_eq!(
+            range(ApiKey::Produce).map(|r| r.0),
+            Some(3),
+            "v{v} Produce min"
+        );
+        assert_eq!(range(ApiKey::Fetch).map(|r| r.0), Some(4), "v{v} Fetch min");
+        assert!(
+            range(ApiKey::Metadata).is_some(),
+            "v{v} Metadata advertised"
+        );
+        assert!(
+            range(ApiKey::ApiVersions).is_some_and(|r| r.0 == 0),
+            "v{v} ApiVersions v0"
+        );
+    }
 }

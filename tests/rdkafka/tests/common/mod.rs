@@ -239,7 +239,7 @@ pub fn wait_topic_partitions<C: Consumer>(c: &C, topic: &str, partitions: usize)
 // ---- raw protocol client (for fields rdkafka does not expose) ----
 
 /// One request/response over a fresh connection, using kafka-protocol types.
-fn raw_call<Req: Encodable, Resp: Decodable>(
+pub fn raw_call<Req: Encodable, Resp: Decodable>(
     b: &Broker,
     key: ApiKey,
     version: i16,
