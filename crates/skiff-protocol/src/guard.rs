@@ -275,17 +275,17 @@ pub(crate) fn check_header(frame: &[u8], header_version: i16) -> Result<usize, G
 }
 
 /// Walks a request body of `api_key` at `version` and returns the bytes it consumed.
-/// Errors if the API has no schema, if any length or count exceeds the bytes left, or if the
-/// body ends early. Trailing bytes are not an error here (kafka-protocol ignores them too);
+/// Errors if the API has no schema at this version (see [`crate::guarded_range`]), if any
+/// length or count exceeds the bytes left, or if the body ends early. Trailing bytes are not an error here (kafka-protocol ignores them too);
 /// compare the result with `body.len()` to detect them.
 pub fn check_request_body(
     api_key: kafka_protocol::messages::ApiKey,
     version: i16,
     body: &[u8],
 ) -> Result<usize, GuardError> {
-    let schema = crate::schema::request_schema(api_key).ok_or_else(|| GuardError {
+    let schema = crate::schema::schema_for(api_key, version).ok_or_else(|| GuardError {
         offset: 0,
-        what: format!("no schema for {api_key:?}"),
+        what: format!("no schema for {api_key:?} v{version}"),
     })?;
     let flexible = api_key.request_header_version(version) >= 2;
     let mut c = Cursor::new(body);

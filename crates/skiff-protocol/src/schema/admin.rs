@@ -1,5 +1,6 @@
 //! Request body schemas of the admin APIs: CreateTopics, DeleteTopics, CreatePartitions,
-//! DescribeConfigs, AlterConfigs, IncrementalAlterConfigs, DeleteRecords, DescribeCluster.
+//! DescribeConfigs, AlterConfigs, IncrementalAlterConfigs, DeleteRecords, DescribeCluster,
+//! DescribeLogDirs.
 //! Field order and version ranges follow the Kafka 4.1 message definitions (as generated in
 //! kafka-protocol 0.18). Static data only.
 
@@ -127,3 +128,12 @@ pub(crate) static DESCRIBE_CLUSTER: Struct = fields(&[
     since(1, Ty::Int8), // endpoint_type
     since(2, Ty::Bool), // include_fenced_brokers
 ]);
+
+static DESCRIBABLE_LOG_DIR_TOPIC: Struct = fields(&[
+    all(Ty::Str),               // topic
+    all(Ty::Array(&Ty::Int32)), // partitions
+]);
+
+/// DescribeLogDirsRequest (topics null: every partition).
+pub(crate) static DESCRIBE_LOG_DIRS: Struct =
+    fields(&[all(Ty::Array(&Ty::Struct(&DESCRIBABLE_LOG_DIR_TOPIC)))]);

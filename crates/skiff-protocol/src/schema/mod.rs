@@ -1,7 +1,9 @@
-//! Our own description of the wire layout of every request body in [`crate::SUPPORTED`].
+//! Our own description of the wire layout of request bodies: every API in [`crate::SUPPORTED`]
+//! and the group/transaction/admin APIs a later handler may enable.
 //!
 //! Owns: the field lists (with the versions each field exists in) that the pre-decode guard
-//! ([`crate::guard`]) walks. Written by hand from the Kafka 4.1 message schemas as generated
+//! ([`crate::guard`]) walks, and the table of which APIs and versions have one
+//! ([`guarded_range`]); that table is a superset of [`crate::SUPPORTED`]. Written by hand from the Kafka 4.1 message schemas as generated
 //! into kafka-protocol 0.18's `src/messages/*_request.rs`; the tests in
 //! `tests/schema_roundtrip.rs` encode a filled request with kafka-protocol for every supported
 //! version and require the walker to consume exactly the encoded bytes, so a mistake here fails
@@ -15,6 +17,8 @@
 
 mod admin;
 mod core;
+mod groups;
+mod txn;
 
 use kafka_protocol::messages::ApiKey;
 
@@ -91,24 +95,128 @@ pub(crate) const fn fields(fields: &'static [Field]) -> Struct {
     }
 }
 
-/// The body schema of a request API, or `None` when we have not described it (such keys
-/// must never appear in [`crate::SUPPORTED`]; a test enforces it).
-pub(crate) fn request_schema(key: ApiKey) -> Option<&'static Struct> {
-    Some(match key {
-        ApiKey::ApiVersions => &core::API_VERSIONS,
-        ApiKey::Metadata => &core::METADATA,
-        ApiKey::Produce => &core::PRODUCE,
-        ApiKey::Fetch => &core::FETCH,
-        ApiKey::ListOffsets => &core::LIST_OFFSETS,
-        ApiKey::OffsetForLeaderEpoch => &core::OFFSET_FOR_LEADER_EPOCH,
-        ApiKey::CreateTopics => &admin::CREATE_TOPICS,
-        ApiKey::DeleteTopics => &admin::DELETE_TOPICS,
-        ApiKey::CreatePartitions => &admin::CREATE_PARTITIONS,
-        ApiKey::DescribeConfigs => &admin::DESCRIBE_CONFIGS,
-        ApiKey::AlterConfigs => &admin::ALTER_CONFIGS,
-        ApiKey::IncrementalAlterConfigs => &admin::INCREMENTAL_ALTER_CONFIGS,
-        ApiKey::DeleteRecords => &admin::DELETE_RECORDS,
-        ApiKey::DescribeCluster => &admin::DESCRIBE_CLUSTER,
-        _ => return None,
-    })
+/// Every API we have a schema for, with the versions it was verified against
+/// (`tests/schema_roundtrip.rs` encodes a filled request at each of them). Ranges are
+/// kafka-protocol 0.18's decodable range clipped to the Kafka 4.x minimums (KIP-896); where
+/// `ApiKey::valid_versions()` names a newer version than the crate's decoder accepts
+/// (OffsetCommit 10, OffsetFetch 10, InitProducerId 6), the decoder's maximum is used.
+/// A guarded API is not necessarily served: [`crate::SUPPORTED`] is the advertised subset.
+static SCHEMAS: &[(ApiKey, i16, i16, &Struct)] = &[
+    (ApiKey::Produce, 3, 13, &core::PRODUCE),
+    (ApiKey::Fetch, 4, 18, &core::FETCH),
+    (ApiKey::ListOffsets, 1, 10, &core::LIST_OFFSETS),
+    (ApiKey::Metadata, 0, 13, &core::METADATA),
+    (ApiKey::ApiVersions, 0, 4, &core::API_VERSIONS),
+    (
+        ApiKey::OffsetForLeaderEpoch,
+        2,
+        4,
+        &core::OFFSET_FOR_LEADER_EPOCH,
+    ),
+    (ApiKey::CreateTopics, 2, 7, &admin::CREATE_TOPICS),
+    (ApiKey::DeleteTopics, 1, 6, &admin::DELETE_TOPICS),
+    (ApiKey::DeleteRecords, 0, 2, &admin::DELETE_RECORDS),
+    (ApiKey::DescribeConfigs, 1, 4, &admin::DESCRIBE_CONFIGS),
+    (ApiKey::AlterConfigs, 0, 2, &admin::ALTER_CONFIGS),
+    (ApiKey::CreatePartitions, 0, 3, &admin::CREATE_PARTITIONS),
+    (
+        ApiKey::IncrementalAlterConfigs,
+        0,
+        1,
+        &admin::INCREMENTAL_ALTER_CONFIGS,
+    ),
+    (ApiKey::DescribeCluster, 0, 2, &admin::DESCRIBE_CLUSTER),
+    (ApiKey::DescribeLogDirs, 1, 4, &admin::DESCRIBE_LOG_DIRS),
+    (ApiKey::FindCoordinator, 0, 6, &groups::FIND_COORDINATOR),
+    (ApiKey::JoinGroup, 0, 9, &groups::JOIN_GROUP),
+    (ApiKey::SyncGroup, 0, 5, &groups::SYNC_GROUP),
+    (ApiKey::Heartbeat, 0, 4, &groups::HEARTBEAT),
+    (ApiKey::LeaveGroup, 0, 5, &groups::LEAVE_GROUP),
+    (ApiKey::OffsetCommit, 2, 9, &groups::OFFSET_COMMIT),
+    (ApiKey::OffsetFetch, 1, 9, &groups::OFFSET_FETCH),
+    (ApiKey::ListGroups, 0, 5, &groups::LIST_GROUPS),
+    (ApiKey::DescribeGroups, 0, 6, &groups::DESCRIBE_GROUPS),
+    (ApiKey::DeleteGroups, 0, 2, &groups::DELETE_GROUPS),
+    (ApiKey::OffsetDelete, 0, 0, &groups::OFFSET_DELETE),
+    (
+        ApiKey::ConsumerGroupHeartbeat,
+        0,
+        1,
+        &groups::CONSUMER_GROUP_HEARTBEAT,
+    ),
+    (
+        ApiKey::ConsumerGroupDescribe,
+        0,
+        1,
+        &groups::CONSUMER_GROUP_DESCRIBE,
+    ),
+    (ApiKey::InitProducerId, 0, 5, &txn::INIT_PRODUCER_ID),
+    (
+        ApiKey::AddPartitionsToTxn,
+        0,
+        5,
+        &txn::ADD_PARTITIONS_TO_TXN,
+    ),
+    (ApiKey::AddOffsetsToTxn, 0, 4, &txn::ADD_OFFSETS_TO_TXN),
+    (ApiKey::EndTxn, 0, 5, &txn::END_TXN),
+    (ApiKey::TxnOffsetCommit, 0, 5, &txn::TXN_OFFSET_COMMIT),
+    (ApiKey::WriteTxnMarkers, 1, 1, &txn::WRITE_TXN_MARKERS),
+    (ApiKey::DescribeProducers, 0, 0, &txn::DESCRIBE_PRODUCERS),
+    (ApiKey::ListTransactions, 0, 2, &txn::LIST_TRANSACTIONS),
+    (
+        ApiKey::DescribeTransactions,
+        0,
+        0,
+        &txn::DESCRIBE_TRANSACTIONS,
+    ),
+];
+
+/// `(api key, min, max)` of every API that has a guard schema, in table order. Any of these
+/// can be moved into [`crate::SUPPORTED`] (within this range) once a handler exists.
+pub fn guarded_apis() -> impl Iterator<Item = (ApiKey, i16, i16)> {
+    SCHEMAS.iter().map(|&(key, min, max, _)| (key, min, max))
+}
+
+/// The versions of `key` our guard can check before decoding, or `None` without a schema.
+/// [`crate::SUPPORTED`] must stay inside this range (a test enforces it).
+pub fn guarded_range(key: ApiKey) -> Option<(i16, i16)> {
+    SCHEMAS
+        .iter()
+        .find(|(k, _, _, _)| *k == key)
+        .map(|&(_, min, max, _)| (min, max))
+}
+
+/// The body schema of `key` at `version`, or `None` when that version is not described:
+/// the guard then refuses the body rather than let kafka-protocol decode it unchecked.
+pub(crate) fn schema_for(key: ApiKey, version: i16) -> Option<&'static Struct> {
+    SCHEMAS
+        .iter()
+        .find(|(k, min, max, _)| *k == key && (*min..=*max).contains(&version))
+        .map(|&(_, _, _, s)| s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_entry_per_key_within_kafka_protocol_ranges() {
+        for (i, &(key, min, max, _)) in SCHEMAS.iter().enumerate() {
+            assert!(
+                SCHEMAS[i + 1..].iter().all(|e| e.0 != key),
+                "{key:?} listed twice"
+            );
+            let valid = key.valid_versions();
+            assert!(min <= max, "{key:?}");
+            assert!(
+                min >= valid.min && max <= valid.max,
+                "{key:?} {min}-{max} vs {valid:?}"
+            );
+            assert!(schema_for(key, min).is_some() && schema_for(key, max).is_some());
+            assert!(schema_for(key, min - 1).is_none() && schema_for(key, max + 1).is_none());
+        }
+        assert_eq!(guarded_range(ApiKey::JoinGroup), Some((0, 9)));
+        assert_eq!(guarded_range(ApiKey::DescribeAcls), None);
+        assert_eq!(guarded_apis().count(), SCHEMAS.len());
+    }
 }

@@ -1,5 +1,7 @@
-//! Shared test helpers: a filled request of every supported API at every version, built with
-//! kafka-protocol itself, and frame assembly the way a client does it.
+//! Shared test helpers: a filled request of every guarded API (every API that has a guard
+//! schema, a superset of SUPPORTED) at every version, built with kafka-protocol itself, and
+//! frame assembly the way a client does it. Group samples live in `groups.rs`, transaction
+//! and DescribeLogDirs samples in `txn.rs`.
 #![allow(dead_code, clippy::unwrap_used)]
 
 use bytes::{Bytes, BytesMut};
@@ -9,7 +11,7 @@ use kafka_protocol::messages::metadata_request::*;
 use kafka_protocol::messages::produce_request::*;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Encodable, StrBytes};
-use skiff_protocol::SUPPORTED;
+use skiff_protocol::{guarded_apis, SUPPORTED};
 use uuid::Uuid;
 
 fn s(x: &'static str) -> StrBytes {
@@ -31,17 +33,36 @@ macro_rules! tag {
         let mut x = $x;
         if $flex {
             x.unknown_tagged_fields
-                .insert(99, Bytes::from_static(b"\x01\x02\x03"));
+                .insert(99, ::bytes::Bytes::from_static(b"\x01\x02\x03"));
         }
         x
     }};
 }
+
+mod groups;
+mod txn;
 
 /// Every (key, version) pair in SUPPORTED.
 pub fn all_supported() -> Vec<(ApiKey, i16)> {
     SUPPORTED
         .iter()
         .flat_map(|&(k, min, max)| (min..=max).map(move |v| (k, v)))
+        .collect()
+}
+
+/// Every (key, version) pair that has a guard schema (a superset of [`all_supported`]).
+pub fn all_guarded() -> Vec<(ApiKey, i16)> {
+    guarded_apis()
+        .flat_map(|(k, min, max)| (min..=max).map(move |v| (k, v)))
+        .collect()
+}
+
+/// Guarded (key, version) pairs that are not served, so `decode_request` must refuse them.
+pub fn guarded_not_supported() -> Vec<(ApiKey, i16)> {
+    let supported = all_supported();
+    all_guarded()
+        .into_iter()
+        .filter(|kv| !supported.contains(kv))
         .collect()
 }
 
@@ -415,7 +436,9 @@ pub fn sample_request(key: ApiKey, v: i16) -> RequestKind {
             }
             RequestKind::DescribeCluster(tag!(r, f))
         }
-        other => panic!("no sample for {other:?}: add one when adding it to SUPPORTED"),
+        other => groups::sample(other, v, f)
+            .or_else(|| txn::sample(other, v, f))
+            .unwrap_or_else(|| panic!("no sample for {other:?}: add one with its schema")),
     }
 }
 
@@ -448,6 +471,18 @@ pub fn frame(header: &RequestHeader, key: ApiKey, v: i16, body: &[u8]) -> Bytes 
         .unwrap();
     buf.extend_from_slice(body);
     buf.freeze()
+}
+
+/// A full valid frame for every guarded (key, version): body and header as a client sends
+/// them, whether or not the API is in SUPPORTED.
+pub fn all_guarded_frames() -> Vec<(ApiKey, i16, Bytes)> {
+    all_guarded()
+        .into_iter()
+        .map(|(k, v)| {
+            let body = encode_body(&sample_request(k, v), v);
+            (k, v, frame(&sample_header(k, v, 1234), k, v, &body))
+        })
+        .collect()
 }
 
 /// A full valid frame for every supported (key, version).
