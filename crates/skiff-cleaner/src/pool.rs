@@ -352,35 +352,33 @@ fn clean(shared: &Shared, job: Job, map: &mut OffsetMap, io_buffer: usize) {
     };
     let result = run_pass(&job.log, &job.view, &job.plan, map, &ctx);
     let end = shared.clock.now_ms();
-    let mut persist = false;
-    {
-        let mut st = shared.lock();
-        match &result {
-            Ok(stats) => {
-                st.checkpoints.insert(job.key.clone(), stats.end_offset);
-                persist = true;
-            }
-            Err(e) if e.is_interruption() => {
-                tracing::info!(topic = %job.key.0, partition = job.key.1, "cleaning interrupted: {e}");
-            }
-            Err(e) => {
-                tracing::warn!(topic = %job.key.0, partition = job.key.1, error = %e,
-                    "cleaning failed; will retry with back-off");
-            }
+    match &result {
+        Ok(stats) => {
+            // The checkpoint is on disk before the pass is reported done.
+            shared
+                .lock()
+                .checkpoints
+                .insert(job.key.clone(), stats.end_offset);
+            persist_checkpoints(shared);
         }
-        let backoff = shared.config.backoff_ms;
-        let entry = st.entries.entry(job.key.clone()).or_default();
-        match &result {
-            Ok(stats) => entry.status.record_pass(stats, end),
-            Err(e) if e.is_interruption() => entry.status.last_error = Some(e.to_string()),
-            Err(e) => entry.status.record_failure(e.to_string(), end, backoff),
+        Err(e) if e.is_interruption() => {
+            tracing::info!(topic = %job.key.0, partition = job.key.1, "cleaning interrupted: {e}");
         }
-        entry.status.in_progress = false;
-        shared.changed.notify_all();
+        Err(e) => {
+            tracing::warn!(topic = %job.key.0, partition = job.key.1, error = %e,
+                "cleaning failed; will retry with back-off");
+        }
     }
-    if persist {
-        persist_checkpoints(shared);
+    let backoff = shared.config.backoff_ms;
+    let mut st = shared.lock();
+    let entry = st.entries.entry(job.key.clone()).or_default();
+    match &result {
+        Ok(stats) => entry.status.record_pass(stats, end),
+        Err(e) if e.is_interruption() => entry.status.last_error = Some(e.to_string()),
+        Err(e) => entry.status.record_failure(e.to_string(), end, backoff),
     }
+    entry.status.in_progress = false;
+    shared.changed.notify_all();
 }
 
 /// Writes the checkpoint of every partition the source still lists.

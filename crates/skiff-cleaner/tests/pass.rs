@@ -390,3 +390,71 @@ fn pool_cleans_checkpoints_and_reports_status() {
         .sum();
     assert_eq!(n, 6);
 }
+
+#[test]
+fn pool_removes_tombstones_on_an_idle_log_when_the_horizon_passes() {
+    let root = tempfile::tempdir().unwrap();
+    let (log_dir, _) = LogDir::open(root.path()).unwrap();
+    let log_dir = Arc::new(log_dir);
+    let clock = Arc::new(skiff_log::SystemClock);
+    let mut config = compact_config(1 << 20, 300);
+    config.min_cleanable_dirty_ratio = 0.5;
+    let log = Arc::new(
+        Log::open(
+            &log_dir.partition_dir("t", 0),
+            config,
+            clock.clone(),
+            skiff_log::Recovery::Clean,
+        )
+        .unwrap(),
+    );
+    let now = skiff_log::Clock::now_ms(&skiff_log::SystemClock);
+    let append = |ts: i64, k: &[u8], v: Option<&[u8]>| {
+        let mut b = skiff_records::BatchBuilder::new(0, Compression::None);
+        b.push(ts, Some(k), v, &[]);
+        log.append(
+            &b.build().unwrap(),
+            0,
+            &skiff_log::AppendValidation { now_ms: now },
+        )
+        .unwrap();
+    };
+    append(now, b"k", Some(b"v"));
+    append(now, b"k", None);
+    append(now + 20_000, b"~roll", Some(b"r")); // rolls: record time passed segment.ms
+    let pool = CleanerPool::start(
+        CleanerConfig {
+            backoff_ms: 60_000,
+            ..CleanerConfig::default()
+        },
+        Arc::new(OneLog("t".into(), log.clone())),
+        log_dir,
+        clock,
+    );
+    pool.wake();
+    // First pass (ratio 1 > 0.5) keeps and stamps the tombstone; nothing else is written, the
+    // ratio is then 0, and the backoff is a minute: only the horizon can trigger pass two.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let keys = || {
+        let info = log.read(0, 1 << 20, true).unwrap();
+        skiff_records::Batches::new(&info.records)
+            .flat_map(|b| skiff_records::records(b.unwrap().1, 1 << 20).unwrap())
+            .map(|r| (r.key.unwrap().to_vec(), r.value.map(|v| v.to_vec())))
+            .collect::<Vec<_>>()
+    };
+    loop {
+        let s = pool.status("t", 0);
+        if s.as_ref()
+            .and_then(|s| s.last_pass.as_ref())
+            .is_some_and(|p| p.tombstones_removed == 1)
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "tombstone not removed: {s:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(keys(), vec![(b"~roll".to_vec(), Some(b"r".to_vec()))]);
+    let s = pool.status("t", 0).unwrap();
+    assert_eq!(s.next_delete_horizon_ms, None);
+    pool.stop();
+}
