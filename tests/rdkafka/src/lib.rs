@@ -13,6 +13,8 @@
 //! variables named `SKIFF_*` are config overrides for the broker, so none of the test
 //! process's `SKIFF_*` variables are passed on to it.
 
+pub mod raw;
+
 use std::fs::{self, File, OpenOptions};
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
