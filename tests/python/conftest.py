@@ -131,10 +131,12 @@ class Broker:
 
 
 @pytest.fixture(scope="module")
-def broker():
-    """A broker shared by the tests of one module; each test uses its own topics."""
+def broker(request):
+    """A broker shared by the tests of one module; each test uses its own topics. A module
+    may define `BROKER_SETTINGS = {"key": "value"}`: extra `--set` broker properties."""
+    extra = getattr(request.module, "BROKER_SETTINGS", None)
     with tempfile.TemporaryDirectory(prefix="skiff-pytest-") as d:
-        b = Broker(Path(d))
+        b = Broker(Path(d), extra)
         b.start()
         try:
             yield b

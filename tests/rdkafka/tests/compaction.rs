@@ -341,8 +341,7 @@ fn s08_timestamp_bounds() {
     }
 }
 
-const TWO: &[(Option<&[u8]>, Option<&[u8]>)] =
-    &[(Some(b"a"), Some(b"1")), (Some(b"b"), Some(b"2"))];
+const TWO: &[Kv<'static>] = &[(Some(b"a"), Some(b"1")), (Some(b"b"), Some(b"2"))];
 
 #[test]
 fn s09a_topic_codec_lz4_recompresses() {

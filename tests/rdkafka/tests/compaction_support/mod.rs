@@ -211,16 +211,18 @@ impl Env {
     }
 }
 
+/// One record to build: key and value, `None` meaning null.
+pub type Kv<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+
+/// key → (offset, value) of a key's last occurrence.
+pub type Latest = BTreeMap<Option<Vec<u8>>, (i64, Option<Vec<u8>>)>;
+
 /// One uncompressed batch, all records at timestamp `ts`.
-pub fn batch(records: &[(Option<&[u8]>, Option<&[u8]>)], ts: i64) -> Vec<u8> {
+pub fn batch(records: &[Kv<'_>], ts: i64) -> Vec<u8> {
     batch_with(records, ts, Compression::None)
 }
 
-pub fn batch_with(
-    records: &[(Option<&[u8]>, Option<&[u8]>)],
-    ts: i64,
-    codec: Compression,
-) -> Vec<u8> {
+pub fn batch_with(records: &[Kv<'_>], ts: i64, codec: Compression) -> Vec<u8> {
     let mut b = BatchBuilder::new(0, codec);
     for (k, v) in records {
         b.push(ts, *k, *v, &[]);
@@ -251,7 +253,7 @@ pub fn user(recs: &[RawRecord]) -> Vec<RawRecord> {
 }
 
 /// key → (offset, value) of the last occurrence of each key.
-pub fn latest(recs: &[RawRecord]) -> BTreeMap<Option<Vec<u8>>, (i64, Option<Vec<u8>>)> {
+pub fn latest(recs: &[RawRecord]) -> Latest {
     let mut m = BTreeMap::new();
     for r in recs {
         m.insert(r.key.clone(), (r.offset, r.value.clone()));
