@@ -291,3 +291,9 @@ pub fn check_ascending(recs: &[RawRecord]) -> Result<()> {
     }
     Ok(())
 }
+
+/// Every key `key-i` exactly once with value "2".
+pub fn fully_compacted(recs: &[RawRecord], n: usize) -> bool {
+    let u = user(recs);
+    u.len() == n && u.iter().all(|r| r.value.as_deref() == Some(b"2"))
+}
