@@ -23,9 +23,10 @@ struct Cli {
     /// Override one broker property, e.g. `--set log.dirs=/var/lib/skiff` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
-    /// Log filter in RUST_LOG syntax (also `SKIFF_LOG`), e.g. `info,skiff_broker=debug`.
-    #[arg(long, env = "SKIFF_LOG", default_value = "info")]
-    log: String,
+    /// Log filter in RUST_LOG syntax, e.g. `info,skiff_broker=debug` (also `SKIFF_LOG`;
+    /// without either, `RUST_LOG`; without that, `info`).
+    #[arg(long, env = "SKIFF_LOG")]
+    log: Option<String>,
     /// Log format: `text` or `json`.
     #[arg(long, default_value = "text")]
     log_format: String,
@@ -36,7 +37,12 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    init_logging(&cli.log, &cli.log_format)?;
+    let filter = cli
+        .log
+        .clone()
+        .or_else(|| std::env::var("RUST_LOG").ok())
+        .unwrap_or_else(|| "info".to_string());
+    init_logging(&filter, &cli.log_format)?;
     let env = std::env::vars().filter(|(k, _)| k.starts_with("SKIFF_"));
     let (config, warnings) = skiff_config::load(cli.config.as_deref(), &cli.set, env)?;
     for warning in warnings {
