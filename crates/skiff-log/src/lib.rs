@@ -21,6 +21,7 @@ mod index;
 mod log;
 mod log_dir;
 mod read;
+mod recompress;
 mod recovery;
 mod retention;
 mod segment;

@@ -13,6 +13,7 @@ use crate::clock::Clock;
 use crate::config::LogConfig;
 use crate::error::{LogError, Result};
 use crate::fsutil::fsync_dir;
+use crate::recompress::recompress_for_topic;
 use crate::recovery::{load_segments, Recovery};
 use crate::segment::{read_guard, write_guard, BatchMeta, Segment};
 use crate::validate::{validate_append, Origin};
@@ -213,7 +214,17 @@ impl Log {
     ) -> Result<AppendInfo> {
         let config = self.config_arc();
         let validated = validate_append(batches, &config, now, origin)?;
-        let mut buf = batches.to_vec();
+        let (mut buf, validated) = match origin {
+            Origin::Client => match recompress_for_topic(batches, &validated, &config)? {
+                // Sizes and CRCs of the rebuilt batches are checked again (Kafka does too).
+                Some(rebuilt) => {
+                    let checked = validate_append(&rebuilt, &config, now, Origin::Internal)?;
+                    (rebuilt, checked)
+                }
+                None => (batches.to_vec(), validated),
+            },
+            Origin::Internal => (batches.to_vec(), validated),
+        };
         let log_append_time = config.message_timestamp_type == TimestampType::LogAppendTime;
 
         let mut inner = self.lock();

@@ -44,8 +44,17 @@ pub(crate) fn validate_append(
     let mut out = Vec::new();
     let mut total = 0usize;
     let mut it = Batches::new(payload);
-    for item in &mut it {
-        let (h, bytes) = item.map_err(|e| corrupt(e, out.len()))?;
+    loop {
+        let start = it.position();
+        let Some(item) = it.next() else { break };
+        let (h, bytes) = item.map_err(|e| {
+            // Magic first, as Kafka does: an old-format batch is INVALID_RECORD even when
+            // its length is not a valid v2 length.
+            match payload.get(start + 16).map(|&m| m as i8) {
+                Some(magic) if magic != MAGIC_V2 => LogError::UnsupportedMagic(magic),
+                _ => corrupt(e, out.len()),
+            }
+        })?;
         if h.magic != MAGIC_V2 {
             return Err(LogError::UnsupportedMagic(h.magic));
         }

@@ -178,6 +178,14 @@ fn append_one(broker: &Broker, target: Target, valid_acks: bool, version: i16) -
             Some(ONE_BATCH.to_string()),
         );
     }
+    // zstd needs Produce v7+ (KIP-110): older clients could not read it back.
+    let zstd = skiff_records::BatchHeader::parse(&records)
+        .ok()
+        .and_then(|h| h.compression().ok())
+        == Some(skiff_records::Compression::Zstd);
+    if zstd && version < 7 {
+        return fail(response, ResponseError::UnsupportedCompressionType, None);
+    }
     let validation = AppendValidation {
         now_ms: broker.clock.now_ms(),
     };
