@@ -15,13 +15,11 @@
 
 use crate::config::LogConfig;
 use crate::error::{LogError, Result};
-use crate::index::OffsetIndex;
 use crate::log::Log;
 use crate::segment::{
     read_guard, segment_path, BatchMeta, SegState, Segment, INDEX_SUFFIX, LOG_SUFFIX,
     TIME_INDEX_SUFFIX,
 };
-use crate::time_index::TimeIndex;
 use bytes::Bytes;
 use skiff_records::{validate_batch, BatchHeader, HEADER_LEN, LOG_OVERHEAD};
 use std::fs::{File, OpenOptions};
@@ -277,29 +275,13 @@ impl CleanedSegmentWriter {
             parts: None,
         };
         // From here on Drop removes whatever was created.
-        let index = OffsetIndex::create(
+        let state = SegState::create_empty(
             &cleaned_path(dir, base_offset, INDEX_SUFFIX),
-            base_offset,
-            config.segment_index_bytes,
-            Vec::new(),
-        )?;
-        let time_index = TimeIndex::create(
             &cleaned_path(dir, base_offset, TIME_INDEX_SUFFIX),
             base_offset,
-            config.segment_index_bytes,
-            Vec::new(),
+            &config,
+            now_ms,
         )?;
-        let state = SegState {
-            size: 0,
-            next_offset: base_offset,
-            max_timestamp: -1,
-            offset_of_max_timestamp: base_offset,
-            rolling_base_ts: None,
-            last_modified_ms: now_ms,
-            bytes_since_index: 0,
-            index,
-            time_index,
-        };
         w.parts = Some((file, state));
         Ok(w)
     }

@@ -63,6 +63,39 @@ pub(crate) struct SegState {
 }
 
 impl SegState {
+    /// State of a segment with no data yet, creating its empty offset and time indexes.
+    pub fn create_empty(
+        index_path: &Path,
+        time_index_path: &Path,
+        base_offset: i64,
+        config: &LogConfig,
+        now_ms: i64,
+    ) -> Result<SegState> {
+        let index = OffsetIndex::create(
+            index_path,
+            base_offset,
+            config.segment_index_bytes,
+            Vec::new(),
+        )?;
+        let time_index = TimeIndex::create(
+            time_index_path,
+            base_offset,
+            config.segment_index_bytes,
+            Vec::new(),
+        )?;
+        Ok(SegState {
+            size: 0,
+            next_offset: base_offset,
+            max_timestamp: -1,
+            offset_of_max_timestamp: base_offset,
+            rolling_base_ts: None,
+            last_modified_ms: now_ms,
+            bytes_since_index: 0,
+            index,
+            time_index,
+        })
+    }
+
     /// Folds one batch into the facts and the indexes, as Kafka's `LogSegment.append` does:
     /// an index entry when more than `index.interval.bytes` were appended since the last one.
     pub fn observe(&mut self, b: &BatchMeta, index_interval: u64, now_ms: i64) -> Result<()> {
@@ -117,29 +150,13 @@ impl Segment {
             .create_new(true)
             .open(&log_path)
             .map_err(|e| LogError::io("create segment", &log_path, e))?;
-        let index = OffsetIndex::create(
+        let state = SegState::create_empty(
             &segment_path(dir, base_offset, INDEX_SUFFIX),
-            base_offset,
-            config.segment_index_bytes,
-            Vec::new(),
-        )?;
-        let time_index = TimeIndex::create(
             &segment_path(dir, base_offset, TIME_INDEX_SUFFIX),
             base_offset,
-            config.segment_index_bytes,
-            Vec::new(),
+            config,
+            now_ms,
         )?;
-        let state = SegState {
-            size: 0,
-            next_offset: base_offset,
-            max_timestamp: -1,
-            offset_of_max_timestamp: base_offset,
-            rolling_base_ts: None,
-            last_modified_ms: now_ms,
-            bytes_since_index: 0,
-            index,
-            time_index,
-        };
         Ok(Segment::from_parts(
             base_offset,
             log_path,
