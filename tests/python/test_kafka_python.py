@@ -1,9 +1,9 @@
 """kafka-python 3.0.12 (pure Python) against the real skiff binary, with api_version
 auto-detection (no api_version passed): produce/consume, compression codecs, admin.
 
-kafka-python's producer is idempotent by default and would send InitProducerId, which skiff
-does not implement yet (idempotence comes with transactions), so the producers here set
-enable_idempotence=False. Consumers use assign() without a group_id (no groups yet).
+Most producers here set enable_idempotence=False (they predate idempotence in skiff);
+test_default_idempotent_producer uses kafka-python's default, idempotent producer
+(InitProducerId, sequence numbers). Consumers use assign() without a group_id.
 """
 
 import time
@@ -19,7 +19,7 @@ def producer(broker, **conf):
     conf = {"linger_ms": 5, "request_timeout_ms": 15000, **conf}
     return KafkaProducer(
         bootstrap_servers=broker.bootstrap,
-        enable_idempotence=False,  # no InitProducerId in skiff yet
+        enable_idempotence=False,  # predates idempotence in skiff; see the test below
         **conf,
     )
 
@@ -73,6 +73,21 @@ def test_produce_consume(broker, topic):
     assert [m.key for m in msgs] == [f"k{i}".encode() for i in range(500)]
     assert [m.value for m in msgs] == [f"v{i}".encode() for i in range(500)]
     assert msgs[7].headers == [("i", b"7")]
+
+
+def test_default_idempotent_producer(broker, topic):
+    # No enable_idempotence argument: kafka-python 3 turns idempotence on by default.
+    p = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=5, request_timeout_ms=15000)
+    try:
+        assert p.config["enable_idempotence"]
+        futs = [p.send(topic, key=b"k", value=f"i{i}".encode(), partition=0) for i in range(1000)]
+        p.flush(timeout=TIMEOUT_S)
+        assert [f.get(timeout=TIMEOUT_S).offset for f in futs] == list(range(1000))
+    finally:
+        p.close()
+    msgs = consume(broker, topic, 0, 1000)
+    assert [m.value for m in msgs] == [f"i{i}".encode() for i in range(1000)]
+    assert all(m.offset == i for i, m in enumerate(msgs))
 
 
 @pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd"])

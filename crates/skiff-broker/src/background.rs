@@ -1,5 +1,6 @@
 //! Periodic storage housekeeping on one named std thread: retention, wall-clock rolls of
-//! idle segments, `flush.ms`, and recovery-point checkpoints.
+//! idle segments, `flush.ms`, recovery-point checkpoints, and expiry of idle producer ids
+//! (`producer.id.expiration.ms`).
 //!
 //! Thread safety: the stop flag is a `Mutex<bool>` + `Condvar` so shutdown interrupts the
 //! sleep at once; every log call synchronises itself.
@@ -15,6 +16,9 @@ use crate::broker::Broker;
 /// How often idle active segments are checked for a `segment.ms` roll and `flush.ms`
 /// deadlines: fine enough for second-granularity configs, cheap for thousands of logs.
 const TICK: Duration = Duration::from_secs(1);
+/// Kafka's `producer.id.expiration.check.interval.ms` default: how often idle producer ids
+/// are looked for (expiry itself follows `producer.id.expiration.ms`).
+const PRODUCER_EXPIRATION_CHECK: Duration = Duration::from_secs(600);
 /// Kafka's `log.flush.offset.checkpoint.interval.ms` default.
 const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(60);
 
@@ -54,6 +58,7 @@ fn run(broker: &Broker, stop: &(Mutex<bool>, Condvar)) {
     );
     let mut last_retention = Instant::now();
     let mut last_checkpoint = Instant::now();
+    let mut last_producer_expiry = Instant::now();
     let mut last_flush: HashMap<(String, i32), Instant> = HashMap::new();
     loop {
         {
@@ -68,9 +73,14 @@ fn run(broker: &Broker, stop: &(Mutex<bool>, Condvar)) {
         }
         let partitions = broker.topics.all_partitions();
         let retention_due = last_retention.elapsed() >= retention_every;
+        let expiry_due = last_producer_expiry.elapsed() >= PRODUCER_EXPIRATION_CHECK;
         for p in &partitions {
             if let Err(e) = p.log.roll_if_due() {
                 warn!(topic = %p.topic, partition = p.index, error = %e, "time-based roll failed");
+            }
+            if expiry_due {
+                p.log
+                    .remove_expired_producers(broker.config.producer_id_expiration_ms);
             }
             if retention_due {
                 match p.log.apply_retention() {
@@ -104,6 +114,9 @@ fn run(broker: &Broker, stop: &(Mutex<bool>, Condvar)) {
         }
         if retention_due {
             last_retention = Instant::now();
+        }
+        if expiry_due {
+            last_producer_expiry = Instant::now();
         }
         if last_checkpoint.elapsed() >= CHECKPOINT_INTERVAL {
             if let Err(e) = broker.write_checkpoints() {

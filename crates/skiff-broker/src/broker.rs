@@ -13,6 +13,7 @@ use skiff_log::{Clock, LogDir, LogError, SystemClock};
 use tracing::info;
 
 use crate::durability::Durability;
+use crate::producer_ids::ProducerIds;
 use crate::topics::{TopicError, Topics};
 
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +40,8 @@ pub struct Broker {
     cleaner: Mutex<Option<CleanerPool>>,
     pub log_dir: Arc<LogDir>,
     pub clock: Arc<dyn Clock>,
+    /// InitProducerId's id allocator (`producer-ids` in the log dir).
+    pub producer_ids: ProducerIds,
 }
 
 /// Kafka's `meta.properties`, so the data dir says which cluster and node it belongs to.
@@ -73,7 +76,9 @@ impl Broker {
             context: "starting the flusher thread".into(),
             source: e,
         })?);
+        let producer_ids = ProducerIds::open(log_dir.root())?;
         let broker = Arc::new(Broker {
+            producer_ids,
             config,
             cluster_id,
             topics,

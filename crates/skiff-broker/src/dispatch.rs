@@ -54,6 +54,9 @@ pub async fn dispatch(broker: &Arc<Broker>, request: DecodedRequest) -> Reply {
         RequestKind::OffsetForLeaderEpoch(r) => {
             handlers::offset_for_leader_epoch::handle(broker, version, r)
         }
+        RequestKind::InitProducerId(r) => {
+            handlers::init_producer_id::handle(broker, version, r).await
+        }
         _ => Reply::Close(format!(
             "{:?} is advertised by no handler; closing",
             request.api_key

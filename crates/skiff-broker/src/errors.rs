@@ -19,6 +19,10 @@ pub fn log_error_code(err: &LogError) -> ResponseError {
         LogError::Offline(..) => ResponseError::KafkaStorageError,
         LogError::SegmentGone(..) => ResponseError::KafkaStorageError,
         LogError::Aborted(..) => ResponseError::KafkaStorageError,
+        LogError::OutOfOrderSequence { .. } => ResponseError::OutOfOrderSequenceNumber,
+        // Kafka 2.7+ answers a produce from a stale epoch with INVALID_PRODUCER_EPOCH (the
+        // client aborts and retries) rather than the fatal PRODUCER_FENCED.
+        LogError::InvalidProducerEpoch { .. } => ResponseError::InvalidProducerEpoch,
         LogError::DirLocked(..) | LogError::MalformedFile { .. } => {
             ResponseError::KafkaStorageError
         }

@@ -13,6 +13,7 @@ pub mod errors;
 pub mod handlers;
 pub mod net;
 pub mod partition;
+pub mod producer_ids;
 pub mod topics;
 
 pub use broker::{Broker, StartError};

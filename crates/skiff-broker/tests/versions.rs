@@ -227,6 +227,28 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
                     ]),
             ]),
         )],
+        ApiKey::InitProducerId => {
+            let mut v = vec![
+                RequestKind::InitProducerId(
+                    InitProducerIdRequest::default().with_transaction_timeout_ms(60_000),
+                ),
+                // Transactional: answered with an error until transactions exist.
+                RequestKind::InitProducerId(
+                    InitProducerIdRequest::default()
+                        .with_transactional_id(Some(TransactionalId(s("tx"))))
+                        .with_transaction_timeout_ms(60_000),
+                ),
+            ];
+            if version >= 3 {
+                // KIP-360: the producer's current id and epoch.
+                v.push(RequestKind::InitProducerId(
+                    InitProducerIdRequest::default()
+                        .with_producer_id(ProducerId(0))
+                        .with_producer_epoch(0),
+                ));
+            }
+            v
+        }
         other => panic!("no representative request for advertised API {other:?}: add one"),
     }
 }

@@ -87,6 +87,9 @@ pub struct BrokerConfig {
     pub offsets_retention_check_interval_ms: i64,
     /// `offset.metadata.max.bytes`.
     pub offset_metadata_max_bytes: i32,
+    /// `producer.id.expiration.ms`: an idempotent producer idle this long is forgotten by
+    /// the partitions it wrote to.
+    pub producer_id_expiration_ms: i64,
     /// `shutdown.timeout.ms` (Skiff-only): how long a graceful shutdown may take.
     pub shutdown_timeout_ms: i64,
     /// Broker-level defaults for topic configs.
@@ -134,6 +137,7 @@ impl Default for BrokerConfig {
             offsets_retention_minutes: 10_080,
             offsets_retention_check_interval_ms: 600_000,
             offset_metadata_max_bytes: 4096,
+            producer_id_expiration_ms: 86_400_000,
             shutdown_timeout_ms: 30_000,
             log: LogConfig::default(),
             explicit: BTreeMap::new(),
@@ -178,7 +182,9 @@ fn broker_validator(key: &str) -> Validator {
         | "shutdown.timeout.ms"
         | "log.cleaner.io.buffer.size"
         | "log.flush.scheduler.interval.ms" => Validator::AtLeast(0),
-        "offsets.retention.minutes" | "offsets.retention.check.interval.ms" => {
+        "offsets.retention.minutes"
+        | "offsets.retention.check.interval.ms"
+        | "producer.id.expiration.ms" => {
             Validator::AtLeast(1)
         }
         // Kafka accepts any negative broker retention and treats it as unlimited.
@@ -344,6 +350,10 @@ pub(crate) fn build(
     );
     cfg.offset_metadata_max_bytes =
         i32_of("offset.metadata.max.bytes", cfg.offset_metadata_max_bytes);
+    cfg.producer_id_expiration_ms = i64_of(
+        "producer.id.expiration.ms",
+        cfg.producer_id_expiration_ms,
+    );
     cfg.shutdown_timeout_ms = i64_of("shutdown.timeout.ms", cfg.shutdown_timeout_ms);
 
     build_dirs(&mut cfg, settings)?;

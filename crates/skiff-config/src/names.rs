@@ -231,7 +231,7 @@ static DEFS: &[BrokerConfigDef] = &[
     def("password.encoder.secret", Password, None, Recognised),
     def("principal.builder.class", Class, Some("org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"), Recognised),
     def("process.roles", List, Some(""), Recognised),
-    def("producer.id.expiration.ms", Int, Some("86400000"), Recognised),
+    def("producer.id.expiration.ms", Int, Some("86400000"), Implemented),
     def("producer.purgatory.purge.interval.requests", Int, Some("1000"), Recognised),
     def("queued.max.request.bytes", Long, Some("-1"), Recognised),
     def("queued.max.requests", Int, Some("500"), Recognised),

@@ -1,6 +1,7 @@
 //! The crate's error type. Client-visible variants map one-to-one onto Kafka error codes in the
 //! broker (CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE,
-//! INVALID_TIMESTAMP, OFFSET_OUT_OF_RANGE, UNSUPPORTED_FOR_MESSAGE_FORMAT, KAFKA_STORAGE_ERROR).
+//! INVALID_TIMESTAMP, OFFSET_OUT_OF_RANGE, UNSUPPORTED_FOR_MESSAGE_FORMAT, KAFKA_STORAGE_ERROR,
+//! OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH).
 //!
 //! Pure data, `Send + Sync`. I/O messages name the file and position so a log line is
 //! actionable on its own.
@@ -77,6 +78,24 @@ pub enum LogError {
     /// the swap contract (KAFKA_STORAGE_ERROR).
     #[error("cleaning aborted: {0}")]
     Aborted(String),
+
+    /// An idempotent producer's batch does not follow its last appended sequence, or a new
+    /// epoch does not start at sequence 0 (Kafka OUT_OF_ORDER_SEQUENCE_NUMBER).
+    #[error("out of order sequence for producer {producer_id} at offset {offset}: {message}")]
+    OutOfOrderSequence {
+        producer_id: i64,
+        offset: i64,
+        message: String,
+    },
+
+    /// A batch carries an epoch older than the producer's current one: a zombie producer
+    /// (Kafka INVALID_PRODUCER_EPOCH, which Kafka 2.7+ returns for produce).
+    #[error("producer {producer_id} epoch {epoch} is older than the current epoch {current}")]
+    InvalidProducerEpoch {
+        producer_id: i64,
+        epoch: i16,
+        current: i16,
+    },
 
     /// A file in the log directory has a format we cannot read (checkpoint files).
     #[error("malformed file {file}: {message}")]

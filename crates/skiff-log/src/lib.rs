@@ -3,7 +3,8 @@
 //! read it: one directory per partition (`<topic>-<partition>`), segments named by their
 //! 20-digit base offset (`.log` batches as appended, `.index` sparse offset index,
 //! `.timeindex` time index), and the log-dir files `recovery-point-offset-checkpoint`,
-//! `log-start-offset-checkpoint`, `.kafka_cleanshutdown` and `.lock`.
+//! `log-start-offset-checkpoint`, `.kafka_cleanshutdown` and `.lock`, and per partition the
+//! producer-state snapshots `<offset>.snapshot` (idempotent producers, `producer_state`).
 //!
 //! Entry points: [`Log`] (one partition: append, read, flush, retention, timestamp lookups,
 //! and for the log cleaner: [`CleanerView`], [`SegmentBatches`], [`CleanedSegmentWriter`],
@@ -20,6 +21,8 @@ pub mod fsutil;
 mod index;
 mod log;
 mod log_dir;
+mod producer_snapshot;
+pub mod producer_state;
 mod read;
 mod recompress;
 mod recovery;
@@ -39,5 +42,6 @@ pub use error::{LogError, Result};
 pub use fsutil::{fsync_dir, write_atomically};
 pub use log::{AppendInfo, AppendValidation, Log, ReadInfo};
 pub use log_dir::LogDir;
+pub use producer_state::{BatchMetadata, ProducerEntry};
 pub use recovery::Recovery;
 pub use retention::RetentionOutcome;

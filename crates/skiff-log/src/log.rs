@@ -13,6 +13,7 @@ use crate::clock::Clock;
 use crate::config::LogConfig;
 use crate::error::{LogError, Result};
 use crate::fsutil::fsync_dir;
+use crate::producer_state::{ProducerCheck, ProducerStateManager};
 use crate::recompress::recompress_for_topic;
 use crate::recovery::{load_segments, Recovery};
 use crate::segment::{read_guard, write_guard, BatchMeta, Segment};
@@ -41,6 +42,10 @@ pub struct AppendInfo {
     pub max_timestamp: i64,
     /// Bytes written.
     pub bytes: usize,
+    /// The batch is an idempotent producer's retry of one already in the log: nothing was
+    /// written, and the offsets above are those of the original append (Kafka answers such a
+    /// retry with success and the original base offset).
+    pub duplicate: bool,
 }
 
 /// Result of a read: whole batches, never a partial one.
@@ -62,6 +67,8 @@ pub(crate) struct Inner {
     /// First base offsets of segment groups a swap is replacing: retention leaves segments
     /// from the lowest pin on alone until the swap is done (the log start may still move).
     pub pins: Vec<i64>,
+    /// Idempotent producers of this partition (`producer_state.rs`).
+    pub producers: ProducerStateManager,
 }
 
 /// What readers see: immutable, replaced wholesale under the append lock.
@@ -84,6 +91,9 @@ pub struct Log {
     dir_dirty: AtomicBool,
     /// Set by close and delete_dir, so a running cleaner pass can stop early.
     closed: AtomicBool,
+    /// Producer-state snapshots encoded under the append lock, written (with fsync) after it
+    /// is released: `(offset, bytes)`.
+    pub(crate) pending_snapshots: Mutex<Vec<(i64, Vec<u8>)>>,
 }
 
 impl Log {
@@ -125,7 +135,7 @@ impl Log {
         let segments = Arc::new(segments);
         tracing::info!(dir = %dir.display(), log_start, log_end = leo,
             segments = segments.len(), "log loaded");
-        Ok(Log {
+        let log = Log {
             dir: dir.to_path_buf(),
             clock,
             snapshot: RwLock::new(Arc::new(Snapshot {
@@ -139,12 +149,16 @@ impl Log {
                 leo,
                 offline: None,
                 pins: Vec::new(),
+                producers: ProducerStateManager::new(0),
             }),
             config: RwLock::new(Arc::new(config)),
             flushed: AtomicI64::new(leo),
             dir_dirty: AtomicBool::new(false),
             closed: AtomicBool::new(false),
-        })
+            pending_snapshots: Mutex::new(Vec::new()),
+        };
+        log.load_producer_state()?;
+        Ok(log)
     }
 
     pub fn dir(&self) -> &Path {
@@ -232,6 +246,36 @@ impl Log {
             return Err(LogError::Offline(why.clone()));
         }
         let first_offset = inner.leo;
+        let producer_updates = match origin {
+            Origin::Client => {
+                let headers: Vec<_> = validated.iter().map(|(h, _)| *h).collect();
+                let stored_ts = |h: &skiff_records::BatchHeader| {
+                    if log_append_time {
+                        now
+                    } else {
+                        h.max_timestamp
+                    }
+                };
+                match inner
+                    .producers
+                    .check_append(&headers, first_offset, stored_ts)?
+                {
+                    ProducerCheck::Append(updates) => updates,
+                    ProducerCheck::Duplicate(dup) => {
+                        return Ok(AppendInfo {
+                            first_offset: dup.first_offset,
+                            last_offset: dup.last_offset,
+                            log_append_time: None,
+                            log_start_offset: inner.log_start,
+                            max_timestamp: dup.timestamp,
+                            bytes: 0,
+                            duplicate: true,
+                        });
+                    }
+                }
+            }
+            Origin::Internal => Vec::new(),
+        };
         let mut next = first_offset;
         let mut metas = Vec::with_capacity(validated.len());
         let mut pos = 0usize;
@@ -268,9 +312,11 @@ impl Log {
             return Err(e);
         }
         inner.leo = next;
+        inner.producers.commit(producer_updates, next);
         self.publish(&inner);
         let log_start_offset = inner.log_start;
         drop(inner);
+        self.write_pending_snapshots()?;
 
         if next - self.flushed.load(Ordering::Acquire) >= config.flush_messages {
             self.flush()?;
@@ -282,6 +328,7 @@ impl Log {
             log_start_offset,
             max_timestamp,
             bytes: buf.len(),
+            duplicate: false,
         })
     }
 
@@ -366,8 +413,9 @@ impl Log {
             .ok_or_else(|| LogError::Offline(format!("{} has no segment", self.dir.display())))
     }
 
-    /// Seals the active segment and starts a new one at `new_base`. Caller holds the lock and
-    /// publishes afterwards.
+    /// Seals the active segment and starts a new one at `new_base`, queueing a producer-state
+    /// snapshot (as Kafka takes one at every roll; written once the lock is released). Caller
+    /// holds the lock and publishes afterwards.
     pub(crate) fn roll_locked(
         &self,
         inner: &mut Inner,
@@ -377,6 +425,7 @@ impl Log {
     ) -> Result<()> {
         let active = self.active(inner)?;
         active.seal()?;
+        self.queue_producer_snapshot(inner);
         let seg = Arc::new(Segment::create(&self.dir, new_base, config, now)?);
         let mut list: Vec<Arc<Segment>> = inner.segments.as_ref().clone();
         list.push(seg);
@@ -402,12 +451,15 @@ impl Log {
         let leo = inner.leo;
         self.roll_locked(&mut inner, leo, &config, now)?;
         self.publish(&inner);
+        drop(inner);
+        self.write_pending_snapshots()?;
         Ok(true)
     }
 
     /// fsyncs every segment holding data above the recovery point, without holding the append
     /// lock during the fsyncs. Returns the new recovery point (exclusive).
     pub fn flush(&self) -> Result<i64> {
+        self.write_pending_snapshots()?;
         let (segments, leo) = {
             let inner = self.lock();
             let flushed = self.flushed.load(Ordering::Acquire);
@@ -499,7 +551,10 @@ impl Log {
         if inner.offline.is_none() {
             inner.offline = Some(CLOSED.to_string());
         }
-        Ok(())
+        // The state at the log end, so the next open needs no replay.
+        self.queue_producer_snapshot(&inner);
+        drop(inner);
+        self.write_pending_snapshots()
     }
 
     /// True once [`Log::close`] or [`Log::delete_dir`] started: a cleaner pass should stop.

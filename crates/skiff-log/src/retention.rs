@@ -45,7 +45,10 @@ impl Log {
         let n = start_breach_count(&inner);
         self.delete_oldest(&mut inner, n, &config, now, &mut out)?;
         self.publish(&inner);
-        Ok(inner.log_start)
+        let log_start = inner.log_start;
+        drop(inner);
+        self.after_segment_removal(&out)?;
+        Ok(log_start)
     }
 
     /// One retention pass. Only the log-start rule applies unless `cleanup.policy` has
@@ -77,6 +80,8 @@ impl Log {
             tracing::info!(dir = %self.dir.display(), deleted_segments = out.deleted_segments,
                 deleted_bytes = out.deleted_bytes, log_start = inner.log_start, "retention");
         }
+        drop(inner);
+        self.after_segment_removal(&out)?;
         Ok(out)
     }
 
@@ -117,6 +122,18 @@ impl Log {
             out.deleted_segments += 1;
             out.deleted_bytes += seg.size();
             seg.delete_files()?;
+        }
+        Ok(())
+    }
+}
+
+impl Log {
+    /// Writes the snapshot a retention roll queued and removes producer snapshots older than
+    /// the first remaining segment. Runs without the append lock (fsync).
+    fn after_segment_removal(&self, out: &RetentionOutcome) -> Result<()> {
+        self.write_pending_snapshots()?;
+        if out.deleted_segments > 0 {
+            self.delete_old_snapshots()?;
         }
         Ok(())
     }

@@ -30,6 +30,7 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::CreatePartitions, 0, 3),
     (ApiKey::IncrementalAlterConfigs, 0, 1),
     (ApiKey::DescribeCluster, 0, 2),
+    (ApiKey::InitProducerId, 0, 5),
 ];
 
 /// The advertised `(min, max)` for `key`, or `None` if Skiff does not implement it.

@@ -3,6 +3,7 @@
 //! and the proptest model.
 
 mod cleaning;
+mod idempotence;
 mod model;
 mod recovery;
 mod retention;

@@ -1,0 +1,162 @@
+//! Idempotent producers through dispatch, without sockets: InitProducerId hands out increasing
+//! ids that are never reused after a restart; a retried produce batch is answered with its
+//! original base offset and stored once; gaps and stale epochs get Kafka's error codes; the
+//! producer state survives a clean restart.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+use skiff_broker::dispatch::{dispatch, Reply};
+use skiff_broker::Broker;
+use skiff_protocol::DecodedRequest;
+
+async fn start(dir: &Path) -> Arc<Broker> {
+    let sets = vec![format!("log.dirs={}", dir.display())];
+    let (config, _) = skiff_config::load(None, &sets, Vec::<(String, String)>::new()).unwrap();
+    tokio::task::spawn_blocking(move || Broker::start(config))
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+async fn call(broker: &Arc<Broker>, key: ApiKey, version: i16, body: RequestKind) -> ResponseKind {
+    let request = DecodedRequest {
+        api_key: key,
+        api_version: version,
+        header: RequestHeader::default(),
+        body,
+    };
+    match dispatch(broker, request).await {
+        Reply::Respond(r) => r,
+        Reply::Later(f) => f.await,
+        Reply::NoResponse | Reply::Close(_) => panic!("no response"),
+    }
+}
+
+async fn init(broker: &Arc<Broker>, txn: Option<&str>) -> InitProducerIdResponse {
+    let body = InitProducerIdRequest::default()
+        .with_transactional_id(txn.map(|t| TransactionalId(StrBytes::from_string(t.into()))))
+        .with_transaction_timeout_ms(60_000);
+    match call(
+        broker,
+        ApiKey::InitProducerId,
+        4,
+        RequestKind::InitProducerId(body),
+    )
+    .await
+    {
+        ResponseKind::InitProducerId(r) => r,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn idem(pid: i64, epoch: i16, seq: i32, n: usize) -> Bytes {
+    let mut b = skiff_records::BatchBuilder::new(0, skiff_records::Compression::None)
+        .producer_id(pid)
+        .producer_epoch(epoch)
+        .base_sequence(seq);
+    for i in 0..n {
+        b.push(
+            1_700_000_000_000,
+            Some(format!("k{i}").as_bytes()),
+            Some(b"v"),
+            &[],
+        );
+    }
+    Bytes::from(b.build().unwrap())
+}
+
+/// Produces one batch to t-0 with acks=all; returns (error code, base offset).
+async fn produce(broker: &Arc<Broker>, records: Bytes) -> (i16, i64) {
+    let body = ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(1000)
+        .with_topic_data(vec![produce_request::TopicProduceData::default()
+            .with_name(TopicName(StrBytes::from_static_str("t")))
+            .with_partition_data(vec![
+                produce_request::PartitionProduceData::default()
+                    .with_index(0)
+                    .with_records(Some(records)),
+            ])]);
+    match call(broker, ApiKey::Produce, 9, RequestKind::Produce(body)).await {
+        ResponseKind::Produce(r) => {
+            let p = &r.responses[0].partition_responses[0];
+            (p.error_code, p.base_offset)
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idempotent_produce_end_to_end_through_dispatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = start(dir.path()).await;
+    let b = broker.clone();
+    tokio::task::spawn_blocking(move || b.topics.create("t", 1, Default::default(), false))
+        .await
+        .unwrap()
+        .unwrap();
+
+    let first = init(&broker, None).await;
+    let second = init(&broker, None).await;
+    assert_eq!(first.error_code, 0);
+    assert_eq!(first.producer_epoch, 0);
+    assert!(second.producer_id.0 > first.producer_id.0);
+    let txn = init(&broker, Some("tx")).await;
+    assert_eq!(
+        txn.error_code,
+        ResponseError::CoordinatorNotAvailable.code()
+    );
+    assert_eq!((txn.producer_id.0, txn.producer_epoch), (-1, -1));
+
+    let pid = first.producer_id.0;
+    assert_eq!(produce(&broker, idem(pid, 0, 0, 3)).await, (0, 0));
+    assert_eq!(produce(&broker, idem(pid, 0, 3, 2)).await, (0, 3));
+    // Retries of both batches: success with the original offsets.
+    assert_eq!(produce(&broker, idem(pid, 0, 0, 3)).await, (0, 0));
+    assert_eq!(produce(&broker, idem(pid, 0, 3, 2)).await, (0, 3));
+    // A gap.
+    let (code, offset) = produce(&broker, idem(pid, 0, 9, 1)).await;
+    assert_eq!(code, ResponseError::OutOfOrderSequenceNumber.code());
+    assert_eq!(offset, -1);
+    assert_eq!(produce(&broker, idem(pid, 1, 0, 1)).await, (0, 5));
+    let (code, _) = produce(&broker, idem(pid, 0, 5, 1)).await;
+    assert_eq!(code, ResponseError::InvalidProducerEpoch.code());
+    let log = broker
+        .topics
+        .get("t")
+        .unwrap()
+        .partition(0)
+        .unwrap()
+        .log
+        .clone();
+    assert_eq!(log.log_end_offset(), 6);
+
+    let b = broker.clone();
+    tokio::task::spawn_blocking(move || b.shutdown())
+        .await
+        .unwrap()
+        .unwrap();
+    drop(log);
+    drop(broker);
+
+    let broker = start(dir.path()).await;
+    let after = init(&broker, None).await;
+    assert!(
+        after.producer_id.0 > second.producer_id.0,
+        "ids are never reused"
+    );
+    // The producer state came back: the last batch is still a duplicate.
+    assert_eq!(produce(&broker, idem(pid, 1, 0, 1)).await, (0, 5));
+    assert_eq!(produce(&broker, idem(pid, 1, 1, 1)).await, (0, 6));
+    let b = broker.clone();
+    tokio::task::spawn_blocking(move || b.shutdown())
+        .await
+        .unwrap()
+        .unwrap();
+}
