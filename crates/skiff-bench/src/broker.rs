@@ -59,9 +59,14 @@ impl BrokerKind {
         }
     }
 
-    /// Starts a fresh broker on a free loopback port with an empty temp data dir and waits
-    /// until it accepts TCP connections.
+    /// Starts a fresh broker with its defaults and `warn` logging (see [`Self::launch_with`]).
     pub fn launch(&self) -> Result<RunningBroker> {
+        self.launch_with(&Launch::default())
+    }
+
+    /// Starts a fresh broker on a free loopback port with an empty temp data dir, the extra
+    /// broker settings and log filter in `opts`, and waits until it accepts TCP connections.
+    pub fn launch_with(&self, opts: &Launch) -> Result<RunningBroker> {
         let root = tempfile::Builder::new()
             .prefix("skiff-bench-")
             .tempdir()
@@ -80,6 +85,9 @@ impl BrokerKind {
                     .arg(format!("listeners=PLAINTEXT://127.0.0.1:{port}"))
                     .arg("--set")
                     .arg(format!("log.dirs={}", data.display()));
+                for kv in &opts.settings {
+                    cmd.arg("--set").arg(kv);
+                }
                 // SKIFF_* variables are config overrides for the broker: never let the
                 // bench's own environment change what is being measured.
                 for (name, _) in std::env::vars_os() {
@@ -87,8 +95,14 @@ impl BrokerKind {
                         cmd.env_remove(&name);
                     }
                 }
-                // `warn` keeps per-request logging off the measured path (RUST_LOG is not a SKIFF_ override).
-                cmd.env("RUST_LOG", "warn");
+                // The binary reads its filter from `--log` (default `info`), not RUST_LOG;
+                // `warn` keeps per-request logging off the measured path.
+                let filter = if opts.log_filter.is_empty() {
+                    "warn"
+                } else {
+                    opts.log_filter.as_str()
+                };
+                cmd.arg("--log").arg(filter);
                 cmd
             }
         };
@@ -105,6 +119,15 @@ impl BrokerKind {
         broker.wait_ready()?;
         Ok(broker)
     }
+}
+
+/// Extra start-up options for [`BrokerKind::launch_with`].
+#[derive(Debug, Clone, Default)]
+pub struct Launch {
+    /// Broker properties as `key=value`, passed as `--set key=value`.
+    pub settings: Vec<String>,
+    /// Log filter in RUST_LOG syntax; empty means `warn`.
+    pub log_filter: String,
 }
 
 /// A broker process started by [`BrokerKind::launch`]. Dropping it kills the process (if
@@ -132,13 +155,47 @@ impl RunningBroker {
         format!("127.0.0.1:{}", self.port)
     }
 
-    /// Reads the broker's CPU time and peak RSS from `/proc/PID/{stat,status}`.
-    pub fn sample(&self, clk_tck: f64) -> Result<ProcSample> {
-        let pid = self
+    /// The broker's `log.dirs` (partition directories are `<topic>-<partition>` inside).
+    pub fn data_dir(&self) -> PathBuf {
+        self.root.path().join("data")
+    }
+
+    /// The file holding the broker's stdout and stderr.
+    pub fn log_path(&self) -> PathBuf {
+        self.root.path().join("broker.log")
+    }
+
+    fn pid(&self) -> Result<u32> {
+        Ok(self
             .child
             .as_ref()
             .ok_or_else(|| anyhow!("broker is not running"))?
-            .id();
+            .id())
+    }
+
+    /// CPU seconds (user + system) used so far by the broker's threads whose name starts
+    /// with `prefix` (e.g. `skiff-cleaner`), from `/proc/PID/task/*/stat`. Threads that
+    /// exited are not counted.
+    pub fn threads_cpu_secs(&self, prefix: &str, clk_tck: f64) -> Result<f64> {
+        let pid = self.pid()?;
+        let tasks = Path::new("/proc").join(pid.to_string()).join("task");
+        let mut ticks = 0u64;
+        for entry in fs::read_dir(&tasks).with_context(|| format!("listing {}", tasks.display()))? {
+            let Ok(entry) = entry else { continue };
+            // A thread may exit between the listing and the read: skip it.
+            let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            if thread_name(&stat).is_some_and(|n| n.starts_with(prefix)) {
+                ticks += parse_cpu_ticks(&stat).unwrap_or(0);
+            }
+        }
+        Ok(ticks as f64 / clk_tck)
+    }
+
+    /// Reads the broker's CPU time and peak RSS from `/proc/PID/{stat,status}`.
+    pub fn sample(&self, clk_tck: f64) -> Result<ProcSample> {
+        let pid = self.pid()?;
         let proc_dir = Path::new("/proc").join(pid.to_string());
         let stat = fs::read_to_string(proc_dir.join("stat"))
             .with_context(|| format!("reading /proc/{pid}/stat"))?;
@@ -287,11 +344,27 @@ fn parse_cpu_ticks(stat: &str) -> Option<u64> {
     Some(utime + stime)
 }
 
+/// The command (thread) name in a `/proc/.../stat` line: between the first `(` and the last `)`.
+fn thread_name(stat: &str) -> Option<&str> {
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    stat.get(open + 1..close)
+}
+
 /// VmHWM from `/proc/PID/status`, in bytes (the kernel prints kB).
 fn parse_vm_hwm(status: &str) -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+/// `/proc/loadavg`'s 1, 5 and 15 minute load averages, e.g. "1.52 2.01 3.90".
+pub fn load_average() -> String {
+    fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
 }
 
 /// Machine facts for the report header: CPU count and model, kernel.
@@ -332,6 +405,12 @@ mod tests {
         assert_eq!(parse_cpu_ticks(stat), Some(325));
         assert_eq!(parse_cpu_ticks("1234 (skiff) S 1 2"), None);
         assert_eq!(parse_cpu_ticks("no paren"), None);
+        assert_eq!(thread_name(stat), Some("sk iff) (x)"));
+        assert_eq!(
+            thread_name("1 (skiff-cleaner-0) S"),
+            Some("skiff-cleaner-0")
+        );
+        assert_eq!(thread_name("1 )( S"), None);
     }
 
     #[test]

@@ -3,14 +3,18 @@
 //!
 //! Owns: the CLI, the plan of one run (fresh broker → produce acks=1 → produce acks=all →
 //! consume with the default `fetch.wait.max.ms` and with 1 ms → SIGTERM), the per-phase
-//! broker CPU/RSS sampling around each phase, and printing the summary table.
+//! broker CPU/RSS sampling around each phase, and printing the summary table. The
+//! `compaction` mode has its own plan and run loop in [`compaction`].
 //!
 //! Thread-safety: the main thread drives everything; produce phases spawn their own threads
 //! and join them before returning. On-disk: only the broker's temp data dir (removed after
 //! each run). Every wait is bounded by a deadline; the process stops itself.
 
 mod broker;
+mod cleanlog;
+mod compaction;
 mod consume;
+mod keyed;
 mod produce;
 mod stats;
 
@@ -33,6 +37,9 @@ enum Mode {
     Consume,
     /// Both.
     All,
+    /// Log compaction: a keyed workload on a compacted topic, time until the cleaner is done,
+    /// cleaning throughput, then a check of every key's latest value.
+    Compaction,
 }
 
 /// Throughput benchmark for the skiff broker (release binary; the bench never builds it).
@@ -59,9 +66,11 @@ struct Cli {
     /// Broker binary [default: $CARGO_TARGET_DIR/release/skiff, else <workspace>/target/release/skiff].
     #[arg(long)]
     broker_bin: Option<PathBuf>,
-    /// Tiny load, one run (for CI; well under 20 s).
+    /// Tiny load, one run (for CI; well under 20 s, compaction well under 30 s).
     #[arg(long)]
     smoke: bool,
+    #[command(flatten)]
+    compaction: compaction::Args,
 }
 
 /// Default payload per produce phase: large enough that a phase takes seconds rather than a
@@ -102,6 +111,9 @@ fn real_main(cli: Cli) -> Result<()> {
     kind.check()?;
     let (clk_tck, clk_src) = broker::clk_tck();
 
+    if plan.mode == Mode::Compaction {
+        return compaction_main(&cli, &kind, &bin, clk_tck);
+    }
     let mut table = Table::default();
     for run in 1..=plan.runs {
         eprintln!("run {run}/{}: starting {}", plan.runs, kind.name());
@@ -135,6 +147,61 @@ fn real_main(cli: Cli) -> Result<()> {
          consume time = assign() -> last record;\n       broker CPU = utime+stime during the \
          phase (CLK_TCK {clk_tck} from {clk_src}); peak RSS = VmHWM since broker start;\n       \
          clients run on the same machine and share its cores."
+    );
+    println!();
+    print!("{}", table.render());
+    Ok(())
+}
+
+/// The `compaction` mode: its own plan, runs and header.
+fn compaction_main(cli: &Cli, kind: &BrokerKind, bin: &Path, clk_tck: f64) -> Result<()> {
+    let plan = compaction::plan(&cli.compaction, cli.runs, cli.smoke)?;
+    let load_before = broker::load_average();
+    let mut table = Table::default();
+    compaction::run(kind, &plan, clk_tck, &mut table)?;
+    let w = &plan.workload;
+    println!();
+    println!(
+        "skiff-bench compaction: {} ({})",
+        kind.name(),
+        bin.display()
+    );
+    println!("machine: {}", broker::machine_facts());
+    println!(
+        "load average (1/5/15 min): {load_before} at start, {} at end",
+        broker::load_average()
+    );
+    println!(
+        "load: 1 partition, {} keys x {} writes of {} B (key {} + value {}) = {:.1} MB, \
+         live {:.1} MB;\n      segment.bytes {}, min.cleanable.dirty.ratio {}, \
+         log.cleaner.backoff.ms {}, dedupe buffer {};\n      cleaning {}; {} run(s) per \
+         thread count",
+        w.keys,
+        w.rounds,
+        w.record_bytes(),
+        keyed::Workload::key_len(),
+        w.value_size,
+        w.total_bytes() as f64 / 1e6,
+        w.live_bytes() as f64 / 1e6,
+        plan.segment_bytes,
+        plan.dirty_ratio,
+        plan.backoff_ms,
+        plan.dedupe_buffer
+            .map_or("broker default".to_string(), |d| d.to_string()),
+        if plan.deferred {
+            "deferred until the last write (ratio 1 -> AlterConfigs)"
+        } else {
+            "concurrent with the writes"
+        },
+        plan.runs
+    );
+    println!(
+        "notes: MB = 10^6 bytes; cleaner figures are sums over the passes' summary lines \
+         (read/write MB/s = bytes / pass time);\n       settled = a pass reached the active \
+         segment (clean below it), or the dirty share left stayed <= min.cleanable.dirty.ratio \
+         for 2 back-offs;\n       cleaner CPU = skiff-cleaner-* threads (CLK_TCK {clk_tck}); \
+         peak RSS = VmHWM since broker start;\n       every run ends with a full read from \
+         offset 0 verifying each key's latest value; clients share the machine's cores."
     );
     println!();
     print!("{}", table.render());
@@ -301,6 +368,25 @@ mod tests {
             (p.mode, p.records, p.runs),
             (Mode::Produce, SMOKE_RECORDS, 1)
         );
+    }
+
+    #[test]
+    fn compaction_mode_and_its_flags_parse() {
+        let c = cli(&[
+            "compaction",
+            "--bytes",
+            "512M",
+            "--keys",
+            "5000",
+            "--threads",
+            "2",
+            "--live",
+            "0.2",
+        ]);
+        assert_eq!(c.mode, Mode::Compaction);
+        let p = compaction::plan(&c.compaction, c.runs, c.smoke).unwrap();
+        assert_eq!((p.workload.keys, p.workload.rounds), (5000, 5));
+        assert_eq!(p.threads, vec![2]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Produce load: topic creation and a multi-threaded librdkafka producer run.
 //!
-//! Owns: [`create_topic`] (CreateTopics through the admin client) and [`run`], which starts
+//! Owns: [`create_topic`] (CreateTopics through the admin client), [`alter_topic_configs`]
+//! (AlterConfigs) and [`run`], which starts
 //! `producers` threads, each with its own `BaseProducer` (own connection and librdkafka
 //! threads, so the client is not the bottleneck), sends its share of the records to explicit
 //! partitions (round robin) and waits for every delivery report.
@@ -17,7 +18,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::admin::{
+    AdminClient, AdminOptions, AlterConfig, NewTopic, ResourceSpecifier, TopicReplication,
+};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
@@ -73,6 +76,16 @@ pub struct ProduceResult {
 /// Creates `topic` with `partitions` partitions (replication factor 1) and waits for the
 /// broker's answer. Uses a small current-thread runtime because the admin API is async.
 pub fn create_topic(bootstrap: &str, topic: &str, partitions: i32) -> Result<()> {
+    create_topic_with(bootstrap, topic, partitions, &[])
+}
+
+/// [`create_topic`] with topic configs (`cleanup.policy=compact`, ...).
+pub fn create_topic_with(
+    bootstrap: &str,
+    topic: &str,
+    partitions: i32,
+    configs: &[(&str, String)],
+) -> Result<()> {
     let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .create()
@@ -81,7 +94,10 @@ pub fn create_topic(bootstrap: &str, topic: &str, partitions: i32) -> Result<()>
         .enable_time()
         .build()
         .context("building the admin runtime")?;
-    let new = NewTopic::new(topic, partitions, TopicReplication::Fixed(1));
+    let mut new = NewTopic::new(topic, partitions, TopicReplication::Fixed(1));
+    for (k, v) in configs {
+        new = new.set(k, v);
+    }
     let opts = AdminOptions::new().request_timeout(Some(Duration::from_secs(15)));
     let results = rt
         .block_on(admin.create_topics([&new], &opts))
@@ -89,6 +105,33 @@ pub fn create_topic(bootstrap: &str, topic: &str, partitions: i32) -> Result<()>
     for r in results {
         if let Err((name, code)) = r {
             bail!("CreateTopics {name} with {partitions} partitions failed: {code}");
+        }
+    }
+    Ok(())
+}
+
+/// Replaces the configs of `topic` with `configs` (AlterConfigs: configs not listed go back
+/// to their defaults) and waits for the broker's answer.
+pub fn alter_topic_configs(bootstrap: &str, topic: &str, configs: &[(&str, String)]) -> Result<()> {
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .context("creating the admin client")?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .context("building the admin runtime")?;
+    let mut alter = AlterConfig::new(ResourceSpecifier::Topic(topic));
+    for (k, v) in configs {
+        alter = alter.set(k, v);
+    }
+    let opts = AdminOptions::new().request_timeout(Some(Duration::from_secs(15)));
+    let results = rt
+        .block_on(admin.alter_configs([&alter], &opts))
+        .with_context(|| format!("AlterConfigs {topic}"))?;
+    for r in results {
+        if let Err((_, code)) = r {
+            bail!("AlterConfigs {topic} failed: {code}");
         }
     }
     Ok(())

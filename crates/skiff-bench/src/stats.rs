@@ -1,7 +1,8 @@
 //! Summary statistics over repeated runs (median, min, max) and the printed result table.
 //!
-//! Owns: [`Measurement`] (what one phase of one run measured) and [`Table`] (all
-//! measurements of all runs, grouped by phase in first-seen order). Pure; no I/O apart from
+//! Owns: [`Measurement`] (what one throughput phase of one run measured) and [`Table`] (all
+//! values of all runs, grouped by phase and then metric in first-seen order; throughput
+//! phases record a `Measurement`, other phases record named values directly). Pure; no I/O apart from
 //! returning the rendered text. Not shared between threads.
 
 use std::fmt::Write as _;
@@ -69,10 +70,13 @@ pub fn summarize(values: &[f64]) -> Option<Summary> {
     })
 }
 
-/// All measurements, grouped by phase name in the order phases were first recorded.
+/// One phase's metrics: label and the values of every run, in first-recorded order.
+type Metrics = Vec<(String, Vec<f64>)>;
+
+/// All values, grouped by phase name and metric in the order they were first recorded.
 #[derive(Debug, Default)]
 pub struct Table {
-    phases: Vec<(String, Vec<Measurement>)>,
+    phases: Vec<(String, Metrics)>,
 }
 
 /// One row of the table: its label and how to derive the value from a measurement.
@@ -90,10 +94,26 @@ const METRICS: [Metric; 6] = [
 ];
 
 impl Table {
+    /// Records every derived metric of one throughput measurement.
     pub fn record(&mut self, phase: &str, m: Measurement) {
-        match self.phases.iter_mut().find(|(p, _)| p == phase) {
-            Some((_, ms)) => ms.push(m),
-            None => self.phases.push((phase.to_string(), vec![m])),
+        for (label, get) in METRICS {
+            self.record_value(phase, label, get(&m));
+        }
+    }
+
+    /// Records one run's value of `metric` in `phase`.
+    pub fn record_value(&mut self, phase: &str, metric: &str, value: f64) {
+        let idx = match self.phases.iter().position(|(p, _)| p == phase) {
+            Some(i) => i,
+            None => {
+                self.phases.push((phase.to_string(), Vec::new()));
+                self.phases.len() - 1
+            }
+        };
+        let metrics = &mut self.phases[idx].1;
+        match metrics.iter_mut().find(|(m, _)| m == metric) {
+            Some((_, vs)) => vs.push(value),
+            None => metrics.push((metric.to_string(), vec![value])),
         }
     }
 
@@ -102,26 +122,25 @@ impl Table {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{:<28} {:<20} {:>12} {:>12} {:>12}  {:>4}",
+            "{:<28} {:<26} {:>12} {:>12} {:>12}  {:>4}",
             "phase", "metric", "median", "min", "max", "runs"
         );
-        let _ = writeln!(out, "{}", "-".repeat(28 + 1 + 20 + 3 * 13 + 6));
-        for (phase, ms) in &self.phases {
-            for (i, (label, get)) in METRICS.iter().enumerate() {
-                let values: Vec<f64> = ms.iter().map(get).collect();
-                let Some(s) = summarize(&values) else {
+        let _ = writeln!(out, "{}", "-".repeat(28 + 1 + 26 + 3 * 13 + 6));
+        for (phase, metrics) in &self.phases {
+            for (i, (label, values)) in metrics.iter().enumerate() {
+                let Some(s) = summarize(values) else {
                     continue;
                 };
                 let name = if i == 0 { phase.as_str() } else { "" };
                 let _ = writeln!(
                     out,
-                    "{:<28} {:<20} {:>12} {:>12} {:>12}  {:>4}",
+                    "{:<28} {:<26} {:>12} {:>12} {:>12}  {:>4}",
                     name,
                     label,
                     fmt_num(s.median),
                     fmt_num(s.min),
                     fmt_num(s.max),
-                    ms.len()
+                    values.len()
                 );
             }
         }
@@ -204,5 +223,23 @@ mod tests {
             .unwrap();
         assert!(line.contains("6.25"), "{line}");
         assert!(line.trim_end().ends_with('2'), "{line}");
+    }
+
+    #[test]
+    fn named_values_keep_metric_order_and_run_counts() {
+        let mut t = Table::default();
+        t.record_value("compaction threads=1", "s to clean", 3.0);
+        t.record_value("compaction threads=1", "passes", 2.0);
+        t.record_value("compaction threads=1", "s to clean", 5.0);
+        let text = t.render();
+        let clean = text.lines().find(|l| l.contains("s to clean")).unwrap();
+        assert!(clean.starts_with("compaction threads=1"), "{clean}");
+        assert!(
+            clean.contains("4.00") && clean.trim_end().ends_with('2'),
+            "{clean}"
+        );
+        let passes = text.lines().find(|l| l.contains("passes")).unwrap();
+        assert!(passes.trim_end().ends_with('1'), "{passes}");
+        assert!(text.find("s to clean").unwrap() < text.find("passes").unwrap());
     }
 }
