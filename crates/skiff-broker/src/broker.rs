@@ -12,6 +12,7 @@ use skiff_config::BrokerConfig;
 use skiff_log::{Clock, LogDir, LogError, SystemClock};
 use tracing::info;
 
+use crate::coordinator::Coordinator;
 use crate::durability::Durability;
 use crate::producer_ids::ProducerIds;
 use crate::topics::{TopicError, Topics};
@@ -42,6 +43,8 @@ pub struct Broker {
     pub clock: Arc<dyn Clock>,
     /// InitProducerId's id allocator (`producer-ids` in the log dir).
     pub producer_ids: ProducerIds,
+    /// Consumer groups and committed offsets (`__consumer_offsets`).
+    pub coordinator: Coordinator,
 }
 
 /// Kafka's `meta.properties`, so the data dir says which cluster and node it belongs to.
@@ -76,9 +79,11 @@ impl Broker {
             context: "starting the flusher thread".into(),
             source: e,
         })?);
+        let coordinator = Coordinator::start(&topics, durability.clone(), &config, clock.clone())?;
         let producer_ids = ProducerIds::open(log_dir.root())?;
         let broker = Arc::new(Broker {
             producer_ids,
+            coordinator,
             config,
             cluster_id,
             topics,

@@ -54,6 +54,37 @@ pub async fn dispatch(broker: &Arc<Broker>, request: DecodedRequest) -> Reply {
         RequestKind::OffsetForLeaderEpoch(r) => {
             handlers::offset_for_leader_epoch::handle(broker, version, r)
         }
+        RequestKind::FindCoordinator(r) => Reply::Respond(ResponseKind::FindCoordinator(
+            handlers::find_coordinator::handle(broker, version, r),
+        )),
+        RequestKind::JoinGroup(r) => {
+            let client_id = request
+                .header
+                .client_id
+                .as_ref()
+                .map(|c| c.to_string())
+                .unwrap_or_default();
+            handlers::join_group::handle(broker, version, r, &client_id, "")
+        }
+        RequestKind::SyncGroup(r) => handlers::sync_group::handle(broker, version, r),
+        RequestKind::Heartbeat(r) => Reply::Respond(ResponseKind::Heartbeat(
+            handlers::heartbeat::handle(broker, version, r),
+        )),
+        RequestKind::LeaveGroup(r) => Reply::Respond(ResponseKind::LeaveGroup(
+            handlers::leave_group::handle(broker, version, r),
+        )),
+        RequestKind::OffsetCommit(r) => handlers::offset_commit::handle(broker, version, r),
+        RequestKind::OffsetFetch(r) => Reply::Respond(ResponseKind::OffsetFetch(
+            handlers::offset_fetch::handle(broker, version, r),
+        )),
+        RequestKind::ListGroups(r) => Reply::Respond(ResponseKind::ListGroups(
+            handlers::list_groups::handle(broker, version, r),
+        )),
+        RequestKind::DescribeGroups(r) => Reply::Respond(ResponseKind::DescribeGroups(
+            handlers::describe_groups::handle(broker, version, r),
+        )),
+        RequestKind::DeleteGroups(r) => handlers::delete_groups::handle(broker, version, r),
+        RequestKind::OffsetDelete(r) => handlers::offset_delete::handle(broker, version, r),
         RequestKind::InitProducerId(r) => {
             handlers::init_producer_id::handle(broker, version, r).await
         }

@@ -7,6 +7,7 @@
 
 pub mod background;
 pub mod broker;
+pub mod coordinator;
 pub mod dispatch;
 pub mod durability;
 pub mod errors;

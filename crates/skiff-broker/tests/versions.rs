@@ -227,6 +227,182 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
                     ]),
             ]),
         )],
+        ApiKey::FindCoordinator => {
+            if version >= 4 {
+                vec![
+                    RequestKind::FindCoordinator(
+                        FindCoordinatorRequest::default()
+                            .with_key_type(0)
+                            .with_coordinator_keys(vec![s("g"), s("")]),
+                    ),
+                    RequestKind::FindCoordinator(
+                        FindCoordinatorRequest::default()
+                            .with_key_type(1)
+                            .with_coordinator_keys(vec![s("txn")]),
+                    ),
+                ]
+            } else {
+                let mut v = vec![RequestKind::FindCoordinator(
+                    FindCoordinatorRequest::default().with_key(s("g")),
+                )];
+                if version >= 1 {
+                    v.push(RequestKind::FindCoordinator(
+                        FindCoordinatorRequest::default()
+                            .with_key(s("txn"))
+                            .with_key_type(1),
+                    ));
+                }
+                v
+            }
+        }
+        ApiKey::JoinGroup => {
+            // The static member joins its own group: a pending dynamic member (after
+            // MEMBER_ID_REQUIRED) holds a rebalance open until it rejoins or expires.
+            let join = |instance: Option<&str>| {
+                let group = match instance {
+                    None => format!("g{version}"),
+                    Some(_) => format!("static-{version}"),
+                };
+                RequestKind::JoinGroup(
+                    JoinGroupRequest::default()
+                        .with_group_id(GroupId(s(&group)))
+                        .with_session_timeout_ms(10_000)
+                        .with_rebalance_timeout_ms(if version >= 1 { 30_000 } else { -1 })
+                        .with_group_instance_id(instance.map(s))
+                        .with_protocol_type(s("consumer"))
+                        .with_protocols(vec![
+                            join_group_request::JoinGroupRequestProtocol::default()
+                                .with_name(s("range"))
+                                .with_metadata(Bytes::from_static(b"meta")),
+                        ]),
+                )
+            };
+            let mut v = vec![join(None)];
+            if version >= 5 {
+                v.push(join(Some("inst")));
+            }
+            v
+        }
+        ApiKey::SyncGroup => vec![RequestKind::SyncGroup(
+            SyncGroupRequest::default()
+                .with_group_id(GroupId(s(&format!("g{version}"))))
+                .with_generation_id(1)
+                .with_member_id(s("unknown"))
+                .with_protocol_type(if version >= 5 {
+                    Some(s("consumer"))
+                } else {
+                    None
+                })
+                .with_protocol_name(if version >= 5 { Some(s("range")) } else { None }),
+        )],
+        ApiKey::Heartbeat => vec![RequestKind::Heartbeat(
+            HeartbeatRequest::default()
+                .with_group_id(GroupId(s("g0")))
+                .with_generation_id(1)
+                .with_member_id(s("unknown")),
+        )],
+        ApiKey::LeaveGroup => vec![RequestKind::LeaveGroup(if version >= 3 {
+            LeaveGroupRequest::default()
+                .with_group_id(GroupId(s("static-5")))
+                .with_members(vec![
+                    leave_group_request::MemberIdentity::default()
+                        .with_member_id(s("unknown"))
+                        .with_group_instance_id(None),
+                    leave_group_request::MemberIdentity::default()
+                        .with_member_id(s(""))
+                        .with_group_instance_id(Some(s("inst"))),
+                ])
+        } else {
+            LeaveGroupRequest::default()
+                .with_group_id(GroupId(s("g0")))
+                .with_member_id(s("unknown"))
+        })],
+        ApiKey::OffsetCommit => vec![RequestKind::OffsetCommit(
+            OffsetCommitRequest::default()
+                .with_group_id(GroupId(s(&format!("simple-{version}"))))
+                .with_generation_id_or_member_epoch(-1)
+                .with_topics(vec![
+                    offset_commit_request::OffsetCommitRequestTopic::default()
+                        .with_name(t.clone())
+                        .with_partitions(vec![
+                            offset_commit_request::OffsetCommitRequestPartition::default()
+                                .with_partition_index(0)
+                                .with_committed_offset(2)
+                                .with_committed_leader_epoch(if version >= 6 { 0 } else { -1 })
+                                .with_committed_metadata(Some(s("m"))),
+                            offset_commit_request::OffsetCommitRequestPartition::default()
+                                .with_partition_index(9)
+                                .with_committed_offset(2),
+                        ]),
+                ]),
+        )],
+        ApiKey::OffsetFetch => vec![RequestKind::OffsetFetch(if version >= 8 {
+            OffsetFetchRequest::default().with_groups(vec![
+                offset_fetch_request::OffsetFetchRequestGroup::default()
+                    .with_group_id(GroupId(s("simple-9")))
+                    .with_topics(None),
+                offset_fetch_request::OffsetFetchRequestGroup::default()
+                    .with_group_id(GroupId(s("nope")))
+                    .with_topics(Some(vec![
+                        offset_fetch_request::OffsetFetchRequestTopics::default()
+                            .with_name(t.clone())
+                            .with_partition_indexes(vec![0, 1]),
+                    ])),
+            ])
+        } else {
+            OffsetFetchRequest::default()
+                .with_group_id(GroupId(s(&format!("simple-{}", version.max(2)))))
+                .with_topics(if version >= 2 {
+                    None
+                } else {
+                    Some(vec![
+                        offset_fetch_request::OffsetFetchRequestTopic::default()
+                            .with_name(t.clone())
+                            .with_partition_indexes(vec![0, 1]),
+                    ])
+                })
+        })],
+        ApiKey::ListGroups => vec![RequestKind::ListGroups(
+            ListGroupsRequest::default()
+                .with_states_filter(if version >= 4 {
+                    vec![s("empty")]
+                } else {
+                    vec![]
+                })
+                .with_types_filter(if version >= 5 {
+                    vec![s("classic")]
+                } else {
+                    vec![]
+                }),
+        )],
+        ApiKey::DescribeGroups => vec![RequestKind::DescribeGroups(
+            DescribeGroupsRequest::default()
+                .with_groups(vec![
+                    GroupId(s("g9")),
+                    GroupId(s("simple-2")),
+                    GroupId(s("nope")),
+                ])
+                .with_include_authorized_operations(version >= 3),
+        )],
+        ApiKey::DeleteGroups => vec![RequestKind::DeleteGroups(
+            DeleteGroupsRequest::default().with_groups_names(vec![
+                GroupId(s(&format!("simple-{}", version + 2))),
+                GroupId(s("g9")),
+                GroupId(s("nope")),
+            ]),
+        )],
+        ApiKey::OffsetDelete => vec![RequestKind::OffsetDelete(
+            OffsetDeleteRequest::default()
+                .with_group_id(GroupId(s("simple-9")))
+                .with_topics(vec![
+                    offset_delete_request::OffsetDeleteRequestTopic::default()
+                        .with_name(t.clone())
+                        .with_partitions(vec![
+                            offset_delete_request::OffsetDeleteRequestPartition::default()
+                                .with_partition_index(0),
+                        ]),
+                ]),
+        )],
         ApiKey::InitProducerId => {
             let mut v = vec![
                 RequestKind::InitProducerId(
@@ -256,7 +432,12 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_advertised_version_answers_and_encodes() {
     let dir = tempfile::tempdir().unwrap();
-    let sets = vec![format!("log.dirs={}", dir.path().display())];
+    let sets = vec![
+        format!("log.dirs={}", dir.path().display()),
+        // Group joins complete at once instead of waiting for more members.
+        "group.initial.rebalance.delay.ms=0".to_string(),
+        "offsets.topic.num.partitions=3".to_string(),
+    ];
     let (config, _) = skiff_config::load(None, &sets, Vec::<(String, String)>::new()).unwrap();
     let broker: Arc<Broker> = tokio::task::spawn_blocking(move || Broker::start(config))
         .await
@@ -268,6 +449,9 @@ async fn every_advertised_version_answers_and_encodes() {
             .await
             .unwrap()
             .unwrap();
+    while !broker.coordinator.is_loaded() {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     for &(key, min, max) in skiff_protocol::SUPPORTED {
         for version in min..=max {
             for body in requests(version, key, topic.id) {

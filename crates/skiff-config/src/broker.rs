@@ -87,6 +87,8 @@ pub struct BrokerConfig {
     pub offsets_retention_check_interval_ms: i64,
     /// `offset.metadata.max.bytes`.
     pub offset_metadata_max_bytes: i32,
+    /// `offsets.topic.num.partitions`: partitions of `__consumer_offsets` when it is created.
+    pub offsets_topic_num_partitions: i32,
     /// `producer.id.expiration.ms`: an idempotent producer idle this long is forgotten by
     /// the partitions it wrote to.
     pub producer_id_expiration_ms: i64,
@@ -137,6 +139,7 @@ impl Default for BrokerConfig {
             offsets_retention_minutes: 10_080,
             offsets_retention_check_interval_ms: 600_000,
             offset_metadata_max_bytes: 4096,
+            offsets_topic_num_partitions: 50,
             producer_id_expiration_ms: 86_400_000,
             shutdown_timeout_ms: 30_000,
             log: LogConfig::default(),
@@ -350,6 +353,15 @@ pub(crate) fn build(
     );
     cfg.offset_metadata_max_bytes =
         i32_of("offset.metadata.max.bytes", cfg.offset_metadata_max_bytes);
+    cfg.offsets_topic_num_partitions = i32_of(
+        "offsets.topic.num.partitions",
+        cfg.offsets_topic_num_partitions,
+    );
+    if cfg.offsets_topic_num_partitions < 1 {
+        if let Some(s) = settings.get("offsets.topic.num.partitions") {
+            return Err(invalid("offsets.topic.num.partitions", s, "must be at least 1"));
+        }
+    }
     cfg.producer_id_expiration_ms = i64_of(
         "producer.id.expiration.ms",
         cfg.producer_id_expiration_ms,

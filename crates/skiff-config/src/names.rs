@@ -220,7 +220,7 @@ static DEFS: &[BrokerConfigDef] = &[
     def("offsets.retention.check.interval.ms", Long, Some("600000"), Implemented),
     def("offsets.retention.minutes", Int, Some("10080"), Implemented),
     def("offsets.topic.compression.codec", Int, Some("0"), Recognised),
-    def("offsets.topic.num.partitions", Int, Some("50"), Recognised),
+    def("offsets.topic.num.partitions", Int, Some("50"), Implemented),
     def("offsets.topic.replication.factor", Short, Some("3"), Recognised),
     def("offsets.topic.segment.bytes", Int, Some("104857600"), Recognised),
     def("password.encoder.cipher.algorithm", String, Some("AES/CBC/PKCS5Padding"), Recognised),

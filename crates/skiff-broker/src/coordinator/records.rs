@@ -6,6 +6,7 @@
 //! - key: `int16` record type, then
 //!   - 0 or 1 `OffsetCommitKey`: group `string`, topic `string`, partition `int32`;
 //!   - 2 `GroupMetadataKey`: group `string`.
+//!
 //!   Other types (KIP-848 consumer group records, share groups) are reported as
 //!   [`Key::Other`] and skipped on replay.
 //! - `OffsetCommitValue`: `int16` version (0-4; Skiff writes 3), offset `int64`, leaderEpoch
@@ -383,8 +384,9 @@ pub fn decode_group_value(buf: &[u8]) -> Result<GroupValue, CodecError> {
 
 /// Kafka's `String.hashCode` over UTF-16 code units, used to place a group on a partition.
 pub fn java_string_hash(s: &str) -> i32 {
-    s.encode_utf16()
-        .fold(0i32, |h, unit| h.wrapping_mul(31).wrapping_add(i32::from(unit)))
+    s.encode_utf16().fold(0i32, |h, unit| {
+        h.wrapping_mul(31).wrapping_add(i32::from(unit))
+    })
 }
 
 /// `__consumer_offsets` partition of a group: `Utils.abs(hashCode) % partitions`, where

@@ -5,16 +5,27 @@ pub mod alter_configs;
 pub mod api_versions;
 pub mod create_partitions;
 pub mod create_topics;
+pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
 pub mod describe_cluster;
 pub mod describe_configs;
+pub mod describe_groups;
 pub mod fetch;
+pub mod find_coordinator;
+pub mod heartbeat;
 pub mod init_producer_id;
+pub mod join_group;
+pub mod leave_group;
+pub mod list_groups;
 pub mod list_offsets;
 pub mod metadata;
+pub mod offset_commit;
+pub mod offset_delete;
+pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
+pub mod sync_group;
 
 use kafka_protocol::messages::TopicName;
 use kafka_protocol::protocol::StrBytes;
@@ -29,4 +40,12 @@ pub fn str_bytes(s: &str) -> StrBytes {
 
 pub fn topic_name(s: &str) -> TopicName {
     TopicName(str_bytes(s))
+}
+
+/// Error code of a per-item coordinator result (0 for success).
+pub fn result_code(r: &Result<(), kafka_protocol::ResponseError>) -> i16 {
+    match r {
+        Ok(()) => 0,
+        Err(e) => e.code(),
+    }
 }

@@ -1,0 +1,250 @@
+//! `__consumer_offsets`: creating it, replaying it at start, and appending group records.
+//!
+//! One named std thread ("skiff-coordinator") owns every write: jobs arrive on a channel in
+//! the order the state machine produced them (they are queued while the groups lock is held),
+//! so a newer record for a key is never appended before an older one. The same thread first
+//! replays the topic (the coordinator answers COORDINATOR_LOAD_IN_PROGRESS until it is done)
+//! and between jobs drives the coordinator's deadlines and offset expiry.
+//!
+//! On-disk format: Kafka's record schemas (see `records.rs`), one uncompressed batch per job,
+//! appended with `Log::append_internal`. The topic is compacted (`cleanup.policy=compact`,
+//! `segment.bytes` 100 MiB, as Kafka creates it).
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use skiff_records::{BatchBuilder, Batches, Compression};
+use tokio::sync::oneshot;
+use tracing::{info, warn};
+
+use super::group::Value;
+use super::records::{self, Key};
+use super::Shared;
+use crate::partition::Partition;
+use crate::topics::{TopicError, Topics};
+
+pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
+/// Kafka's `offsets.topic.segment.bytes` default: small segments so compaction runs often.
+const SEGMENT_BYTES: &str = "104857600";
+/// How often deadlines are checked: session and rebalance timeouts are seconds long, so
+/// 50 ms of lateness is invisible to clients and costs nothing when idle.
+pub const TICK: Duration = Duration::from_millis(50);
+/// Read size while replaying a partition.
+const REPLAY_CHUNK: usize = 4 << 20;
+/// Cap on the decompressed size of one replayed batch (a corrupt length cannot exhaust memory).
+const MAX_DECOMPRESSED: usize = 64 << 20;
+
+/// Where a write job's records end up: (partition, end offset) for a durability wait.
+pub type WriteResult = Result<(Arc<Partition>, i64), String>;
+
+pub struct Job {
+    pub partition: i32,
+    pub records: Vec<(Key, Option<Value>)>,
+    pub done: Option<oneshot::Sender<WriteResult>>,
+}
+
+/// Find or create the offsets topic; returns its partitions.
+pub fn open_topic(topics: &Topics, num_partitions: i32) -> Result<Vec<Arc<Partition>>, TopicError> {
+    if let Some(topic) = topics.get(OFFSETS_TOPIC) {
+        if topic.partition_count() != num_partitions {
+            warn!(
+                existing = topic.partition_count(),
+                configured = num_partitions,
+                "{OFFSETS_TOPIC} keeps its existing partition count (changing it would move groups)"
+            );
+        }
+        return Ok(topic.partitions());
+    }
+    let mut configs = BTreeMap::new();
+    configs.insert("cleanup.policy".to_string(), "compact".to_string());
+    configs.insert("segment.bytes".to_string(), SEGMENT_BYTES.to_string());
+    let topic = topics.create(OFFSETS_TOPIC, num_partitions, configs, false)?;
+    Ok(topic.partitions())
+}
+
+pub fn encode_records(records: &[(Key, Option<Value>)], now: i64) -> Result<Vec<u8>, String> {
+    let mut builder = BatchBuilder::new(0, Compression::None);
+    for (key, value) in records {
+        let k = records::encode_key(key);
+        let v = value.as_ref().map(|v| match v {
+            Value::Offset(o) => records::encode_offset_value(o),
+            Value::Group(g) => records::encode_group_value(g),
+        });
+        builder.push(now, Some(&k), v.as_deref(), &[]);
+    }
+    builder.build().map_err(|e| e.to_string())
+}
+
+fn append(partition: &Arc<Partition>, records: &[(Key, Option<Value>)], now: i64) -> WriteResult {
+    let batch = encode_records(records, now)?;
+    let info = partition
+        .log
+        .append_internal(&batch, crate::handlers::LEADER_EPOCH, now)
+        .map_err(|e| e.to_string())?;
+    partition.wake_all();
+    Ok((partition.clone(), info.last_offset + 1))
+}
+
+/// The coordinator thread: replay, then write jobs and tick until the coordinator is gone.
+pub fn run(shared: Weak<Shared>, jobs: Receiver<Job>) {
+    let Some(s) = shared.upgrade() else { return };
+    let started = Instant::now();
+    let (groups, records) = replay(&s);
+    s.install_loaded(groups);
+    info!(
+        records,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "group coordinator loaded {OFFSETS_TOPIC}"
+    );
+    drop(s);
+    let mut last_tick = Instant::now();
+    let mut last_expiry = Instant::now();
+    loop {
+        match jobs.recv_timeout(TICK) {
+            Ok(job) => {
+                let Some(s) = shared.upgrade() else { return };
+                s.write(job);
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+        if last_tick.elapsed() >= TICK {
+            let Some(s) = shared.upgrade() else { return };
+            last_tick = Instant::now();
+            s.tick();
+            let every = Duration::from_millis(
+                u64::try_from(s.settings.retention_check_interval_ms).unwrap_or(600_000),
+            );
+            if last_expiry.elapsed() >= every {
+                last_expiry = Instant::now();
+                s.expire_offsets();
+            }
+        }
+    }
+}
+
+impl Shared {
+    fn write(&self, job: Job) {
+        let now = self.clock.now_ms();
+        let result = match usize::try_from(job.partition)
+            .ok()
+            .and_then(|i| self.partitions.get(i))
+        {
+            Some(p) => append(p, &job.records, now),
+            None => Err(format!(
+                "{OFFSETS_TOPIC} has no partition {}",
+                job.partition
+            )),
+        };
+        if let Err(e) = &result {
+            tracing::error!(partition = job.partition, error = %e, "writing group records failed");
+        }
+        if let Some(done) = job.done {
+            let _ = done.send(result);
+        }
+    }
+}
+
+/// Everything replayed: group id -> (latest metadata or tombstone seen, offsets).
+pub struct Replayed {
+    pub metadata: Option<records::GroupValue>,
+    pub offsets: BTreeMap<(String, i32), records::OffsetValue>,
+}
+
+fn replay(s: &Shared) -> (BTreeMap<String, Replayed>, u64) {
+    let mut groups: BTreeMap<String, Replayed> = BTreeMap::new();
+    let mut count = 0u64;
+    for partition in &s.partitions {
+        let mut offset = partition.log.log_start_offset();
+        let end = partition.log.log_end_offset();
+        while offset < end {
+            let read = match partition.log.read(offset, REPLAY_CHUNK, true) {
+                Ok(r) => r,
+                Err(e) => {
+                    warn!(partition = partition.index, offset, error = %e, "replay read failed; skipping the rest of this partition");
+                    break;
+                }
+            };
+            if read.records.is_empty() {
+                break;
+            }
+            let mut next = offset;
+            for batch in Batches::new(&read.records) {
+                let Ok((header, bytes)) = batch else { break };
+                next = header.next_offset();
+                if header.is_control() {
+                    continue;
+                }
+                let recs = match skiff_records::records(bytes, MAX_DECOMPRESSED) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        warn!(partition = partition.index, offset = header.base_offset, error = %e, "skipping an unreadable batch");
+                        continue;
+                    }
+                };
+                for r in recs {
+                    count += 1;
+                    apply(&mut groups, r.key.as_deref(), r.value.as_deref());
+                }
+            }
+            if next <= offset {
+                break;
+            }
+            offset = next;
+        }
+    }
+    (groups, count)
+}
+
+fn apply(groups: &mut BTreeMap<String, Replayed>, key: Option<&[u8]>, value: Option<&[u8]>) {
+    let Some(key) = key else { return };
+    let key = match records::decode_key(key) {
+        Ok(k) => k,
+        Err(e) => {
+            warn!(error = %e, "skipping a record with an unreadable key");
+            return;
+        }
+    };
+    match key {
+        Key::Offset {
+            group,
+            topic,
+            partition,
+        } => {
+            let decoded = value.map(records::decode_offset_value);
+            let g = groups.entry(group).or_insert_with(|| Replayed {
+                metadata: None,
+                offsets: BTreeMap::new(),
+            });
+            match decoded {
+                None => {
+                    g.offsets.remove(&(topic, partition));
+                }
+                Some(Ok(v)) => {
+                    g.offsets.insert((topic, partition), v);
+                }
+                Some(Err(e)) => warn!(error = %e, "skipping an unreadable offset commit value"),
+            }
+        }
+        Key::Group { group } => match value.map(records::decode_group_value) {
+            None => {
+                if let Some(g) = groups.get_mut(&group) {
+                    g.metadata = None;
+                }
+            }
+            Some(Ok(v)) => {
+                groups
+                    .entry(group)
+                    .or_insert_with(|| Replayed {
+                        metadata: None,
+                        offsets: BTreeMap::new(),
+                    })
+                    .metadata = Some(v);
+            }
+            Some(Err(e)) => warn!(error = %e, "skipping an unreadable group metadata value"),
+        },
+        Key::Other(_) => {}
+    }
+}

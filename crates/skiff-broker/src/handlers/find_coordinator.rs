@@ -1,0 +1,69 @@
+//! FindCoordinator: this node coordinates every consumer group. v0-3 ask for one key, v4+ for
+//! a batch. Transaction coordinators (key type 1) do not exist yet: COORDINATOR_NOT_AVAILABLE,
+//! which clients treat as retriable.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::find_coordinator_response::Coordinator;
+use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+
+use super::metadata::advertised;
+use super::str_bytes;
+use crate::broker::Broker;
+
+const GROUP: i8 = 0;
+const TRANSACTION: i8 = 1;
+
+pub fn handle(
+    broker: &Arc<Broker>,
+    version: i16,
+    request: FindCoordinatorRequest,
+) -> FindCoordinatorResponse {
+    let (host, port) = advertised(broker);
+    let answer = |key: &StrBytes| -> Coordinator {
+        let error = if request.key_type == TRANSACTION {
+            Some(ResponseError::CoordinatorNotAvailable)
+        } else if request.key_type != GROUP || key.is_empty() {
+            Some(ResponseError::InvalidRequest)
+        } else {
+            None
+        };
+        let c = Coordinator::default().with_key(key.clone());
+        match error {
+            None => c
+                .with_node_id(BrokerId(broker.node_id()))
+                .with_host(str_bytes(&host))
+                .with_port(port),
+            Some(e) => c
+                .with_node_id(BrokerId(-1))
+                .with_port(-1)
+                .with_error_code(e.code())
+                .with_error_message(Some(str_bytes(&error_text(e)))),
+        }
+    };
+    if version >= 4 {
+        let coordinators = request.coordinator_keys.iter().map(answer).collect();
+        return FindCoordinatorResponse::default().with_coordinators(coordinators);
+    }
+    let c = answer(&request.key);
+    let mut response = FindCoordinatorResponse::default()
+        .with_error_code(c.error_code)
+        .with_node_id(c.node_id)
+        .with_host(c.host)
+        .with_port(c.port);
+    if version >= 1 {
+        response.error_message = c.error_message;
+    }
+    response
+}
+
+fn error_text(e: ResponseError) -> String {
+    match e {
+        ResponseError::CoordinatorNotAvailable => {
+            "Skiff has no transaction coordinator yet".to_string()
+        }
+        _ => "invalid coordinator key or key type".to_string(),
+    }
+}

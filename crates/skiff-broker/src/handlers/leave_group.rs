@@ -1,0 +1,53 @@
+//! LeaveGroup: one member (v0-2) or a batch of members by member id or group instance id
+//! (v3+, used by static members and admin tools). The others rebalance.
+
+use std::sync::Arc;
+
+use super::{result_code, str_bytes};
+use crate::broker::Broker;
+use kafka_protocol::messages::leave_group_response::MemberResponse;
+use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse};
+
+pub fn handle(
+    broker: &Arc<Broker>,
+    version: i16,
+    request: LeaveGroupRequest,
+) -> LeaveGroupResponse {
+    let members: Vec<(String, Option<String>)> = if version >= 3 {
+        request
+            .members
+            .iter()
+            .map(|m| {
+                (
+                    m.member_id.to_string(),
+                    m.group_instance_id.as_ref().map(|s| s.to_string()),
+                )
+            })
+            .collect()
+    } else {
+        vec![(request.member_id.to_string(), None)]
+    };
+    let result = broker.coordinator.leave(&request.group_id.0, &members);
+    if version < 3 {
+        let error = match result {
+            Ok(errors) => errors.first().copied().unwrap_or(Ok(())),
+            Err(e) => Err(e),
+        };
+        return LeaveGroupResponse::default().with_error_code(result_code(&error));
+    }
+    match result {
+        Err(e) => LeaveGroupResponse::default().with_error_code(e.code()),
+        Ok(errors) => LeaveGroupResponse::default().with_members(
+            members
+                .into_iter()
+                .zip(errors)
+                .map(|((id, instance), e)| {
+                    MemberResponse::default()
+                        .with_member_id(str_bytes(&id))
+                        .with_group_instance_id(instance.as_deref().map(str_bytes))
+                        .with_error_code(result_code(&e))
+                })
+                .collect(),
+        ),
+    }
+}

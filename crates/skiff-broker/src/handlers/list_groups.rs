@@ -1,0 +1,58 @@
+//! ListGroups: every group, optionally filtered by state (v4+) and type (v5+; Skiff's groups
+//! are all "classic"). Filters compare case-insensitively, as Kafka does.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::list_groups_response::ListedGroup;
+use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse};
+
+use super::str_bytes;
+use crate::broker::Broker;
+
+const CLASSIC: &str = "classic";
+
+pub fn handle(
+    broker: &Arc<Broker>,
+    version: i16,
+    request: ListGroupsRequest,
+) -> ListGroupsResponse {
+    let groups = match broker.coordinator.list() {
+        Ok(g) => g,
+        Err(e) => return ListGroupsResponse::default().with_error_code(e.code()),
+    };
+    let states: Vec<String> = request
+        .states_filter
+        .iter()
+        .map(|s| s.to_ascii_lowercase())
+        .collect();
+    let types: Vec<String> = request
+        .types_filter
+        .iter()
+        .map(|s| s.to_ascii_lowercase())
+        .collect();
+    if version >= 5 && !types.is_empty() && !types.iter().any(|t| t == CLASSIC) {
+        return ListGroupsResponse::default();
+    }
+    let listed = groups
+        .into_iter()
+        .filter(|(_, _, state)| {
+            version < 4 || states.is_empty() || states.contains(&state.name().to_ascii_lowercase())
+        })
+        .map(|(id, protocol_type, state)| {
+            ListedGroup::default()
+                .with_group_id(GroupId(str_bytes(&id)))
+                .with_protocol_type(str_bytes(&protocol_type))
+                .with_group_state(if version >= 4 {
+                    str_bytes(state.name())
+                } else {
+                    Default::default()
+                })
+                .with_group_type(if version >= 5 {
+                    str_bytes("Classic")
+                } else {
+                    Default::default()
+                })
+        })
+        .collect();
+    ListGroupsResponse::default().with_groups(listed)
+}

@@ -1,0 +1,86 @@
+//! OffsetCommit: validate the member and generation, append the offsets to
+//! `__consumer_offsets`, and answer after the fsync that covers them (acks=all semantics).
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::offset_commit_response::{
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse, ResponseKind};
+use kafka_protocol::ResponseError;
+
+use crate::broker::Broker;
+use crate::coordinator::CommitEntry;
+use crate::dispatch::Reply;
+
+pub fn handle(broker: &Arc<Broker>, version: i16, request: OffsetCommitRequest) -> Reply {
+    let max_metadata = broker.coordinator.settings().metadata_max_bytes;
+    let mut topics = Vec::new();
+    let mut entries = Vec::new();
+    // (topic slot, partition slot) of each entry, to fill in the group-level result.
+    let mut slots = Vec::new();
+    for (ti, t) in request.topics.iter().enumerate() {
+        let known = broker.topics.get(&t.name.0);
+        let mut partitions = Vec::new();
+        for p in &t.partitions {
+            let metadata = p.committed_metadata.as_deref().unwrap_or("").to_string();
+            let error = if known
+                .as_ref()
+                .is_none_or(|k| p.partition_index < 0 || p.partition_index >= k.partition_count())
+            {
+                Some(ResponseError::UnknownTopicOrPartition)
+            } else if metadata.len() > max_metadata {
+                Some(ResponseError::OffsetMetadataTooLarge)
+            } else {
+                None
+            };
+            if error.is_none() {
+                slots.push((ti, partitions.len()));
+                entries.push(CommitEntry {
+                    topic: t.name.0.to_string(),
+                    partition: p.partition_index,
+                    offset: p.committed_offset,
+                    leader_epoch: if version >= 6 {
+                        p.committed_leader_epoch
+                    } else {
+                        -1
+                    },
+                    metadata,
+                });
+            }
+            partitions.push(
+                OffsetCommitResponsePartition::default()
+                    .with_partition_index(p.partition_index)
+                    .with_error_code(error.map(|e| e.code()).unwrap_or(0)),
+            );
+        }
+        topics.push(
+            OffsetCommitResponseTopic::default()
+                .with_name(t.name.clone())
+                .with_partitions(partitions),
+        );
+    }
+    let broker = broker.clone();
+    let group_id = request.group_id.0.to_string();
+    let member_id = request.member_id.to_string();
+    let instance = request.group_instance_id.as_ref().map(|s| s.to_string());
+    let generation = request.generation_id_or_member_epoch;
+    Reply::Later(Box::pin(async move {
+        let result = broker
+            .coordinator
+            .commit(
+                &group_id,
+                &member_id,
+                instance.as_deref(),
+                generation,
+                entries,
+            )
+            .await;
+        if let Err(e) = result {
+            for (ti, pi) in slots {
+                topics[ti].partitions[pi].error_code = e.code();
+            }
+        }
+        ResponseKind::OffsetCommit(OffsetCommitResponse::default().with_topics(topics))
+    }))
+}

@@ -1,0 +1,158 @@
+//! OffsetFetch: committed offsets of one group (v1-7) or of several (v8+). A partition with
+//! nothing committed answers offset -1, as Kafka does; a null topic list means "every
+//! committed partition" (v2+).
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::offset_fetch_response::{
+    OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopic, OffsetFetchResponseTopics,
+};
+use kafka_protocol::messages::{GroupId, OffsetFetchRequest, OffsetFetchResponse};
+use kafka_protocol::ResponseError;
+
+use super::{str_bytes, topic_name};
+use crate::broker::Broker;
+use crate::coordinator::group::Committed;
+
+type Rows = Vec<(String, i32, Option<Committed>)>;
+/// Partitions of one topic with what they have committed.
+type ByTopic = Vec<(String, Vec<(i32, Option<Committed>)>)>;
+
+pub fn handle(
+    broker: &Arc<Broker>,
+    version: i16,
+    request: OffsetFetchRequest,
+) -> OffsetFetchResponse {
+    if version >= 8 {
+        let groups = request
+            .groups
+            .into_iter()
+            .map(|g| {
+                let wanted = g.topics.map(|ts| {
+                    ts.into_iter()
+                        .flat_map(|t| {
+                            let name = t.name.0.to_string();
+                            t.partition_indexes
+                                .into_iter()
+                                .map(move |p| (name.clone(), p))
+                        })
+                        .collect()
+                });
+                let result = broker.coordinator.fetch_offsets(&g.group_id.0, wanted);
+                group_v8(g.group_id, result)
+            })
+            .collect();
+        return OffsetFetchResponse::default().with_groups(groups);
+    }
+    let wanted = request.topics.map(|ts| {
+        ts.into_iter()
+            .flat_map(|t| {
+                let name = t.name.0.to_string();
+                t.partition_indexes
+                    .into_iter()
+                    .map(move |p| (name.clone(), p))
+            })
+            .collect::<Vec<_>>()
+    });
+    let requested = wanted.clone();
+    match broker
+        .coordinator
+        .fetch_offsets(&request.group_id.0, wanted)
+    {
+        Ok(mut rows) => {
+            if version < 5 {
+                // The field does not exist before v5.
+                for c in rows.iter_mut().filter_map(|(_, _, c)| c.as_mut()) {
+                    c.leader_epoch = -1;
+                }
+            }
+            OffsetFetchResponse::default().with_topics(topics_v1(rows, None))
+        }
+        Err(e) => {
+            // v1 has no top-level error: every requested partition carries it.
+            let rows = requested
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(t, p)| (t, p, None))
+                .collect();
+            let mut response = OffsetFetchResponse::default().with_topics(topics_v1(rows, Some(e)));
+            if version >= 2 {
+                response.error_code = e.code();
+            }
+            response
+        }
+    }
+}
+
+fn group_by_topic(rows: Rows) -> ByTopic {
+    let mut out: ByTopic = Vec::new();
+    for (t, p, c) in rows {
+        match out.iter_mut().find(|(name, _)| *name == t) {
+            Some((_, ps)) => ps.push((p, c)),
+            None => out.push((t, vec![(p, c)])),
+        }
+    }
+    out
+}
+
+fn topics_v1(rows: Rows, error: Option<ResponseError>) -> Vec<OffsetFetchResponseTopic> {
+    group_by_topic(rows)
+        .into_iter()
+        .map(|(t, ps)| {
+            OffsetFetchResponseTopic::default()
+                .with_name(topic_name(&t))
+                .with_partitions(
+                    ps.into_iter()
+                        .map(|(p, c)| {
+                            let (offset, epoch, metadata) = fields(c);
+                            OffsetFetchResponsePartition::default()
+                                .with_partition_index(p)
+                                .with_committed_offset(offset)
+                                .with_committed_leader_epoch(epoch)
+                                .with_metadata(Some(str_bytes(&metadata)))
+                                .with_error_code(error.map(|e| e.code()).unwrap_or(0))
+                        })
+                        .collect(),
+                )
+        })
+        .collect()
+}
+
+fn fields(c: Option<Committed>) -> (i64, i32, String) {
+    match c {
+        Some(c) => (c.offset, c.leader_epoch, c.metadata),
+        None => (-1, -1, String::new()),
+    }
+}
+
+fn group_v8(id: GroupId, result: Result<Rows, ResponseError>) -> OffsetFetchResponseGroup {
+    match result {
+        Err(e) => OffsetFetchResponseGroup::default()
+            .with_group_id(id)
+            .with_error_code(e.code()),
+        Ok(rows) => OffsetFetchResponseGroup::default()
+            .with_group_id(id)
+            .with_topics(
+                group_by_topic(rows)
+                    .into_iter()
+                    .map(|(t, ps)| {
+                        OffsetFetchResponseTopics::default()
+                            .with_name(topic_name(&t))
+                            .with_partitions(
+                                ps.into_iter()
+                                    .map(|(p, c)| {
+                                        let (offset, epoch, metadata) = fields(c);
+                                        OffsetFetchResponsePartitions::default()
+                                            .with_partition_index(p)
+                                            .with_committed_offset(offset)
+                                            .with_committed_leader_epoch(epoch)
+                                            .with_metadata(Some(str_bytes(&metadata)))
+                                    })
+                                    .collect(),
+                            )
+                    })
+                    .collect(),
+            ),
+    }
+}

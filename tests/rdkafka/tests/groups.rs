@@ -1,0 +1,489 @@
+//! Consumer groups end to end: librdkafka consumers with `subscribe()` against the real
+//! broker — rebalances on join, leave and session expiry with every record read exactly once,
+//! commits that survive a restart and a kill -9, cooperative-sticky, static membership, and
+//! the records in `__consumer_offsets` decoded with Kafka's schemas.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use bytes::Bytes;
+use common::*;
+use kafka_protocol::messages::{
+    join_group_request::JoinGroupRequestProtocol, ApiKey, GroupId, JoinGroupRequest,
+    JoinGroupResponse, SyncGroupRequest, SyncGroupResponse,
+};
+use kafka_protocol::protocol::StrBytes;
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance};
+use rdkafka::message::Message;
+use rdkafka::{ClientContext, Offset, TopicPartitionList};
+use skiff_e2e::raw::RawClient;
+use skiff_e2e::Broker;
+
+const BROKER_PROPS: &[(&str, &str)] = &[("group.initial.rebalance.delay.ms", "300")];
+
+fn group_consumer(
+    b: &Broker,
+    group: &str,
+    extra: &[(&str, &str)],
+) -> Result<BaseConsumer<Counting>> {
+    let mut c = base_config(b);
+    c.set("group.id", group)
+        .set("enable.auto.commit", "false")
+        .set("auto.offset.reset", "earliest")
+        .set("session.timeout.ms", "6000")
+        .set("heartbeat.interval.ms", "300")
+        .set("fetch.wait.max.ms", "100")
+        .set("enable.partition.eof", "false");
+    for (k, v) in extra {
+        c.set(*k, *v);
+    }
+    c.create_with_context(Counting::default())
+        .context("creating the group consumer")
+}
+
+/// Counts rebalance callbacks so tests can tell whether a member saw a rebalance.
+#[derive(Default)]
+struct Counting {
+    rebalances: AtomicUsize,
+}
+impl ClientContext for Counting {}
+impl ConsumerContext for Counting {
+    fn post_rebalance(&self, _c: &BaseConsumer<Self>, _r: &Rebalance<'_>) {
+        self.rebalances.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+type Seen = Arc<Mutex<Vec<(i32, i64, String)>>>;
+
+/// A consumer on its own thread: records each message with the member's name and commits
+/// it synchronously before polling again, so a revoked partition has nothing in flight.
+struct Member {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<Result<()>>>,
+}
+
+impl Member {
+    fn spawn(
+        b: &Broker,
+        group: &str,
+        topic: &str,
+        name: &str,
+        seen: Seen,
+        extra: &[(&str, &str)],
+    ) -> Result<Member> {
+        let consumer = group_consumer(b, group, extra)?;
+        consumer.subscribe(&[topic])?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let name = name.to_string();
+        let handle = std::thread::spawn(move || -> Result<()> {
+            while !flag.load(Ordering::SeqCst) {
+                match consumer.poll(Duration::from_millis(100)) {
+                    None => {}
+                    Some(Err(e)) => eprintln!("{name}: poll error {e}"),
+                    Some(Ok(m)) => {
+                        seen.lock()
+                            .unwrap()
+                            .push((m.partition(), m.offset(), name.clone()));
+                        // A commit during CompletingRebalance gets REBALANCE_IN_PROGRESS (as
+                        // in Kafka; cooperative members keep consuming then): retry briefly.
+                        let mut attempt = 0;
+                        while let Err(e) = consumer.commit_message(&m, CommitMode::Sync) {
+                            attempt += 1;
+                            if attempt > 100 {
+                                bail!(
+                                    "{name}: commit of {}:{} failed: {e}",
+                                    m.partition(),
+                                    m.offset()
+                                );
+                            }
+                            std::thread::sleep(Duration::from_millis(50));
+                        }
+                    }
+                }
+            }
+            // Dropping the consumer closes it: LeaveGroup, as an application would.
+            drop(consumer);
+            Ok(())
+        });
+        Ok(Member {
+            stop,
+            handle: Some(handle),
+        })
+    }
+
+    fn leave(mut self) -> Result<()> {
+        self.stop.store(true, Ordering::SeqCst);
+        match self.handle.take() {
+            Some(h) => h
+                .join()
+                .map_err(|_| anyhow::anyhow!("consumer thread panicked"))?,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+async fn produce_round(b: &Broker, topic: &str, round: usize, per_partition: usize) -> Result<()> {
+    let p = producer(b, &[])?;
+    for partition in 0..6 {
+        produce_n(&p, topic, partition, per_partition, |i| {
+            (
+                format!("k{round}-{i}").into_bytes(),
+                format!("v{round}-{partition}-{i}").into_bytes(),
+            )
+        })
+        .await?;
+    }
+    Ok(())
+}
+
+fn wait_seen(seen: &Seen, n: usize, what: &str) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let got = seen.lock().unwrap().len();
+        if got >= n {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("{what}: consumed {got} of {n} records");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A member that joins through the raw protocol, syncs, and then never heartbeats: the
+/// broker must expire it after its session timeout (a killed process, as the broker sees it).
+fn join_and_die(b: &Broker, group: &str, topic: &str) -> Result<()> {
+    let mut raw = RawClient::connect(&b.bootstrap())?;
+    // ConsumerProtocolSubscription v0: version, topics, user data (null).
+    let mut sub = vec![0u8, 0, 0, 0, 0, 1];
+    sub.extend_from_slice(&(topic.len() as i16).to_be_bytes());
+    sub.extend_from_slice(topic.as_bytes());
+    sub.extend_from_slice(&(-1i32).to_be_bytes());
+    let join = |member: &str| {
+        JoinGroupRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+            .with_session_timeout_ms(6000)
+            .with_rebalance_timeout_ms(30_000)
+            .with_member_id(StrBytes::from_string(member.to_string()))
+            .with_protocol_type(StrBytes::from_static_str("consumer"))
+            .with_protocols(vec![JoinGroupRequestProtocol::default()
+                .with_name(StrBytes::from_static_str("range"))
+                .with_metadata(Bytes::from(sub.clone()))])
+    };
+    let first: JoinGroupResponse = raw.call(ApiKey::JoinGroup, 5, &join(""))?;
+    if first.error_code != 79 {
+        bail!("expected MEMBER_ID_REQUIRED, got {}", first.error_code);
+    }
+    let joined: JoinGroupResponse = raw.call(ApiKey::JoinGroup, 5, &join(&first.member_id))?;
+    if joined.error_code != 0 {
+        bail!("raw join failed: {}", joined.error_code);
+    }
+    let synced: SyncGroupResponse = raw.call(
+        ApiKey::SyncGroup,
+        3,
+        &SyncGroupRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
+            .with_generation_id(joined.generation_id)
+            .with_member_id(joined.member_id.clone()),
+    )?;
+    if synced.error_code != 0 {
+        bail!("raw sync failed: {}", synced.error_code);
+    }
+    if synced.assignment.is_empty() {
+        bail!("the dying member got no assignment; the test would not prove a takeover");
+    }
+    Ok(())
+}
+
+fn assert_exactly_once(seen: &Seen, expected: usize) -> Result<()> {
+    let seen = seen.lock().unwrap();
+    let mut by_key: BTreeMap<(i32, i64), Vec<String>> = BTreeMap::new();
+    for (p, o, who) in seen.iter() {
+        by_key.entry((*p, *o)).or_default().push(who.clone());
+    }
+    let dups: Vec<_> = by_key.iter().filter(|(_, w)| w.len() > 1).take(5).collect();
+    if !dups.is_empty() {
+        bail!("records read more than once: {dups:?}");
+    }
+    if by_key.len() != expected {
+        bail!(
+            "read {} distinct records, expected {expected}",
+            by_key.len()
+        );
+    }
+    let readers: BTreeSet<&String> = seen.iter().map(|(_, _, w)| w).collect();
+    eprintln!(
+        "records per reader: {:?}",
+        readers
+            .iter()
+            .map(|r| (r, seen.iter().filter(|s| &&s.2 == r).count()))
+            .collect::<Vec<_>>()
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_consumers_rebalance_on_join_leave_and_kill_reading_each_record_once() -> Result<()> {
+    let b = Broker::start_with(BROKER_PROPS)?;
+    let topic = "orders";
+    create_topic(&admin(&b)?, topic, 6, &[]).await?;
+    let group = "g-three";
+    let seen: Seen = Arc::default();
+    let per = 20;
+    let mut total = 0;
+
+    produce_round(&b, topic, 0, per).await?;
+    total += 6 * per;
+    let c1 = Member::spawn(&b, group, topic, "c1", seen.clone(), &[])?;
+    wait_seen(&seen, total, "c1 alone")?;
+
+    let c2 = Member::spawn(&b, group, topic, "c2", seen.clone(), &[])?;
+    std::thread::sleep(Duration::from_millis(1500));
+    produce_round(&b, topic, 1, per).await?;
+    total += 6 * per;
+    let c3 = Member::spawn(&b, group, topic, "c3", seen.clone(), &[])?;
+    wait_seen(&seen, total, "c1+c2 joined by c3")?;
+    std::thread::sleep(Duration::from_millis(1500));
+    produce_round(&b, topic, 2, per).await?;
+    total += 6 * per;
+    wait_seen(&seen, total, "three members")?;
+    {
+        let s = seen.lock().unwrap();
+        let readers: BTreeSet<&str> = s[s.len() - 6 * per..]
+            .iter()
+            .map(|r| r.2.as_str())
+            .collect();
+        assert_eq!(
+            readers.len(),
+            3,
+            "all three members read part of round 2: {readers:?}"
+        );
+    }
+
+    // A member that joins and dies: its partitions come back after the session timeout.
+    let group_owned = group.to_string();
+    let bootstrap_broker = &b;
+    join_and_die(bootstrap_broker, &group_owned, topic)?;
+    produce_round(&b, topic, 3, per).await?;
+    total += 6 * per;
+    wait_seen(&seen, total, "after the dead member's session expired")?;
+
+    // c2 leaves cleanly.
+    c2.leave()?;
+    produce_round(&b, topic, 4, per).await?;
+    total += 6 * per;
+    wait_seen(&seen, total, "after c2 left")?;
+    std::thread::sleep(Duration::from_millis(500));
+    c1.leave()?;
+    c3.leave()?;
+    assert_exactly_once(&seen, total)?;
+    Ok(())
+}
+
+fn committed(c: &BaseConsumer<Counting>, topic: &str, partitions: i32) -> Result<Vec<i64>> {
+    let mut tpl = TopicPartitionList::new();
+    for p in 0..partitions {
+        tpl.add_partition(topic, p);
+    }
+    let got = c.committed_offsets(tpl, OP_TIMEOUT)?;
+    Ok((0..partitions)
+        .map(|p| match got.find_partition(topic, p).map(|e| e.offset()) {
+            Some(Offset::Offset(o)) => o,
+            _ => -1,
+        })
+        .collect())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_survive_restart_and_kill9() -> Result<()> {
+    let mut b = Broker::start_with(BROKER_PROPS)?;
+    create_topic(&admin(&b)?, "t", 2, &[]).await?;
+    let c = group_consumer(&b, "g-durable", &[])?;
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset("t", 0, Offset::Offset(41))?;
+    tpl.add_partition_offset("t", 1, Offset::Offset(7))?;
+    c.commit(&tpl, CommitMode::Sync)?;
+    assert_eq!(committed(&c, "t", 2)?, vec![41, 7]);
+    drop(c);
+
+    b.restart()?;
+    let c = group_consumer(&b, "g-durable", &[])?;
+    assert_eq!(committed(&c, "t", 2)?, vec![41, 7], "after a clean restart");
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset("t", 0, Offset::Offset(99))?;
+    c.commit(&tpl, CommitMode::Sync)?;
+    drop(c);
+
+    b.kill9()?;
+    b.restart()?;
+    let c = group_consumer(&b, "g-durable", &[])?;
+    assert_eq!(
+        committed(&c, "t", 2)?,
+        vec![99, 7],
+        "an acknowledged commit survives kill -9"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_resumes_from_its_commits_after_restart() -> Result<()> {
+    let mut b = Broker::start_with(BROKER_PROPS)?;
+    create_topic(&admin(&b)?, "r", 6, &[]).await?;
+    produce_round(&b, "r", 0, 10).await?;
+    let seen: Seen = Arc::default();
+    let m = Member::spawn(&b, "g-resume", "r", "first", seen.clone(), &[])?;
+    wait_seen(&seen, 60, "first run")?;
+    m.leave()?;
+    b.restart()?;
+    produce_round(&b, "r", 1, 10).await?;
+    let m = Member::spawn(&b, "g-resume", "r", "second", seen.clone(), &[])?;
+    wait_seen(&seen, 120, "second run")?;
+    std::thread::sleep(Duration::from_millis(500));
+    m.leave()?;
+    assert_exactly_once(&seen, 120)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cooperative_sticky_members_share_and_keep_partitions() -> Result<()> {
+    let b = Broker::start_with(BROKER_PROPS)?;
+    create_topic(&admin(&b)?, "coop", 6, &[]).await?;
+    produce_round(&b, "coop", 0, 10).await?;
+    let seen: Seen = Arc::default();
+    let coop = [("partition.assignment.strategy", "cooperative-sticky")];
+    let c1 = Member::spawn(&b, "g-coop", "coop", "c1", seen.clone(), &coop)?;
+    wait_seen(&seen, 60, "c1 alone")?;
+    let c2 = Member::spawn(&b, "g-coop", "coop", "c2", seen.clone(), &coop)?;
+    std::thread::sleep(Duration::from_secs(3));
+    produce_round(&b, "coop", 1, 10).await?;
+    wait_seen(&seen, 120, "two cooperative members")?;
+    {
+        let s = seen.lock().unwrap();
+        let readers: BTreeSet<&str> = s[60..].iter().map(|r| r.2.as_str()).collect();
+        assert_eq!(
+            readers.len(),
+            2,
+            "both cooperative members read round 1: {readers:?}"
+        );
+    }
+    c2.leave()?;
+    produce_round(&b, "coop", 2, 10).await?;
+    if let Err(e) = wait_seen(&seen, 180, "after c2 left") {
+        eprintln!("{}", b.log_tail(60));
+        return Err(e);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    c1.leave()?;
+    assert_exactly_once(&seen, 180)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn static_member_restart_does_not_rebalance_and_duplicates_are_fenced() -> Result<()> {
+    let b = Broker::start_with(BROKER_PROPS)?;
+    create_topic(&admin(&b)?, "st", 2, &[]).await?;
+    let props = |id: &'static str| [("group.instance.id", id), ("session.timeout.ms", "10000")];
+    let a = group_consumer(&b, "g-static", &props("a"))?;
+    let other = group_consumer(&b, "g-static", &props("b"))?;
+    a.subscribe(&["st"])?;
+    other.subscribe(&["st"])?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while a.assignment()?.count() + other.assignment()?.count() < 2
+        || a.assignment()?.count() == 0
+        || other.assignment()?.count() == 0
+    {
+        if Instant::now() > deadline {
+            bail!("static members never got both partitions");
+        }
+        a.poll(Duration::from_millis(50));
+        other.poll(Duration::from_millis(50));
+    }
+    let before = other.context().rebalances.load(Ordering::SeqCst);
+    // A static member that closes does not leave the group (librdkafka sends no LeaveGroup
+    // for static members); its replacement takes its place without a rebalance.
+    drop(a);
+    let a2 = group_consumer(&b, "g-static", &props("a"))?;
+    a2.subscribe(&["st"])?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while a2.assignment()?.count() == 0 {
+        if Instant::now() > deadline {
+            bail!("restarted static member got no assignment");
+        }
+        a2.poll(Duration::from_millis(50));
+        other.poll(Duration::from_millis(50));
+    }
+    for _ in 0..20 {
+        other.poll(Duration::from_millis(50));
+        a2.poll(Duration::from_millis(50));
+    }
+    assert_eq!(
+        other.context().rebalances.load(Ordering::SeqCst),
+        before,
+        "the other static member saw no rebalance"
+    );
+    let groups = other.fetch_group_list(Some("g-static"), OP_TIMEOUT)?;
+    let g = &groups.groups()[0];
+    assert_eq!(g.state(), "Stable");
+    assert_eq!(g.members().len(), 2);
+
+    // A second process with the same instance id fences the first one.
+    let a3 = group_consumer(&b, "g-static", &props("a"))?;
+    a3.subscribe(&["st"])?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut fenced = false;
+    while !fenced && Instant::now() < deadline {
+        a3.poll(Duration::from_millis(50));
+        other.poll(Duration::from_millis(50));
+        if let Some(Err(e)) = a2.poll(Duration::from_millis(50)) {
+            fenced = e.to_string().to_lowercase().contains("fenced");
+        }
+    }
+    assert!(fenced, "the older static member was fenced");
+    Ok(())
+}
+
+/// The commits are in `__consumer_offsets` in Kafka's key/value schema (decoded here
+/// independently of the broker's codec).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_are_written_in_kafka_record_format() -> Result<()> {
+    let b = Broker::start_with(BROKER_PROPS)?;
+    create_topic(&admin(&b)?, "fmt", 1, &[]).await?;
+    let c = group_consumer(&b, "burrow-readable", &[])?;
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset("fmt", 0, Offset::Offset(12))?;
+    c.commit(&tpl, CommitMode::Sync)?;
+    // Java's "burrow-readable".hashCode() placed on 50 partitions.
+    let h = "burrow-readable"
+        .encode_utf16()
+        .fold(0i32, |h, u| h.wrapping_mul(31).wrapping_add(i32::from(u)));
+    let partition = if h == i32::MIN { 0 } else { h.abs() % 50 };
+    let mut raw = RawClient::connect(&b.bootstrap())?;
+    let records = raw.read_all("__consumer_offsets", partition, 0)?;
+    let rec = records
+        .iter()
+        .find(|r| r.key.as_deref().is_some_and(|k| k.starts_with(&[0, 1])))
+        .context("no offset commit record in the group's partition")?;
+    let key = rec.key.as_deref().unwrap();
+    let mut want_key = vec![0u8, 1, 0, 15];
+    want_key.extend_from_slice(b"burrow-readable");
+    want_key.extend_from_slice(&[0, 3]);
+    want_key.extend_from_slice(b"fmt");
+    want_key.extend_from_slice(&0i32.to_be_bytes());
+    assert_eq!(key, &want_key[..]);
+    let value = rec.value.as_deref().context("offset record has a value")?;
+    assert_eq!(&value[..2], &[0, 3], "OffsetCommitValue v3");
+    assert_eq!(i64::from_be_bytes(value[2..10].try_into()?), 12);
+    Ok(())
+}
