@@ -8,8 +8,10 @@
 //! filter keeps the record ("when in doubt, keep"). Once the arena is full, later keys are
 //! identified by their 128-bit hash alone (a collision then needs ~2^64 keys to become likely).
 //!
-//! Memory: fixed at construction from the thread's share of `log.cleaner.dedupe.buffer.size`
-//! (slots + arena, see [`OffsetMap::new`]), never grown; a full map ends the build early and the
+//! Memory: bounded by the thread's share of `log.cleaner.dedupe.buffer.size` (slots + arena,
+//! see [`OffsetMap::new`]), but the table starts small and doubles as keys arrive, and
+//! [`OffsetMap::clear`] shrinks it again: an idle broker or a log with few keys pays for what
+//! it holds, not for the whole budget. A map full at its bound ends the build early and the
 //! pass becomes partial (COMPACTION.md §2.4). Owned by one cleaner thread; not shared.
 
 use xxhash_rust::xxh3::xxh3_128;
@@ -26,6 +28,8 @@ const NO_KEY: u32 = u32::MAX;
 const AMBIGUOUS: u32 = u32::MAX - 1;
 /// `offset` value of an empty slot (real offsets are never negative).
 const EMPTY: i64 = -1;
+/// Table size a map starts with (32 KiB) before it grows toward its bound.
+const INITIAL_SLOTS: usize = 1024;
 
 /// The answer of [`OffsetMap::get`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +66,9 @@ fn split(hash: u128) -> [u64; 2] {
 /// A fixed-memory key → offset map. See the module docs.
 pub struct OffsetMap {
     slots: Vec<Slot>,
+    /// The bound: the table never grows beyond this many slots.
+    max_slots: usize,
+    load_factor: f64,
     arena: Vec<u8>,
     arena_limit: usize,
     entries: usize,
@@ -91,10 +98,11 @@ impl OffsetMap {
         } else {
             0.9
         };
-        // Leave at least one slot free so probing always terminates.
-        let max_entries = ((slots as f64 * lf) as usize).clamp(1, slots - 1);
+        let max_entries = entries_for(slots, lf);
         OffsetMap {
-            slots: vec![EMPTY_SLOT; slots],
+            slots: vec![EMPTY_SLOT; slots.min(INITIAL_SLOTS)],
+            max_slots: slots,
+            load_factor: lf,
             arena: Vec::new(),
             arena_limit,
             entries: 0,
@@ -107,16 +115,16 @@ impl OffsetMap {
 
     /// Empties the map for a new pass and sets the offset below which it covers everything.
     pub fn clear(&mut self, latest_offset: i64) {
-        self.slots.fill(EMPTY_SLOT);
-        self.arena.clear();
+        self.slots = vec![EMPTY_SLOT; self.max_slots.min(INITIAL_SLOTS)];
+        self.arena = Vec::new();
         self.entries = 0;
         self.latest_offset = latest_offset;
         self.collisions = 0;
     }
 
-    /// Number of slots (capacity before the load factor).
+    /// Number of slots the map may grow to (capacity before the load factor).
     pub fn slots(&self) -> usize {
-        self.slots.len()
+        self.max_slots
     }
 
     /// Distinct keys (hashes) stored.
@@ -133,9 +141,9 @@ impl OffsetMap {
         self.entries >= self.max_entries
     }
 
-    /// Fraction of slots in use (Kafka's `max-buffer-utilization-percent` / 100).
+    /// Fraction of the bound's slots in use (Kafka's `max-buffer-utilization-percent` / 100).
     pub fn utilization(&self) -> f64 {
-        self.entries as f64 / self.slots.len() as f64
+        self.entries as f64 / self.max_slots as f64
     }
 
     /// Distinct keys that shared a hash with another key in this pass.
@@ -172,6 +180,12 @@ impl OffsetMap {
         if self.is_full() {
             return false;
         }
+        let idx = if self.entries >= entries_for(self.slots.len(), self.load_factor) {
+            self.grow();
+            self.probe(hash)
+        } else {
+            idx
+        };
         let (key_at, key_len) = self.store_key(key);
         self.slots[idx] = Slot {
             hash: split(hash),
@@ -198,6 +212,17 @@ impl OffsetMap {
             // Same hash, different key, and that key was put while ours never was.
             Some(k) if k != key => Lookup::Absent,
             _ => Lookup::Latest(slot.offset),
+        }
+    }
+
+    /// Doubles the table (up to the bound) and re-places every entry.
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).min(self.max_slots);
+        let old = std::mem::replace(&mut self.slots, vec![EMPTY_SLOT; size]);
+        for slot in old.into_iter().filter(|s| s.offset != EMPTY) {
+            let hash = (u128::from(slot.hash[0]) << 64) | u128::from(slot.hash[1]);
+            let idx = self.probe(hash);
+            self.slots[idx] = slot;
         }
     }
 
@@ -238,12 +263,39 @@ impl OffsetMap {
     }
 }
 
+/// Distinct keys a table of `slots` may hold at `load_factor`, leaving at least one slot
+/// free so probing always terminates.
+fn entries_for(slots: usize, load_factor: f64) -> usize {
+    ((slots as f64 * load_factor) as usize).clamp(1, slots.saturating_sub(1).max(1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn same_hash(_: &[u8]) -> u128 {
         42
+    }
+
+    #[test]
+    fn grows_from_small_to_its_bound_and_shrinks_on_clear() {
+        let mut m = OffsetMap::new(48 * 100_000, 0.9);
+        m.clear(-1);
+        assert_eq!(m.slots.len(), INITIAL_SLOTS);
+        for i in 0..50_000i64 {
+            assert!(m.put(format!("key-{i}").as_bytes(), i));
+        }
+        assert!(m.slots.len() > INITIAL_SLOTS && m.slots.len() <= m.slots());
+        for i in 0..50_000i64 {
+            assert_eq!(m.get(format!("key-{i}").as_bytes()), Lookup::Latest(i));
+        }
+        assert_eq!(m.get(b"never"), Lookup::Absent);
+        while m.put(format!("more-{}", m.len()).as_bytes(), 1) {}
+        assert_eq!(m.slots.len(), m.slots(), "a full map has reached its bound");
+        assert_eq!(m.len(), entries_for(m.slots(), 0.9));
+        m.clear(-1);
+        assert_eq!(m.slots.len(), INITIAL_SLOTS);
+        assert!(m.is_empty());
     }
 
     #[test]
