@@ -251,6 +251,11 @@ fn initial_rebalance_delay_waits_and_extends() {
     );
     g.tick(&cfg, 5001);
     let (ra, rb) = (rxa.try_recv().unwrap(), rxb.try_recv().unwrap());
+    assert_eq!(
+        g.state,
+        GroupState::CompletingRebalance,
+        "the sync phase has its own deadline"
+    );
     assert_eq!((ra.generation_id, rb.generation_id), (1, 1));
     assert_eq!(ra.members.len().max(rb.members.len()), 2);
 }
@@ -428,6 +433,7 @@ fn offsets_expire_after_the_group_is_empty_for_the_retention() {
             leader_epoch: -1,
             metadata: String::new(),
             commit_timestamp: 0,
+            expire_timestamp: None,
         },
     );
     assert_eq!(g.expire_offsets(10_000, 10_999), 0);
@@ -447,6 +453,7 @@ fn offsets_expire_after_the_group_is_empty_for_the_retention() {
             leader_epoch: -1,
             metadata: String::new(),
             commit_timestamp: 500,
+            expire_timestamp: None,
         },
     );
     s.commit(
@@ -457,6 +464,7 @@ fn offsets_expire_after_the_group_is_empty_for_the_retention() {
             leader_epoch: -1,
             metadata: String::new(),
             commit_timestamp: 5000,
+            expire_timestamp: None,
         },
     );
     assert_eq!(s.expire_offsets(1000, 2000), 1);
@@ -474,6 +482,7 @@ fn delete_writes_tombstones() {
             leader_epoch: -1,
             metadata: String::new(),
             commit_timestamp: 0,
+            expire_timestamp: None,
         },
     );
     g.delete(1);
@@ -517,4 +526,65 @@ fn subscription_topics_parse() {
         Some(vec!["a".into(), "bc".into()])
     );
     assert_eq!(parse_subscription_topics(&bytes[..9]), None);
+}
+
+#[test]
+fn leader_that_never_syncs_is_dropped_after_the_rebalance_timeout() {
+    let mut g = Group::new("g", 0);
+    let (a, mut rxa) = join_new(&mut g, &CFG, &["range"], 0);
+    let ra = rxa.try_recv().unwrap();
+    assert_eq!(ra.leader, a);
+    sync_wait(g.sync(&a, None, 1, None, None, vec![], 0));
+    let (b, mut rxb) = join_new(&mut g, &CFG, &["range"], 100);
+    let _rxa = waiting(g.join(&CFG, req(&a, &["range"]), 200));
+    rxb.try_recv().unwrap();
+    assert_eq!(g.state, GroupState::CompletingRebalance);
+    // b syncs and waits; the leader a heartbeats but never syncs.
+    let mut sb = sync_wait(g.sync(&b, None, 2, None, None, vec![], 300));
+    for t in [5_000, 10_000, 15_000, 20_000, 25_000, 30_000] {
+        let _ = g.heartbeat(&a, None, 2, t);
+        g.tick(&CFG, t);
+    }
+    assert!(sb.try_recv().is_err());
+    g.tick(&CFG, 30_201);
+    assert_eq!(
+        sb.try_recv().unwrap().error,
+        ResponseError::RebalanceInProgress.code()
+    );
+    assert!(!g.members.contains_key(&a), "the stalled leader is removed");
+    assert_eq!(g.state, GroupState::PreparingRebalance);
+}
+
+#[test]
+fn stable_consumer_group_expires_only_unsubscribed_topics_and_explicit_expiry() {
+    let mut g = Group::new("g", 0);
+    // Subscription v0 to topic "a".
+    let sub = Bytes::from_static(&[0, 0, 0, 0, 0, 1, 0, 1, b'a', 0xff, 0xff, 0xff, 0xff]);
+    let mut r = req("", &["range"]);
+    r.protocols = vec![("range".into(), sub)];
+    r.require_known_member_id = false;
+    let mut rx = waiting(g.join(&CFG, r, 0));
+    let id = rx.try_recv().unwrap().member_id;
+    sync_wait(g.sync(&id, None, 1, None, None, vec![], 0));
+    let c = |ts, exp| Committed {
+        offset: 1,
+        leader_epoch: -1,
+        metadata: String::new(),
+        commit_timestamp: ts,
+        expire_timestamp: exp,
+    };
+    g.commit("a", 0, c(0, None));
+    g.commit("b", 0, c(0, None));
+    g.commit("b", 1, c(0, Some(500)));
+    assert_eq!(g.expire_offsets(1000, 600), 1, "explicit expiry first");
+    assert_eq!(
+        g.expire_offsets(1000, 1000),
+        1,
+        "unsubscribed topic b by commit time"
+    );
+    assert_eq!(g.offsets.len(), 1);
+    assert!(
+        g.offsets.contains_key(&("a".to_string(), 0)),
+        "subscribed topic kept"
+    );
 }

@@ -83,6 +83,8 @@ pub struct CommitEntry {
     pub offset: i64,
     pub leader_epoch: i32,
     pub metadata: String,
+    /// OffsetCommit v2-4 `retention_time_ms` as an absolute time.
+    pub expire_timestamp: Option<i64>,
 }
 
 impl Coordinator {
@@ -265,7 +267,7 @@ impl Coordinator {
                         leader_epoch: e.leader_epoch,
                         metadata: e.metadata.clone(),
                         commit_timestamp: now,
-                        expire_timestamp: -1,
+                        expire_timestamp: e.expire_timestamp.unwrap_or(-1),
                     })),
                 ));
             }
@@ -285,6 +287,7 @@ impl Coordinator {
                         leader_epoch: e.leader_epoch,
                         metadata: e.metadata,
                         commit_timestamp: now,
+                        expire_timestamp: e.expire_timestamp,
                     },
                 );
             }
@@ -505,6 +508,7 @@ impl Shared {
                         leader_epoch: v.leader_epoch,
                         metadata: v.metadata,
                         commit_timestamp: v.commit_timestamp,
+                        expire_timestamp: Some(v.expire_timestamp).filter(|t| *t >= 0),
                     },
                 );
             }

@@ -139,8 +139,18 @@ pub fn encode_key(key: &Key) -> Vec<u8> {
     out
 }
 
+/// Version 3, or version 1 when the commit carries an explicit expiry (as Kafka writes
+/// commits of OffsetCommit v2-4 with `retention_time_ms`; v1 has no leader epoch).
 pub fn encode_offset_value(v: &OffsetValue) -> Vec<u8> {
     let mut out = Vec::with_capacity(32 + v.metadata.len());
+    if v.expire_timestamp >= 0 {
+        put_i16(&mut out, 1);
+        put_i64(&mut out, v.offset);
+        put_str(&mut out, &v.metadata);
+        put_i64(&mut out, v.commit_timestamp);
+        put_i64(&mut out, v.expire_timestamp);
+        return out;
+    }
     put_i16(&mut out, OFFSET_VALUE_VERSION);
     put_i64(&mut out, v.offset);
     put_i32(&mut out, v.leader_epoch);
@@ -460,6 +470,11 @@ mod tests {
         let d = decode_offset_value(&v1).unwrap();
         assert_eq!((d.offset, d.leader_epoch, d.commit_timestamp), (9, -1, 5));
         assert_eq!(d.expire_timestamp, 6);
+        assert_eq!(
+            encode_offset_value(&d),
+            v1,
+            "explicit expiry is written as v1"
+        );
         // v4: flexible: compact string (len+1) and an empty tag section.
         let mut v4 = vec![0, 4];
         v4.extend_from_slice(&9i64.to_be_bytes());

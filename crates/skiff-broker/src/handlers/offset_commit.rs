@@ -19,6 +19,13 @@ pub fn handle(broker: &Arc<Broker>, version: i16, request: OffsetCommitRequest) 
     let mut entries = Vec::new();
     // (topic slot, partition slot) of each entry, to fill in the group-level result.
     let mut slots = Vec::new();
+    // v2-4 may ask for a retention other than the broker's (-1 means the broker default).
+    let expire_timestamp = (version <= 4 && request.retention_time_ms >= 0).then(|| {
+        broker
+            .clock
+            .now_ms()
+            .saturating_add(request.retention_time_ms)
+    });
     for (ti, t) in request.topics.iter().enumerate() {
         let known = broker.topics.get(&t.name.0);
         let mut partitions = Vec::new();
@@ -46,6 +53,7 @@ pub fn handle(broker: &Arc<Broker>, version: i16, request: OffsetCommitRequest) 
                         -1
                     },
                     metadata,
+                    expire_timestamp,
                 });
             }
             partitions.push(
