@@ -89,6 +89,10 @@ pub struct BrokerConfig {
     pub offset_metadata_max_bytes: i32,
     /// `offsets.topic.num.partitions`: partitions of `__consumer_offsets` when it is created.
     pub offsets_topic_num_partitions: i32,
+    /// `group.consumer.heartbeat.interval.ms`: heartbeat interval given to KIP-848 members.
+    pub group_consumer_heartbeat_interval_ms: i32,
+    /// `group.consumer.session.timeout.ms`: session timeout of KIP-848 members.
+    pub group_consumer_session_timeout_ms: i32,
     /// `producer.id.expiration.ms`: an idempotent producer idle this long is forgotten by
     /// the partitions it wrote to.
     pub producer_id_expiration_ms: i64,
@@ -140,6 +144,8 @@ impl Default for BrokerConfig {
             offsets_retention_check_interval_ms: 600_000,
             offset_metadata_max_bytes: 4096,
             offsets_topic_num_partitions: 50,
+            group_consumer_heartbeat_interval_ms: 5000,
+            group_consumer_session_timeout_ms: 45_000,
             producer_id_expiration_ms: 86_400_000,
             shutdown_timeout_ms: 30_000,
             log: LogConfig::default(),
@@ -187,9 +193,7 @@ fn broker_validator(key: &str) -> Validator {
         | "log.flush.scheduler.interval.ms" => Validator::AtLeast(0),
         "offsets.retention.minutes"
         | "offsets.retention.check.interval.ms"
-        | "producer.id.expiration.ms" => {
-            Validator::AtLeast(1)
-        }
+        | "producer.id.expiration.ms" => Validator::AtLeast(1),
         // Kafka accepts any negative broker retention and treats it as unlimited.
         "log.retention.ms" => Validator::None,
         // Enough for the offset map's minimum of one entry per cleaner thread.
@@ -357,15 +361,40 @@ pub(crate) fn build(
         "offsets.topic.num.partitions",
         cfg.offsets_topic_num_partitions,
     );
-    if cfg.offsets_topic_num_partitions < 1 {
-        if let Some(s) = settings.get("offsets.topic.num.partitions") {
-            return Err(invalid("offsets.topic.num.partitions", s, "must be at least 1"));
+    cfg.group_consumer_heartbeat_interval_ms = i32_of(
+        "group.consumer.heartbeat.interval.ms",
+        cfg.group_consumer_heartbeat_interval_ms,
+    );
+    cfg.group_consumer_session_timeout_ms = i32_of(
+        "group.consumer.session.timeout.ms",
+        cfg.group_consumer_session_timeout_ms,
+    );
+    for key in [
+        "group.consumer.heartbeat.interval.ms",
+        "group.consumer.session.timeout.ms",
+    ] {
+        let value = if key.contains("heartbeat") {
+            cfg.group_consumer_heartbeat_interval_ms
+        } else {
+            cfg.group_consumer_session_timeout_ms
+        };
+        if value < 1 {
+            if let Some(s) = settings.get(key) {
+                return Err(invalid(key, s, "must be at least 1"));
+            }
         }
     }
-    cfg.producer_id_expiration_ms = i64_of(
-        "producer.id.expiration.ms",
-        cfg.producer_id_expiration_ms,
-    );
+    if cfg.offsets_topic_num_partitions < 1 {
+        if let Some(s) = settings.get("offsets.topic.num.partitions") {
+            return Err(invalid(
+                "offsets.topic.num.partitions",
+                s,
+                "must be at least 1",
+            ));
+        }
+    }
+    cfg.producer_id_expiration_ms =
+        i64_of("producer.id.expiration.ms", cfg.producer_id_expiration_ms);
     cfg.shutdown_timeout_ms = i64_of("shutdown.timeout.ms", cfg.shutdown_timeout_ms);
 
     build_dirs(&mut cfg, settings)?;
