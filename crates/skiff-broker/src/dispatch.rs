@@ -51,6 +51,9 @@ pub async fn dispatch(broker: &Arc<Broker>, request: DecodedRequest) -> Reply {
         }
         RequestKind::DeleteRecords(r) => handlers::delete_records::handle(broker, version, r).await,
         RequestKind::DescribeCluster(r) => handlers::describe_cluster::handle(broker, version, r),
+        RequestKind::DescribeLogDirs(r) => {
+            handlers::describe_log_dirs::handle(broker, version, r).await
+        }
         RequestKind::OffsetForLeaderEpoch(r) => {
             handlers::offset_for_leader_epoch::handle(broker, version, r)
         }

@@ -213,6 +213,16 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
                     ]),
             ]),
         )],
+        ApiKey::DescribeLogDirs => vec![
+            RequestKind::DescribeLogDirs(DescribeLogDirsRequest::default().with_topics(None)),
+            RequestKind::DescribeLogDirs(DescribeLogDirsRequest::default().with_topics(Some(
+                vec![
+                describe_log_dirs_request::DescribableLogDirTopic::default()
+                    .with_topic(t.clone())
+                    .with_partitions(vec![0, 5]),
+            ],
+            ))),
+        ],
         ApiKey::DescribeCluster => vec![RequestKind::DescribeCluster(
             DescribeClusterRequest::default(),
         )],

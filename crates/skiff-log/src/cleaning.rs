@@ -399,7 +399,22 @@ pub(crate) fn remove_cleaned_files(dir: &Path, base: i64) -> Result<()> {
 /// Bytes available to unprivileged users on the filesystem holding `dir` (statvfs), for the
 /// cleaner's "room before work" check.
 pub fn free_space(dir: &Path) -> Result<u64> {
+    Ok(disk_space(dir)?.available)
+}
+
+/// Size of the filesystem holding `dir` and the bytes available on it.
+#[derive(Clone, Copy, Debug)]
+pub struct DiskSpace {
+    pub total: u64,
+    pub available: u64,
+}
+
+/// statvfs of the filesystem holding `dir` (DescribeLogDirs reports both figures).
+pub fn disk_space(dir: &Path) -> Result<DiskSpace> {
     let st = rustix::fs::statvfs(dir)
         .map_err(|e| LogError::io("statvfs", dir, std::io::Error::from(e)))?;
-    Ok(st.f_bavail.saturating_mul(st.f_frsize))
+    Ok(DiskSpace {
+        total: st.f_blocks.saturating_mul(st.f_frsize),
+        available: st.f_bavail.saturating_mul(st.f_frsize),
+    })
 }

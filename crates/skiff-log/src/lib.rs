@@ -35,7 +35,10 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
-pub use cleaning::{free_space, CleanedSegmentWriter, CleanerView, SegmentBatches, SegmentInfo};
+pub use cleaning::{
+    disk_space, free_space, CleanedSegmentWriter, CleanerView, DiskSpace, SegmentBatches,
+    SegmentInfo,
+};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{CleanupPolicy, LogConfig};
 pub use error::{LogError, Result};
