@@ -88,6 +88,22 @@ pub async fn dispatch(broker: &Arc<Broker>, request: DecodedRequest) -> Reply {
         )),
         RequestKind::DeleteGroups(r) => handlers::delete_groups::handle(broker, version, r),
         RequestKind::OffsetDelete(r) => handlers::offset_delete::handle(broker, version, r),
+        RequestKind::ConsumerGroupHeartbeat(r) => {
+            let client_id = request
+                .header
+                .client_id
+                .as_ref()
+                .map(|c| c.to_string())
+                .unwrap_or_default();
+            Reply::Respond(ResponseKind::ConsumerGroupHeartbeat(
+                handlers::consumer_group_heartbeat::handle(broker, version, r, &client_id),
+            ))
+        }
+        RequestKind::ConsumerGroupDescribe(r) => {
+            Reply::Respond(ResponseKind::ConsumerGroupDescribe(
+                handlers::consumer_group_describe::handle(broker, version, r),
+            ))
+        }
         RequestKind::InitProducerId(r) => {
             handlers::init_producer_id::handle(broker, version, r).await
         }

@@ -401,6 +401,33 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
                 GroupId(s("nope")),
             ]),
         )],
+        ApiKey::ConsumerGroupHeartbeat => {
+            let member = if version >= 1 { "m-cg" } else { "" };
+            vec![
+                RequestKind::ConsumerGroupHeartbeat(
+                    ConsumerGroupHeartbeatRequest::default()
+                        .with_group_id(GroupId(s(&format!("cg{version}"))))
+                        .with_member_id(s(member))
+                        .with_member_epoch(0)
+                        .with_rebalance_timeout_ms(30_000)
+                        .with_subscribed_topic_names(Some(vec![t.clone()]))
+                        .with_topic_partitions(Some(vec![])),
+                ),
+                RequestKind::ConsumerGroupHeartbeat(
+                    ConsumerGroupHeartbeatRequest::default()
+                        .with_group_id(GroupId(s(&format!("cg{version}"))))
+                        .with_member_id(s("unknown"))
+                        .with_member_epoch(3),
+                ),
+            ]
+        }
+        ApiKey::ConsumerGroupDescribe => vec![RequestKind::ConsumerGroupDescribe(
+            ConsumerGroupDescribeRequest::default().with_group_ids(vec![
+                GroupId(s(&format!("cg{version}"))),
+                GroupId(s("g9")),
+                GroupId(s("nope")),
+            ]),
+        )],
         ApiKey::OffsetDelete => vec![RequestKind::OffsetDelete(
             OffsetDeleteRequest::default()
                 .with_group_id(GroupId(s("simple-9")))

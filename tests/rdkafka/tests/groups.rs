@@ -78,7 +78,15 @@ impl Member {
         seen: Seen,
         extra: &[(&str, &str)],
     ) -> Result<Member> {
-        let consumer = group_consumer(b, group, extra)?;
+        Self::from_consumer(group_consumer(b, group, extra)?, topic, name, seen)
+    }
+
+    fn from_consumer(
+        consumer: BaseConsumer<Counting>,
+        topic: &str,
+        name: &str,
+        seen: Seen,
+    ) -> Result<Member> {
         consumer.subscribe(&[topic])?;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
@@ -599,4 +607,65 @@ async fn generation_survives_restart_and_delete_writes_tombstones() -> Result<()
         .context("offset records")?;
     assert_eq!(last_offset.value, None, "offset tombstone");
     Ok(())
+}
+
+/// KIP-848: librdkafka with `group.protocol=consumer` — the broker computes the assignment
+/// and moves partitions between members only after they are released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consumer_protocol_group_shares_partitions_and_rebalances() -> Result<()> {
+    let b = Broker::start_with(&[("group.consumer.heartbeat.interval.ms", "500")])?;
+    create_topic(&admin(&b)?, "kip848", 6, &[]).await?;
+    produce_round(&b, "kip848", 0, 10).await?;
+    let seen: Seen = Arc::default();
+    // librdkafka rejects the classic-only session/heartbeat settings with this protocol.
+    let m = |name: &str| -> Result<Member> {
+        let mut c = base_config(&b);
+        c.set("group.id", "g-kip848")
+            .set("group.protocol", "consumer")
+            .set("enable.auto.commit", "false")
+            .set("auto.offset.reset", "earliest")
+            .set("fetch.wait.max.ms", "100")
+            .set("enable.partition.eof", "false");
+        let consumer: BaseConsumer<Counting> = c.create_with_context(Counting::default())?;
+        Member::from_consumer(consumer, "kip848", name, seen.clone())
+    };
+    let c1 = m("c1")?;
+    if let Err(e) = wait_seen(&seen, 60, "c1 alone") {
+        eprintln!("{}", b.log_tail(40));
+        return Err(e);
+    }
+    let c2 = m("c2")?;
+    std::thread::sleep(Duration::from_secs(3));
+    produce_round(&b, "kip848", 1, 10).await?;
+    wait_seen(&seen, 120, "two members")?;
+    {
+        let s = seen.lock().unwrap();
+        let readers: BTreeSet<&str> = s[60..].iter().map(|r| r.2.as_str()).collect();
+        assert_eq!(readers.len(), 2, "both members read round 1: {readers:?}");
+    }
+    // The broker ran the group with the consumer protocol: ConsumerGroupDescribe sees it.
+    use kafka_protocol::messages::{ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse};
+    let mut raw = RawClient::connect(&b.bootstrap())?;
+    let described: ConsumerGroupDescribeResponse = raw.call(
+        ApiKey::ConsumerGroupDescribe,
+        0,
+        &ConsumerGroupDescribeRequest::default()
+            .with_group_ids(vec![GroupId(StrBytes::from_static_str("g-kip848"))]),
+    )?;
+    let g = &described.groups[0];
+    assert_eq!(g.error_code, 0);
+    assert_eq!(g.members.len(), 2);
+    let owned: usize = g
+        .members
+        .iter()
+        .flat_map(|m| m.assignment.topic_partitions.iter())
+        .map(|tp| tp.partitions.len())
+        .sum();
+    assert_eq!(owned, 6, "every partition assigned once: {g:?}");
+    c2.leave()?;
+    produce_round(&b, "kip848", 2, 10).await?;
+    wait_seen(&seen, 180, "after c2 left")?;
+    std::thread::sleep(Duration::from_millis(500));
+    c1.leave()?;
+    assert_exactly_once(&seen, 180)
 }

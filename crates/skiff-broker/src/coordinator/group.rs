@@ -175,6 +175,8 @@ pub struct Group {
     /// When the group entered its current state (Kafka's currentStateTimestamp).
     pub state_since: i64,
     pub offsets: HashMap<(String, i32), Committed>,
+    /// KIP-848 state when the group uses the consumer protocol.
+    pub consumer: Option<super::consumer::ConsumerState>,
     /// Records to append to `__consumer_offsets`, oldest first (`None` value = tombstone).
     pub outbox: Vec<(Key, Option<Value>)>,
     next_seq: u64,
@@ -203,6 +205,7 @@ impl Group {
             state_since: now,
             offsets: HashMap::new(),
             outbox: Vec::new(),
+            consumer: None,
             next_seq: 0,
         }
     }
@@ -259,7 +262,22 @@ impl Group {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.members.is_empty() && self.pending.is_empty()
+        self.members.is_empty()
+            && self.pending.is_empty()
+            && self.consumer.as_ref().is_none_or(|c| c.is_empty())
+    }
+
+    /// Whether the group runs the KIP-848 consumer protocol (`group.protocol=consumer`).
+    pub fn is_consumer_group(&self) -> bool {
+        self.consumer.is_some()
+    }
+
+    /// The state name clients see (the consumer protocol has its own states).
+    pub fn state_name(&self) -> &'static str {
+        match &self.consumer {
+            Some(c) => c.state_name(),
+            None => self.state.name(),
+        }
     }
 
     fn transition(&mut self, state: GroupState, now: i64) {
@@ -397,6 +415,9 @@ impl Group {
     /// changed.
     pub fn tick(&mut self, cfg: &GroupConfig, now: i64) -> bool {
         let mut changed = false;
+        if let Some(c) = self.consumer.as_mut() {
+            c.tick(now);
+        }
         let before = self.pending.len();
         self.pending.retain(|_, deadline| *deadline > now);
         if self.pending.len() != before {

@@ -11,6 +11,7 @@
 //! coordinator thread in queue order; commits and deletions wait for the fsync (group
 //! commit) before they are applied and answered.
 
+pub mod consumer;
 pub mod group;
 pub mod records;
 pub mod store;
@@ -43,6 +44,9 @@ pub struct Settings {
     pub retention_ms: i64,
     pub retention_check_interval_ms: i64,
     pub metadata_max_bytes: usize,
+    /// KIP-848 members: heartbeat interval handed out and session timeout enforced.
+    pub consumer_heartbeat_interval_ms: i32,
+    pub consumer_session_timeout_ms: i32,
 }
 
 impl Settings {
@@ -56,6 +60,8 @@ impl Settings {
             retention_ms: i64::from(config.offsets_retention_minutes).saturating_mul(60_000),
             retention_check_interval_ms: config.offsets_retention_check_interval_ms,
             metadata_max_bytes: usize::try_from(config.offset_metadata_max_bytes).unwrap_or(0),
+            consumer_heartbeat_interval_ms: config.group_consumer_heartbeat_interval_ms,
+            consumer_session_timeout_ms: config.group_consumer_session_timeout_ms,
         }
     }
 }
@@ -74,6 +80,15 @@ pub struct Shared {
 pub struct Coordinator {
     shared: Arc<Shared>,
     durability: Arc<Durability>,
+}
+
+/// One row of ListGroups.
+pub struct Listed {
+    pub id: String,
+    pub protocol_type: String,
+    pub state: &'static str,
+    /// "Classic" or "Consumer", as Kafka names group types.
+    pub group_type: &'static str,
 }
 
 /// One partition of an OffsetCommit that passed the handler's checks.
@@ -154,6 +169,10 @@ impl Coordinator {
         let group = groups
             .entry(group_id.to_string())
             .or_insert_with(|| Group::new(group_id, now));
+        if group.consumer.as_ref().is_some_and(|c| !c.is_empty()) {
+            return Err(ResponseError::InconsistentGroupProtocol);
+        }
+        group.consumer = None;
         let outcome = group.join(&self.shared.settings.group, req, now);
         self.shared.drain(group, None);
         Ok(outcome)
@@ -354,21 +373,72 @@ impl Coordinator {
         Ok(f(groups.get(group_id)))
     }
 
-    /// `(group id, protocol type, state)` of every group (ListGroups).
-    pub fn list(&self) -> Result<Vec<(String, String, GroupState)>, ResponseError> {
+    /// Every group (ListGroups).
+    pub fn list(&self) -> Result<Vec<Listed>, ResponseError> {
         let groups = self.ready()?;
-        let mut v: Vec<_> = groups
+        let mut v: Vec<Listed> = groups
             .values()
-            .map(|g| {
-                (
-                    g.id.clone(),
-                    g.protocol_type.clone().unwrap_or_default(),
-                    g.state,
-                )
+            .map(|g| Listed {
+                id: g.id.clone(),
+                protocol_type: if g.is_consumer_group() {
+                    "consumer".to_string()
+                } else {
+                    g.protocol_type.clone().unwrap_or_default()
+                },
+                state: g.state_name(),
+                group_type: if g.is_consumer_group() {
+                    "Consumer"
+                } else {
+                    "Classic"
+                },
             })
             .collect();
-        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(v)
+    }
+
+    /// ConsumerGroupHeartbeat (KIP-848). `partitions` gives a topic's partition count.
+    pub fn consumer_heartbeat(
+        &self,
+        group_id: &str,
+        hb: consumer::Heartbeat,
+        partitions: impl Fn(&str) -> Option<i32>,
+    ) -> Result<consumer::HeartbeatResult, ResponseError> {
+        if group_id.is_empty() {
+            return Err(ResponseError::InvalidGroupId);
+        }
+        let now = self.now();
+        let mut groups = self.ready()?;
+        if !groups.contains_key(group_id) && hb.member_epoch != 0 {
+            return Err(ResponseError::UnknownMemberId);
+        }
+        let group = groups
+            .entry(group_id.to_string())
+            .or_insert_with(|| Group::new(group_id, now));
+        if group.consumer.is_none() {
+            if !group.is_empty() || group.state != GroupState::Empty {
+                // A classic group with members: Kafka will not switch it over.
+                return Err(ResponseError::GroupIdNotFound);
+            }
+            group.consumer = Some(consumer::ConsumerState::default());
+        }
+        let Some(state) = group.consumer.as_mut() else {
+            return Err(ResponseError::GroupIdNotFound);
+        };
+        let mut topics = state.subscribed_topics();
+        if let Some(s) = &hb.subscribed {
+            topics.extend(s.iter().cloned());
+        }
+        let counts: HashMap<String, i32> = topics
+            .into_iter()
+            .filter_map(|t| partitions(&t).map(|c| (t, c)))
+            .collect();
+        state.heartbeat(
+            hb,
+            &counts,
+            self.shared.settings.consumer_session_timeout_ms,
+            now,
+        )
     }
 
     /// DeleteGroups: empty groups only; tombstones are durable before the answer.

@@ -20,6 +20,9 @@ impl Group {
         if self.state == GroupState::Dead {
             return Err(ResponseError::CoordinatorNotAvailable);
         }
+        if let Some(c) = &self.consumer {
+            return c.validate_commit(member_id, generation);
+        }
         if generation < 0 && self.state == GroupState::Empty {
             return Ok(());
         }
@@ -44,7 +47,9 @@ impl Group {
     /// (OffsetCommit v2-4 `retention_time_ms`) replaces the computed one. Removed here;
     /// tombstones go to the outbox.
     pub fn expire_offsets(&mut self, retention_ms: i64, now: i64) -> usize {
+        let consumer_members = self.consumer.as_ref().is_some_and(|c| !c.is_empty());
         let (base_is_state_time, skip): (bool, Vec<String>) = match self.state {
+            _ if consumer_members => (false, self.subscribed_topics().unwrap_or_default()),
             GroupState::Empty => (self.protocol_type.is_some(), Vec::new()),
             GroupState::Stable => match self.subscribed_topics() {
                 Some(topics) => (false, topics),
@@ -114,6 +119,9 @@ impl Group {
     /// Topics the members subscribe to, from the consumer protocol's subscription bytes;
     /// `None` when the group does not use the consumer protocol.
     pub fn subscribed_topics(&self) -> Option<Vec<String>> {
+        if let Some(c) = self.consumer.as_ref().filter(|c| !c.is_empty()) {
+            return Some(c.subscribed_topics().into_iter().collect());
+        }
         if self.protocol_type.as_deref() != Some("consumer") || self.members.is_empty() {
             return None;
         }

@@ -78,7 +78,7 @@ fn describe(version: i16, g: &Group) -> DescribedGroup {
         })
         .collect();
     DescribedGroup::default()
-        .with_group_state(str_bytes(g.state.name()))
+        .with_group_state(str_bytes(g.state_name()))
         .with_protocol_type(str_bytes(g.protocol_type.as_deref().unwrap_or("")))
         .with_protocol_data(str_bytes(if stable { &protocol } else { "" }))
         .with_members(members)

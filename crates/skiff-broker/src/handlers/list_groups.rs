@@ -1,5 +1,5 @@
-//! ListGroups: every group, optionally filtered by state (v4+) and type (v5+; Skiff's groups
-//! are all "classic"). Filters compare case-insensitively, as Kafka does.
+//! ListGroups: every group, optionally filtered by state (v4+) and type (v5+: "classic" or
+//! "consumer"). Filters compare case-insensitively, as Kafka does.
 
 use std::sync::Arc;
 
@@ -8,8 +8,6 @@ use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse};
 
 use super::str_bytes;
 use crate::broker::Broker;
-
-const CLASSIC: &str = "classic";
 
 pub fn handle(
     broker: &Arc<Broker>,
@@ -30,25 +28,25 @@ pub fn handle(
         .iter()
         .map(|s| s.to_ascii_lowercase())
         .collect();
-    if version >= 5 && !types.is_empty() && !types.iter().any(|t| t == CLASSIC) {
-        return ListGroupsResponse::default();
-    }
     let listed = groups
         .into_iter()
-        .filter(|(_, _, state)| {
-            version < 4 || states.is_empty() || states.contains(&state.name().to_ascii_lowercase())
+        .filter(|g| {
+            version < 4 || states.is_empty() || states.contains(&g.state.to_ascii_lowercase())
         })
-        .map(|(id, protocol_type, state)| {
+        .filter(|g| {
+            version < 5 || types.is_empty() || types.contains(&g.group_type.to_ascii_lowercase())
+        })
+        .map(|g| {
             ListedGroup::default()
-                .with_group_id(GroupId(str_bytes(&id)))
-                .with_protocol_type(str_bytes(&protocol_type))
+                .with_group_id(GroupId(str_bytes(&g.id)))
+                .with_protocol_type(str_bytes(&g.protocol_type))
                 .with_group_state(if version >= 4 {
-                    str_bytes(state.name())
+                    str_bytes(g.state)
                 } else {
                     Default::default()
                 })
                 .with_group_type(if version >= 5 {
-                    str_bytes("Classic")
+                    str_bytes(g.group_type)
                 } else {
                     Default::default()
                 })

@@ -1,0 +1,481 @@
+//! KIP-848 consumer groups (`group.protocol=consumer`): members heartbeat with
+//! ConsumerGroupHeartbeat, the broker computes the assignment (a uniform assignor: each
+//! topic's partitions spread round-robin over the members subscribed to it) and hands it out
+//! incrementally: a partition moves only after its previous owner has reported it released.
+//!
+//! Epochs: the group epoch grows with every membership, subscription or partition-count
+//! change; the target assignment is recomputed at that epoch; a member reaches the target
+//! epoch once it holds exactly its target partitions with nothing left to revoke.
+//!
+//! Sans-IO: every method takes the time and the partition counts of the subscribed topics.
+//! Members are kept in memory only: after a restart they rejoin (UNKNOWN_MEMBER_ID), while
+//! their committed offsets are replayed from `__consumer_offsets` like any group's.
+//!
+//! Thread safety: none inside; lives in a [`super::group::Group`] behind the coordinator lock.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use kafka_protocol::ResponseError;
+
+/// topic name -> partitions.
+pub type Assignment = BTreeMap<String, BTreeSet<i32>>;
+
+#[derive(Clone, Debug)]
+pub struct ConsumerMember {
+    pub id: String,
+    pub instance_id: Option<String>,
+    pub rack_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub epoch: i32,
+    previous_epoch: i32,
+    pub subscribed: Vec<String>,
+    pub rebalance_timeout_ms: i32,
+    /// What the member has been told it owns.
+    pub assigned: Assignment,
+    /// Told to give these up; not yet reported released.
+    revoking: Assignment,
+    /// When a revocation must be acknowledged by (rebalance timeout).
+    revoke_deadline: Option<i64>,
+    session_deadline: i64,
+    /// The assignment last sent, so unchanged ones are answered with null (as Kafka does).
+    last_sent: Option<Assignment>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ConsumerState {
+    pub epoch: i32,
+    pub assignment_epoch: i32,
+    pub members: BTreeMap<String, ConsumerMember>,
+    pub target: BTreeMap<String, Assignment>,
+    /// Partition counts the target was computed from.
+    counts: BTreeMap<String, i32>,
+}
+
+/// One ConsumerGroupHeartbeat as the state machine needs it.
+#[derive(Clone, Debug, Default)]
+pub struct Heartbeat {
+    pub member_id: String,
+    pub member_epoch: i32,
+    pub instance_id: Option<String>,
+    pub rack_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub rebalance_timeout_ms: i32,
+    /// `None`: unchanged since the last heartbeat.
+    pub subscribed: Option<Vec<String>>,
+    /// `None`: unchanged since the last heartbeat.
+    pub owned: Option<Assignment>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeartbeatResult {
+    pub member_id: String,
+    pub member_epoch: i32,
+    /// `None`: unchanged.
+    pub assignment: Option<Assignment>,
+}
+
+pub const LEAVE: i32 = -1;
+pub const STATIC_LEAVE: i32 = -2;
+
+impl ConsumerState {
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// Kafka's consumer group states.
+    pub fn state_name(&self) -> &'static str {
+        if self.members.is_empty() {
+            "Empty"
+        } else if self.assignment_epoch < self.epoch {
+            "Assigning"
+        } else if self
+            .members
+            .values()
+            .any(|m| m.epoch != self.assignment_epoch || !m.revoking.is_empty())
+        {
+            "Reconciling"
+        } else {
+            "Stable"
+        }
+    }
+
+    pub fn subscribed_topics(&self) -> BTreeSet<String> {
+        self.members
+            .values()
+            .flat_map(|m| m.subscribed.iter().cloned())
+            .collect()
+    }
+
+    /// Handle one heartbeat. `counts` has the partition count of every existing topic the
+    /// group (with this request's subscription) subscribes to.
+    pub fn heartbeat(
+        &mut self,
+        hb: Heartbeat,
+        counts: &HashMap<String, i32>,
+        session_timeout_ms: i32,
+        now: i64,
+    ) -> Result<HeartbeatResult, ResponseError> {
+        if hb.member_epoch == LEAVE || hb.member_epoch == STATIC_LEAVE {
+            if self.members.remove(&hb.member_id).is_none() {
+                return Err(ResponseError::UnknownMemberId);
+            }
+            self.target.remove(&hb.member_id);
+            self.epoch += 1;
+            return Ok(HeartbeatResult {
+                member_id: hb.member_id,
+                member_epoch: hb.member_epoch,
+                assignment: None,
+            });
+        }
+        if hb.member_epoch == 0 {
+            let id = if hb.member_id.is_empty() {
+                uuid::Uuid::new_v4().to_string()
+            } else {
+                hb.member_id.clone()
+            };
+            if let Some(instance) = &hb.instance_id {
+                // A static member rejoining under a new id replaces the old one.
+                let old: Vec<String> = self
+                    .members
+                    .values()
+                    .filter(|m| m.instance_id.as_deref() == Some(instance) && m.id != id)
+                    .map(|m| m.id.clone())
+                    .collect();
+                for o in old {
+                    self.members.remove(&o);
+                    self.target.remove(&o);
+                }
+            }
+            let Some(subscribed) = hb.subscribed.clone() else {
+                return Err(ResponseError::InvalidRequest);
+            };
+            self.members.insert(
+                id.clone(),
+                ConsumerMember {
+                    id: id.clone(),
+                    instance_id: hb.instance_id.clone(),
+                    rack_id: hb.rack_id.clone(),
+                    client_id: hb.client_id.clone(),
+                    client_host: hb.client_host.clone(),
+                    epoch: 0,
+                    previous_epoch: 0,
+                    subscribed,
+                    rebalance_timeout_ms: hb.rebalance_timeout_ms,
+                    assigned: Assignment::new(),
+                    revoking: Assignment::new(),
+                    revoke_deadline: None,
+                    session_deadline: now + i64::from(session_timeout_ms),
+                    last_sent: None,
+                },
+            );
+            self.epoch += 1;
+            return Ok(self.reconcile(&id, hb.owned.as_ref(), counts, now));
+        }
+        let Some(member) = self.members.get_mut(&hb.member_id) else {
+            return Err(ResponseError::UnknownMemberId);
+        };
+        if hb.member_epoch != member.epoch {
+            let owned_ok = hb
+                .owned
+                .as_ref()
+                .is_some_and(|o| is_subset(o, &member.assigned));
+            if !(hb.member_epoch == member.previous_epoch && owned_ok) {
+                return Err(ResponseError::FencedMemberEpoch);
+            }
+        }
+        member.session_deadline = now + i64::from(session_timeout_ms);
+        member.rebalance_timeout_ms = hb.rebalance_timeout_ms;
+        if let Some(subscribed) = hb.subscribed {
+            if subscribed != member.subscribed {
+                member.subscribed = subscribed;
+                self.epoch += 1;
+            }
+        }
+        let id = hb.member_id.clone();
+        Ok(self.reconcile(&id, hb.owned.as_ref(), counts, now))
+    }
+
+    /// Recompute the target if needed and move the member towards it.
+    fn reconcile(
+        &mut self,
+        id: &str,
+        owned: Option<&Assignment>,
+        counts: &HashMap<String, i32>,
+        now: i64,
+    ) -> HeartbeatResult {
+        let wanted: BTreeMap<String, i32> = self
+            .subscribed_topics()
+            .into_iter()
+            .filter_map(|t| counts.get(&t).map(|c| (t, *c)))
+            .collect();
+        if wanted != self.counts {
+            self.counts = wanted;
+            self.epoch += 1;
+        }
+        if self.assignment_epoch < self.epoch {
+            self.target = uniform_assignment(&self.members, &self.counts);
+            self.assignment_epoch = self.epoch;
+        }
+        let target = self.target.get(id).cloned().unwrap_or_default();
+        // Partitions some other member still holds or has not confirmed releasing.
+        let mut taken: BTreeSet<(String, i32)> = BTreeSet::new();
+        for (other, m) in &self.members {
+            if other != id {
+                for (t, ps) in m.assigned.iter().chain(m.revoking.iter()) {
+                    taken.extend(ps.iter().map(|p| (t.clone(), *p)));
+                }
+            }
+        }
+        let assignment_epoch = self.assignment_epoch;
+        let Some(m) = self.members.get_mut(id) else {
+            return HeartbeatResult {
+                member_id: id.to_string(),
+                member_epoch: 0,
+                assignment: None,
+            };
+        };
+        if let Some(owned) = owned {
+            // Whatever the member no longer reports is released.
+            for (t, ps) in m.revoking.iter_mut() {
+                let still = owned.get(t);
+                ps.retain(|p| still.is_some_and(|s| s.contains(p)));
+            }
+            m.revoking.retain(|_, ps| !ps.is_empty());
+        }
+        let mut keep = Assignment::new();
+        for (t, ps) in &m.assigned {
+            for p in ps {
+                if target.get(t).is_some_and(|tp| tp.contains(p)) {
+                    keep.entry(t.clone()).or_default().insert(*p);
+                } else {
+                    m.revoking.entry(t.clone()).or_default().insert(*p);
+                }
+            }
+        }
+        if !m.revoking.is_empty() {
+            m.revoke_deadline
+                .get_or_insert(now + i64::from(m.rebalance_timeout_ms));
+        } else {
+            m.revoke_deadline = None;
+        }
+        if m.revoking.is_empty() {
+            for (t, ps) in &target {
+                for p in ps {
+                    if !taken.contains(&(t.clone(), *p)) {
+                        keep.entry(t.clone()).or_default().insert(*p);
+                    }
+                }
+            }
+            if m.epoch != assignment_epoch {
+                m.previous_epoch = m.epoch;
+                m.epoch = assignment_epoch;
+            }
+        }
+        m.assigned = keep;
+        let assignment = if m.last_sent.as_ref() != Some(&m.assigned) {
+            m.last_sent = Some(m.assigned.clone());
+            Some(m.assigned.clone())
+        } else {
+            None
+        };
+        HeartbeatResult {
+            member_id: id.to_string(),
+            member_epoch: m.epoch,
+            assignment,
+        }
+    }
+
+    /// Members whose session expired or who did not release partitions in time are removed.
+    pub fn tick(&mut self, now: i64) -> bool {
+        let gone: Vec<String> = self
+            .members
+            .values()
+            .filter(|m| m.session_deadline <= now || m.revoke_deadline.is_some_and(|d| d <= now))
+            .map(|m| m.id.clone())
+            .collect();
+        for id in &gone {
+            tracing::info!(member = %id, "consumer group member expired");
+            self.members.remove(id);
+            self.target.remove(id);
+        }
+        if !gone.is_empty() {
+            self.epoch += 1;
+        }
+        !gone.is_empty()
+    }
+
+    /// OffsetCommit from a member: its epoch must be current.
+    pub fn validate_commit(&self, member_id: &str, epoch: i32) -> Result<(), ResponseError> {
+        if epoch < 0 && member_id.is_empty() && self.members.is_empty() {
+            return Ok(());
+        }
+        let m = self
+            .members
+            .get(member_id)
+            .ok_or(ResponseError::UnknownMemberId)?;
+        if epoch != m.epoch {
+            return Err(ResponseError::StaleMemberEpoch);
+        }
+        Ok(())
+    }
+}
+
+fn is_subset(a: &Assignment, b: &Assignment) -> bool {
+    a.iter()
+        .all(|(t, ps)| ps.is_empty() || b.get(t).is_some_and(|bs| ps.is_subset(bs)))
+}
+
+/// Each topic's partitions round-robin over its subscribers (sorted by member id), starting
+/// where the previous topic stopped so that many single-partition topics still spread.
+pub fn uniform_assignment(
+    members: &BTreeMap<String, ConsumerMember>,
+    counts: &BTreeMap<String, i32>,
+) -> BTreeMap<String, Assignment> {
+    let mut out: BTreeMap<String, Assignment> = members
+        .keys()
+        .map(|id| (id.clone(), Assignment::new()))
+        .collect();
+    let mut next = 0usize;
+    for (topic, count) in counts {
+        let subscribers: Vec<&String> = members
+            .values()
+            .filter(|m| m.subscribed.contains(topic))
+            .map(|m| &m.id)
+            .collect();
+        if subscribers.is_empty() {
+            continue;
+        }
+        for p in 0..*count {
+            let owner = subscribers[next % subscribers.len()];
+            next += 1;
+            if let Some(a) = out.get_mut(owner) {
+                a.entry(topic.clone()).or_default().insert(p);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts() -> HashMap<String, i32> {
+        HashMap::from([("t".to_string(), 4)])
+    }
+
+    fn join(s: &mut ConsumerState, id: &str, now: i64) -> HeartbeatResult {
+        s.heartbeat(
+            Heartbeat {
+                member_id: id.into(),
+                member_epoch: 0,
+                rebalance_timeout_ms: 10_000,
+                subscribed: Some(vec!["t".into()]),
+                owned: Some(Assignment::new()),
+                ..Heartbeat::default()
+            },
+            &counts(),
+            45_000,
+            now,
+        )
+        .unwrap()
+    }
+
+    fn beat(
+        s: &mut ConsumerState,
+        id: &str,
+        epoch: i32,
+        owned: &Assignment,
+        now: i64,
+    ) -> HeartbeatResult {
+        s.heartbeat(
+            Heartbeat {
+                member_id: id.into(),
+                member_epoch: epoch,
+                rebalance_timeout_ms: 10_000,
+                owned: Some(owned.clone()),
+                ..Heartbeat::default()
+            },
+            &counts(),
+            45_000,
+            now,
+        )
+        .unwrap()
+    }
+
+    fn parts(a: &Assignment) -> Vec<i32> {
+        a.get("t")
+            .map(|s| s.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn partitions_move_only_after_release() {
+        let mut s = ConsumerState::default();
+        let a = join(&mut s, "a", 0);
+        assert_eq!(parts(a.assignment.as_ref().unwrap()), vec![0, 1, 2, 3]);
+        let a_owned = a.assignment.clone().unwrap();
+        assert_eq!(s.state_name(), "Stable");
+        // b joins: the target splits the partitions, but a still owns them all.
+        let b = join(&mut s, "b", 10);
+        assert_eq!(parts(b.assignment.as_ref().unwrap()), Vec::<i32>::new());
+        assert_eq!(s.state_name(), "Reconciling");
+        // a is told to keep half (revoking the rest) and stays at its epoch.
+        let a2 = beat(&mut s, "a", a.member_epoch, &a_owned, 20);
+        let kept = a2.assignment.clone().unwrap();
+        assert_eq!(parts(&kept).len(), 2);
+        assert_eq!(a2.member_epoch, a.member_epoch);
+        // a reports the release: it reaches the new epoch; b then gets the freed partitions.
+        let a3 = beat(&mut s, "a", a2.member_epoch, &kept, 30);
+        assert_eq!(a3.member_epoch, s.assignment_epoch);
+        let b2 = beat(&mut s, "b", b.member_epoch, &Assignment::new(), 40);
+        assert_eq!(parts(b2.assignment.as_ref().unwrap()).len(), 2);
+        let mut all: Vec<i32> = parts(&kept);
+        all.extend(parts(b2.assignment.as_ref().unwrap()));
+        all.sort();
+        assert_eq!(all, vec![0, 1, 2, 3]);
+        assert_eq!(s.state_name(), "Stable");
+        // Leaving gives the partitions back to the group.
+        beat(&mut s, "b", LEAVE, &Assignment::new(), 50);
+        let a4 = beat(&mut s, "a", a3.member_epoch, &kept, 60);
+        assert_eq!(parts(a4.assignment.as_ref().unwrap()), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn fenced_epoch_unknown_member_and_session_expiry() {
+        let mut s = ConsumerState::default();
+        let a = join(&mut s, "a", 0);
+        let err = s
+            .heartbeat(
+                Heartbeat {
+                    member_id: "a".into(),
+                    member_epoch: a.member_epoch + 5,
+                    ..Heartbeat::default()
+                },
+                &counts(),
+                45_000,
+                1,
+            )
+            .unwrap_err();
+        assert_eq!(err, ResponseError::FencedMemberEpoch);
+        let err = s
+            .heartbeat(
+                Heartbeat {
+                    member_id: "zz".into(),
+                    member_epoch: 3,
+                    ..Heartbeat::default()
+                },
+                &counts(),
+                45_000,
+                1,
+            )
+            .unwrap_err();
+        assert_eq!(err, ResponseError::UnknownMemberId);
+        assert!(!s.tick(44_999));
+        assert!(s.tick(45_000));
+        assert!(s.is_empty());
+        assert_eq!(s.validate_commit("", -1), Ok(()));
+    }
+}

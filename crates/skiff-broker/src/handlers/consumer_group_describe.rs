@@ -1,0 +1,92 @@
+//! ConsumerGroupDescribe (KIP-848): epochs, members, their current and target assignments.
+//! Classic groups and unknown ids get GROUP_ID_NOT_FOUND, as Kafka answers.
+
+use std::sync::Arc;
+
+use kafka_protocol::messages::consumer_group_describe_response::{
+    Assignment, DescribedGroup, Member, TopicPartitions,
+};
+use kafka_protocol::messages::{ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse};
+use kafka_protocol::ResponseError;
+
+use super::consumer_group_heartbeat::sorted;
+use super::{str_bytes, topic_name};
+use crate::broker::Broker;
+use crate::coordinator::consumer;
+
+/// Kafka's value for "authorized operations not requested".
+const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
+
+pub fn handle(
+    broker: &Arc<Broker>,
+    version: i16,
+    request: ConsumerGroupDescribeRequest,
+) -> ConsumerGroupDescribeResponse {
+    let assignment = |a: &consumer::Assignment| {
+        Assignment::default().with_topic_partitions(
+            a.iter()
+                .filter_map(|(name, ps)| {
+                    let topic = broker.topics.get(name)?;
+                    Some(
+                        TopicPartitions::default()
+                            .with_topic_id(topic.id)
+                            .with_topic_name(topic_name(name))
+                            .with_partitions(sorted(ps)),
+                    )
+                })
+                .collect(),
+        )
+    };
+    let groups = request
+        .group_ids
+        .into_iter()
+        .map(|id| {
+            let described = broker.coordinator.with_group(&id.0, |g| {
+                let g = g?;
+                let c = g.consumer.as_ref()?;
+                let members = c
+                    .members
+                    .values()
+                    .map(|m| {
+                        Member::default()
+                            .with_member_id(str_bytes(&m.id))
+                            .with_instance_id(m.instance_id.as_deref().map(str_bytes))
+                            .with_rack_id(m.rack_id.as_deref().map(str_bytes))
+                            .with_member_epoch(m.epoch)
+                            .with_client_id(str_bytes(&m.client_id))
+                            .with_client_host(str_bytes(&m.client_host))
+                            .with_subscribed_topic_names(
+                                m.subscribed.iter().map(|t| topic_name(t)).collect(),
+                            )
+                            .with_assignment(assignment(&m.assigned))
+                            .with_target_assignment(assignment(
+                                &c.target.get(&m.id).cloned().unwrap_or_default(),
+                            ))
+                            // v1: 1 = consumer protocol member (0 would be classic).
+                            .with_member_type(if version >= 1 { 1 } else { -1 })
+                    })
+                    .collect();
+                Some(
+                    DescribedGroup::default()
+                        .with_group_state(str_bytes(c.state_name()))
+                        .with_group_epoch(c.epoch)
+                        .with_assignment_epoch(c.assignment_epoch)
+                        .with_assignor_name(str_bytes("uniform"))
+                        .with_members(members)
+                        .with_authorized_operations(OPERATIONS_NOT_REQUESTED),
+                )
+            });
+            match described {
+                Err(e) => DescribedGroup::default()
+                    .with_group_id(id)
+                    .with_error_code(e.code()),
+                Ok(Some(d)) => d.with_group_id(id),
+                Ok(None) => DescribedGroup::default()
+                    .with_group_id(id.clone())
+                    .with_error_code(ResponseError::GroupIdNotFound.code())
+                    .with_error_message(Some(str_bytes(&format!("Group {} not found.", id.0)))),
+            }
+        })
+        .collect();
+    ConsumerGroupDescribeResponse::default().with_groups(groups)
+}
