@@ -4,7 +4,8 @@
 //! 20-digit base offset (`.log` batches as appended, `.index` sparse offset index,
 //! `.timeindex` time index), and the log-dir files `recovery-point-offset-checkpoint`,
 //! `log-start-offset-checkpoint`, `.kafka_cleanshutdown` and `.lock`, and per partition the
-//! producer-state snapshots `<offset>.snapshot` (idempotent producers, `producer_state`).
+//! producer-state snapshots `<offset>.snapshot` (idempotent producers, `producer_state`) and
+//! the transaction indexes `<base>.txnindex` (aborted transactions, `txn_index`).
 //!
 //! Entry points: [`Log`] (one partition: append, read, flush, retention, timestamp lookups,
 //! and for the log cleaner: [`CleanerView`], [`SegmentBatches`], [`CleanedSegmentWriter`],
@@ -30,6 +31,7 @@ mod retention;
 mod segment;
 mod swap;
 mod time_index;
+mod txn_index;
 mod validate;
 
 #[cfg(test)]
@@ -45,6 +47,9 @@ pub use error::{LogError, Result};
 pub use fsutil::{fsync_dir, write_atomically};
 pub use log::{AppendInfo, AppendValidation, Log, ReadInfo};
 pub use log_dir::LogDir;
-pub use producer_state::{BatchMetadata, ProducerEntry};
+pub use producer_state::{BatchMetadata, CompletedTxn, ControlType, ProducerEntry};
 pub use recovery::Recovery;
 pub use retention::RetentionOutcome;
+pub use txn_index::{
+    control_batch, decode_txn_index, parse_marker, AbortedTxn, TXN_INDEX_ENTRY_LEN,
+};

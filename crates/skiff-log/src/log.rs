@@ -13,12 +13,14 @@ use crate::clock::Clock;
 use crate::config::LogConfig;
 use crate::error::{LogError, Result};
 use crate::fsutil::fsync_dir;
-use crate::producer_state::{ProducerCheck, ProducerStateManager};
+use crate::producer_state::{CompletedTxn, ProducerCheck, ProducerStateManager};
 use crate::recompress::recompress_for_topic;
 use crate::recovery::{load_segments, Recovery};
 use crate::segment::{read_guard, write_guard, BatchMeta, Segment};
+use crate::txn_index::{parse_marker, AbortedTxn};
 use crate::validate::{validate_append, Origin};
 use skiff_records::{stamp_base_offset, stamp_leader_epoch, stamp_log_append_time, TimestampType};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
@@ -55,6 +57,8 @@ pub struct ReadInfo {
     pub high_watermark: i64,
     pub log_start_offset: i64,
     pub log_end_offset: i64,
+    /// The read stopped here when it was a read_committed one.
+    pub last_stable_offset: i64,
 }
 
 /// State guarded by the append lock.
@@ -69,6 +73,8 @@ pub(crate) struct Inner {
     pub pins: Vec<i64>,
     /// Idempotent producers of this partition (`producer_state.rs`).
     pub producers: ProducerStateManager,
+    /// Aborted transactions by marker offset (`txn_index.rs`).
+    pub aborted: Arc<Vec<AbortedTxn>>,
 }
 
 /// What readers see: immutable, replaced wholesale under the append lock.
@@ -76,6 +82,9 @@ pub(crate) struct Snapshot {
     pub segments: Arc<Vec<Arc<Segment>>>,
     pub log_start: i64,
     pub leo: i64,
+    /// First offset of the oldest open transaction.
+    pub first_unstable: Option<i64>,
+    pub aborted: Arc<Vec<AbortedTxn>>,
 }
 
 /// One partition's log. See the module docs for the locking contract.
@@ -94,6 +103,10 @@ pub struct Log {
     /// Producer-state snapshots encoded under the append lock, written (with fsync) after it
     /// is released: `(offset, bytes)`.
     pub(crate) pending_snapshots: Mutex<Vec<(i64, Vec<u8>)>>,
+    /// Segments whose `.txnindex` was appended to since the last fsync.
+    pub(crate) txn_dirty: Mutex<BTreeSet<i64>>,
+    /// Serialises rewrites of `.txnindex` files.
+    pub(crate) txn_files: Mutex<()>,
 }
 
 impl Log {
@@ -142,6 +155,8 @@ impl Log {
                 segments: segments.clone(),
                 log_start,
                 leo,
+                first_unstable: None,
+                aborted: Arc::new(Vec::new()),
             })),
             inner: Mutex::new(Inner {
                 segments,
@@ -150,12 +165,15 @@ impl Log {
                 offline: None,
                 pins: Vec::new(),
                 producers: ProducerStateManager::new(0),
+                aborted: Arc::new(Vec::new()),
             }),
             config: RwLock::new(Arc::new(config)),
             flushed: AtomicI64::new(leo),
             dir_dirty: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             pending_snapshots: Mutex::new(Vec::new()),
+            txn_dirty: Mutex::new(BTreeSet::new()),
+            txn_files: Mutex::new(()),
         };
         log.load_producer_state()?;
         Ok(log)
@@ -179,6 +197,8 @@ impl Log {
             segments: inner.segments.clone(),
             log_start: inner.log_start,
             leo: inner.leo,
+            first_unstable: inner.producers.first_unstable_offset(),
+            aborted: inner.aborted.clone(),
         });
     }
 
@@ -209,7 +229,8 @@ impl Log {
 
     /// Appends batches written by the broker itself (group/offset records, transaction
     /// markers): framing, CRC and sizes are checked, but not the client-only rules (base
-    /// offset 0, no control batches, keys on compacted topics, timestamp bounds).
+    /// offset 0, no control batches, keys on compacted topics, timestamp bounds). A marker
+    /// (control batch) closes its producer's transaction; an older producer epoch is refused.
     pub fn append_internal(
         &self,
         batches: &[u8],
@@ -276,6 +297,10 @@ impl Log {
             }
             Origin::Internal => Vec::new(),
         };
+        let (producer_updates, completed) = match origin {
+            Origin::Client => (producer_updates, Vec::new()),
+            Origin::Internal => self.check_markers(&inner, &buf, &validated, first_offset)?,
+        };
         let mut next = first_offset;
         let mut metas = Vec::with_capacity(validated.len());
         let mut pos = 0usize;
@@ -313,6 +338,7 @@ impl Log {
         }
         inner.leo = next;
         inner.producers.commit(producer_updates, next);
+        self.record_completed(&mut inner, &completed);
         self.publish(&inner);
         let log_start_offset = inner.log_start;
         drop(inner);
@@ -330,6 +356,41 @@ impl Log {
             bytes: buf.len(),
             duplicate: false,
         })
+    }
+
+    /// Producer-state effects of the markers among broker-written batches that would start at
+    /// `first_offset`: the updated entries and the transactions they close.
+    fn check_markers(
+        &self,
+        inner: &Inner,
+        buf: &[u8],
+        validated: &[(skiff_records::BatchHeader, usize)],
+        first_offset: i64,
+    ) -> Result<(Vec<crate::ProducerEntry>, Vec<CompletedTxn>)> {
+        if !validated.iter().any(|(h, _)| h.is_control()) {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let mut state = inner.producers.clone();
+        let mut entries = Vec::new();
+        let mut completed = Vec::new();
+        let (mut pos, mut next) = (0usize, first_offset);
+        for (h, len) in validated {
+            let offset = next;
+            next += i64::from(h.last_offset_delta) + 1;
+            let batch = buf.get(pos..pos + len).unwrap_or(&[]);
+            pos += len;
+            if !h.is_control() || h.producer_id < 0 {
+                continue;
+            }
+            let Some((control, coordinator_epoch)) = parse_marker(batch) else {
+                continue;
+            };
+            let (entry, closed) = state.check_marker(h, control, coordinator_epoch, offset)?;
+            state.commit(vec![entry.clone()], next);
+            entries.push(entry);
+            completed.extend(closed);
+        }
+        Ok((entries, completed))
     }
 
     /// Writes stamped batches to the active segment, rolling before any batch that would
@@ -459,6 +520,7 @@ impl Log {
     /// fsyncs every segment holding data above the recovery point, without holding the append
     /// lock during the fsyncs. Returns the new recovery point (exclusive).
     pub fn flush(&self) -> Result<i64> {
+        self.sync_txn_index()?;
         self.write_pending_snapshots()?;
         let (segments, leo) = {
             let inner = self.lock();

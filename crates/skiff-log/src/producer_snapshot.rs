@@ -24,6 +24,7 @@ use crate::producer_state::{
     BatchMetadata, ProducerEntry, ProducerStateManager, BATCHES_TO_RETAIN,
 };
 use crate::recovery::{dir_files, parse_segment_name};
+use crate::txn_index::{parse_marker, AbortedTxn};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::PoisonError;
@@ -206,6 +207,7 @@ impl Log {
         let (from, entries) = loaded.unwrap_or((0, Vec::new()));
         let mut state = ProducerStateManager::from_entries(entries, from);
         let mut replayed = 0usize;
+        let mut aborted = Vec::new();
         for seg in inner.segments.iter() {
             if seg.next_offset() <= from {
                 continue;
@@ -215,7 +217,22 @@ impl Log {
                 continue;
             };
             while let Some(h) = seg.header_at(pos, limit)? {
-                state.replay(&h);
+                let marker = if h.is_control() {
+                    parse_marker(&seg.read_exact(pos, h.total_size())?)
+                } else {
+                    None
+                };
+                if let Some(done) = state.replay(&h, marker).filter(|c| c.aborted) {
+                    aborted.push(AbortedTxn {
+                        producer_id: done.producer_id,
+                        first_offset: done.first_offset,
+                        last_offset: done.last_offset,
+                        last_stable_offset: state
+                            .first_unstable_offset()
+                            .unwrap_or(h.next_offset())
+                            .min(h.next_offset()),
+                    });
+                }
                 replayed += 1;
                 pos += h.total_size() as u64;
             }
@@ -225,6 +242,8 @@ impl Log {
                 replayed_batches = replayed, producers = state.len(), "producer state loaded");
         }
         inner.producers = state;
+        self.load_txn_index(&mut inner, from, aborted)?;
+        self.publish(&inner);
         Ok(())
     }
 
@@ -240,6 +259,8 @@ impl Log {
 
     /// Writes queued snapshots. Must not be called with the append lock held (fsync).
     pub(crate) fn write_pending_snapshots(&self) -> Result<()> {
+        // A snapshot must not describe aborted transactions whose index entry could be lost.
+        self.sync_txn_index()?;
         let pending = std::mem::take(
             &mut *self
                 .pending_snapshots

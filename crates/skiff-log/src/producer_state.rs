@@ -13,15 +13,18 @@
 //! have expired or been removed with old segments), so the broker never answers
 //! UNKNOWN_PRODUCER_ID for a produce, as in Kafka since KIP-360.
 //!
-//! Transactions will add the open transaction's first offset and the coordinator epoch; the
-//! entry already carries both (and the snapshot format stores them).
+//! Transactions: a transactional data batch opens the producer's transaction at its base offset
+//! (`current_txn_first_offset`) unless one is open; a COMMIT/ABORT marker (a control batch the
+//! broker writes) closes it, records the coordinator epoch, and for an ABORT yields the
+//! `(producer id, first offset)` that goes into the transaction index. The oldest open
+//! transaction bounds the last stable offset.
 //!
 //! Thread-safety: plain data, owned by the log's `Inner` and changed only under the append
 //! lock. The on-disk snapshot format is in `producer_snapshot.rs`.
 
 use crate::error::{LogError, Result};
 use skiff_records::BatchHeader;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 /// Kafka's `ProducerStateEntry.NUM_BATCHES_TO_RETAIN`: the producer keeps at most five
 /// batches in flight per partition, so five are enough to recognise any retry.
@@ -133,6 +136,25 @@ pub(crate) struct ProducerStateManager {
     producers: HashMap<i64, ProducerEntry>,
     /// Every batch below this offset has been applied.
     map_end_offset: i64,
+    /// `(first offset, producer id)` of every open transaction: the first is the oldest.
+    ongoing: BTreeSet<(i64, i64)>,
+}
+
+/// The kind of a transaction marker (Kafka's `ControlRecordType`, key field `type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ControlType {
+    Abort,
+    Commit,
+}
+
+/// A transaction closed by a marker: what the transaction index needs about it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompletedTxn {
+    pub producer_id: i64,
+    pub first_offset: i64,
+    /// Offset of the marker.
+    pub last_offset: i64,
+    pub aborted: bool,
 }
 
 impl ProducerStateManager {
@@ -140,14 +162,80 @@ impl ProducerStateManager {
         ProducerStateManager {
             producers: HashMap::new(),
             map_end_offset,
+            ongoing: BTreeSet::new(),
         }
     }
 
     pub fn from_entries(entries: Vec<ProducerEntry>, map_end_offset: i64) -> Self {
+        let ongoing = entries
+            .iter()
+            .filter_map(|e| e.current_txn_first_offset.map(|f| (f, e.producer_id)))
+            .collect();
         ProducerStateManager {
             producers: entries.into_iter().map(|e| (e.producer_id, e)).collect(),
             map_end_offset,
+            ongoing,
         }
+    }
+
+    /// First offset of the oldest open transaction: the last stable offset can not pass it.
+    pub fn first_unstable_offset(&self) -> Option<i64> {
+        self.ongoing.first().map(|(offset, _)| *offset)
+    }
+
+    /// `(producer id, first offset)` of every open transaction, oldest first.
+    pub fn ongoing(&self) -> Vec<(i64, i64)> {
+        self.ongoing.iter().map(|(o, p)| (*p, *o)).collect()
+    }
+
+    /// Installs `entry`, keeping the set of open transactions in step.
+    fn put(&mut self, entry: ProducerEntry) {
+        if let Some(old) = self.producers.get(&entry.producer_id) {
+            if let Some(f) = old.current_txn_first_offset {
+                self.ongoing.remove(&(f, entry.producer_id));
+            }
+        }
+        if let Some(f) = entry.current_txn_first_offset {
+            self.ongoing.insert((f, entry.producer_id));
+        }
+        self.producers.insert(entry.producer_id, entry);
+    }
+
+    /// Checks a transaction marker of producer `h.producer_id` that would be written at
+    /// `offset` (Kafka's `ProducerAppendInfo.appendEndTxnMarker`): an older producer epoch is
+    /// fenced (INVALID_PRODUCER_EPOCH), an older coordinator epoch is refused. Returns the
+    /// updated entry and the transaction it closes, if one was open.
+    pub fn check_marker(
+        &self,
+        h: &BatchHeader,
+        control: ControlType,
+        coordinator_epoch: i32,
+        offset: i64,
+    ) -> Result<(ProducerEntry, Option<CompletedTxn>)> {
+        let mut entry = self
+            .producers
+            .get(&h.producer_id)
+            .cloned()
+            .unwrap_or_else(|| ProducerEntry::empty(h.producer_id));
+        if h.producer_epoch < entry.epoch {
+            return Err(LogError::InvalidProducerEpoch {
+                producer_id: h.producer_id,
+                epoch: h.producer_epoch,
+                current: entry.epoch,
+            });
+        }
+        if coordinator_epoch < entry.coordinator_epoch {
+            return Err(LogError::InvalidRecord {
+                message: format!(
+                    "transaction marker for producer {} has coordinator epoch {coordinator_epoch}, \
+                     older than {}",
+                    h.producer_id, entry.coordinator_epoch
+                ),
+                record_errors: Vec::new(),
+            });
+        }
+        let completed = apply_marker(&mut entry, h, control, coordinator_epoch, offset);
+        Ok((entry, completed))
     }
 
     pub fn map_end_offset(&self) -> i64 {
@@ -205,6 +293,9 @@ impl ProducerStateManager {
                     .unwrap_or_else(|| ProducerEntry::empty(h.producer_id))
             });
             check_epoch_and_sequence(entry, h, base)?;
+            if h.is_transactional() && entry.current_txn_first_offset.is_none() {
+                entry.current_txn_first_offset = Some(base);
+            }
             entry.add_batch(
                 h.producer_epoch,
                 BatchMetadata {
@@ -223,27 +314,37 @@ impl ProducerStateManager {
     /// log end offset after it.
     pub fn commit(&mut self, entries: Vec<ProducerEntry>, end_offset: i64) {
         for e in entries {
-            self.producers.insert(e.producer_id, e);
+            self.put(e);
         }
         self.map_end_offset = self.map_end_offset.max(end_offset);
     }
 
     /// Rebuilds state from a stored batch header (recovery): no validation, as Kafka does for
-    /// replayed data. Control batches (transaction markers) only move the epoch and time.
-    pub fn replay(&mut self, h: &BatchHeader) {
+    /// replayed data. A control batch (with its marker, when readable) closes the producer's
+    /// transaction; the closed transaction is returned.
+    pub fn replay(
+        &mut self,
+        h: &BatchHeader,
+        marker: Option<(ControlType, i32)>,
+    ) -> Option<CompletedTxn> {
         self.map_end_offset = self.map_end_offset.max(h.last_offset() + 1);
         if h.producer_id < 0 {
-            return;
+            return None;
         }
-        let entry = self
+        let mut entry = self
             .producers
-            .entry(h.producer_id)
-            .or_insert_with(|| ProducerEntry::empty(h.producer_id));
+            .get(&h.producer_id)
+            .cloned()
+            .unwrap_or_else(|| ProducerEntry::empty(h.producer_id));
         if h.is_control() {
-            entry.set_epoch(h.producer_epoch);
-            entry.last_timestamp = h.max_timestamp;
-            entry.current_txn_first_offset = None;
-            return;
+            let (control, coordinator_epoch) =
+                marker.unwrap_or((ControlType::Commit, entry.coordinator_epoch));
+            let completed = apply_marker(&mut entry, h, control, coordinator_epoch, h.base_offset);
+            self.put(entry);
+            return completed;
+        }
+        if h.is_transactional() && entry.current_txn_first_offset.is_none() {
+            entry.current_txn_first_offset = Some(h.base_offset);
         }
         entry.add_batch(
             h.producer_epoch,
@@ -255,6 +356,8 @@ impl ProducerStateManager {
                 timestamp: h.max_timestamp,
             },
         );
+        self.put(entry);
+        None
     }
 
     /// `producer.id.expiration.ms`: forgets producers idle for at least `expiration_ms` (by
@@ -267,6 +370,26 @@ impl ProducerStateManager {
         });
         before - self.producers.len()
     }
+}
+
+/// Closes `entry`'s transaction with a marker at `offset`; returns it if one was open.
+fn apply_marker(
+    entry: &mut ProducerEntry,
+    h: &BatchHeader,
+    control: ControlType,
+    coordinator_epoch: i32,
+    offset: i64,
+) -> Option<CompletedTxn> {
+    entry.set_epoch(h.producer_epoch);
+    entry.last_timestamp = h.max_timestamp;
+    entry.coordinator_epoch = coordinator_epoch;
+    let first = entry.current_txn_first_offset.take()?;
+    Some(CompletedTxn {
+        producer_id: h.producer_id,
+        first_offset: first,
+        last_offset: offset,
+        aborted: control == ControlType::Abort,
+    })
 }
 
 /// Kafka's `checkProducerEpoch` + `checkSequence` for a client data batch at `offset`.

@@ -17,7 +17,22 @@ impl Log {
     /// continuing across segments. If the first batch alone is larger than `max_bytes` it is
     /// returned whole when `min_one_batch`, else nothing is. `offset == LEO` reads nothing.
     pub fn read(&self, offset: i64, max_bytes: usize, min_one_batch: bool) -> Result<ReadInfo> {
+        self.read_isolated(offset, max_bytes, min_one_batch, false)
+    }
+
+    /// Like [`Log::read`]; with `read_committed` nothing at or above the last stable offset is
+    /// returned (it always lies on a batch boundary: an open transaction's first batch, or the
+    /// log end).
+    pub fn read_isolated(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one_batch: bool,
+        read_committed: bool,
+    ) -> Result<ReadInfo> {
         let snap = self.snapshot();
+        let lso = snap.first_unstable.map_or(snap.leo, |f| f.min(snap.leo));
+        let upper = if read_committed { lso } else { snap.leo };
         if offset < snap.log_start || offset > snap.leo {
             return Err(LogError::OffsetOutOfRange {
                 requested: offset,
@@ -26,14 +41,15 @@ impl Log {
             });
         }
         let mut out: Vec<u8> = Vec::new();
-        if offset < snap.leo {
-            read_into(&snap, offset, max_bytes, min_one_batch, &mut out)?;
+        if offset < upper {
+            read_into(&snap, offset, upper, max_bytes, min_one_batch, &mut out)?;
         }
         Ok(ReadInfo {
             records: bytes::Bytes::from(out),
             high_watermark: snap.leo,
             log_start_offset: snap.log_start,
             log_end_offset: snap.leo,
+            last_stable_offset: lso,
         })
     }
 
@@ -82,10 +98,11 @@ impl Log {
     }
 }
 
-/// Appends whole batches from `offset` to `out`; see [`Log::read`].
+/// Appends whole batches from `offset` (stopping before `upper`) to `out`; see [`Log::read`].
 fn read_into(
     snap: &Snapshot,
     offset: i64,
+    upper: i64,
     max_bytes: usize,
     min_one_batch: bool,
     out: &mut Vec<u8>,
@@ -99,7 +116,7 @@ fn read_into(
         let Some((pos, first_h)) = seg.find_position(offset, size)? else {
             continue;
         };
-        if first_h.base_offset >= snap.leo {
+        if first_h.base_offset >= upper {
             return Ok(());
         }
         let avail = size - pos;
@@ -111,7 +128,7 @@ fn read_into(
         let mut reached_leo = false;
         while let Some(item) = it.next() {
             match item {
-                Ok((h, _)) if h.base_offset >= snap.leo => {
+                Ok((h, _)) if h.base_offset >= upper => {
                     reached_leo = true;
                     break;
                 }

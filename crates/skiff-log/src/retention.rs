@@ -134,6 +134,7 @@ impl Log {
         self.write_pending_snapshots()?;
         if out.deleted_segments > 0 {
             self.delete_old_snapshots()?;
+            self.reconcile_txn_index()?;
         }
         Ok(())
     }

@@ -85,8 +85,9 @@ impl Log {
     /// segment, whose base must be `old_bases[0]`. `SegmentGone` (and the cleaned files
     /// deleted, the log untouched) when one of them no longer exists. See the module docs.
     pub fn replace_segments(&self, old_bases: &[i64], cleaned: CleanedSegmentWriter) -> Result<()> {
-        self.replace_segments_steps(old_bases, cleaned, usize::MAX)
-            .map(|_| ())
+        self.replace_segments_steps(old_bases, cleaned, usize::MAX)?;
+        // The merged segments' transaction index entries now belong to the cleaned one.
+        self.reconcile_txn_index()
     }
 
     /// [`Log::replace_segments`], stopping dead (no cleanup) after `crash_after` steps.

@@ -8,6 +8,7 @@ mod model;
 mod recovery;
 mod retention;
 mod swap;
+mod transactions;
 
 use crate::{
     AppendValidation, CleanupPolicy, Clock, Log, LogConfig, LogError, ManualClock, Recovery,
