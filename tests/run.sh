@@ -2,7 +2,9 @@
 # The one test command (README, .ci/run): installs what the suites need on a fresh Debian
 # machine (idempotent, quick when already installed), then runs every check in order:
 #   fmt, clippy, build, cargo test --workspace (unit tests + the rdkafka e2e crate),
-#   pytest tests/python (confluent-kafka, kafka-python), tests/kcat/run.sh.
+#   pytest tests/python (confluent-kafka, kafka-python), tests/kcat/run.sh, and (when java and
+#   mvn are on PATH) tests/java/run.sh: kafka-clients 4.x via Maven + Kafka's CLI tools, whose
+#   jars Maven fetches from Maven Central into ~/.m2 and tests/kafka's cache on first use.
 # Works without a terminal (CI=true, no stdin). Exit status is non-zero if any step fails;
 # later steps still run so one report shows everything, and a summary closes the output.
 set -euo pipefail
@@ -64,8 +66,14 @@ step "cargo test" cargo test --workspace
 if [[ $BUILD_OK == PASS ]]; then
     step "pytest" "$VENV/bin/python" -m pytest -q tests/python
     step "kcat" bash tests/kcat/run.sh
+    if command -v java >/dev/null && command -v mvn >/dev/null; then
+        step "java" bash tests/java/run.sh
+    else
+        NAMES+=("java"); RESULTS+=("SKIPPED (no java/mvn)"); TIMES+=("-")
+    fi
 else
-    NAMES+=("pytest" "kcat"); RESULTS+=("SKIPPED (no binary)" "SKIPPED (no binary)"); TIMES+=("-" "-")
+    NAMES+=("pytest" "kcat" "java"); RESULTS+=("SKIPPED (no binary)" "SKIPPED (no binary)" "SKIPPED (no binary)")
+    TIMES+=("-" "-" "-")
     FAILED=1
 fi
 
