@@ -25,6 +25,9 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Node;
@@ -34,6 +37,8 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.InvalidReplicationFactorException;
+import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.junit.jupiter.api.Test;
@@ -107,6 +112,13 @@ class AdminTest {
             ExecutionException bad = assertThrows(ExecutionException.class,
                     () -> Env.createTopic(admin, Env.unique("java-bad"), 1, Map.of("retention.ms", "soon")));
             assertInstanceOf(InvalidConfigurationException.class, cause(bad));
+
+            ExecutionException rf = assertThrows(ExecutionException.class, () -> admin.createTopics(
+                    List.of(new NewTopic(Env.unique("java-rf"), 1, (short) 2))).all().get(30, TimeUnit.SECONDS));
+            assertInstanceOf(InvalidReplicationFactorException.class, cause(rf), "replication factor 2 on one node");
+            ExecutionException name = assertThrows(ExecutionException.class, () -> admin.createTopics(
+                    List.of(new NewTopic("bad/name", 1, (short) 1))).all().get(30, TimeUnit.SECONDS));
+            assertInstanceOf(InvalidTopicException.class, cause(name), "topic name with '/'");
 
             // CreatePartitions: 2 -> 4; shrinking is refused.
             admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(4))).all().get(30, TimeUnit.SECONDS);
@@ -234,6 +246,26 @@ class AdminTest {
                     .get(30, TimeUnit.SECONDS).offset(), "earliest offset");
             assertEquals(10, admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp)
                     .get(30, TimeUnit.SECONDS).offset(), "latest offset");
+
+            // A fetch below the log start is out of range: with reset=none the consumer says so,
+            // with reset=earliest it continues at offset 6.
+            try (KafkaConsumer<String, String> c = Env.consumer(null, Map.of("auto.offset.reset", "none"))) {
+                c.assign(List.of(tp));
+                c.seek(tp, 2);
+                OffsetOutOfRangeException oor = assertThrows(OffsetOutOfRangeException.class, () -> {
+                    for (int i = 0; i < 100; i++) {
+                        c.poll(Env.POLL);
+                    }
+                });
+                assertEquals(2L, oor.offsetOutOfRangePartitions().get(tp), "offset reported out of range");
+            }
+            try (KafkaConsumer<String, String> c = Env.consumer(null)) {
+                c.assign(List.of(tp));
+                c.seek(tp, 2);
+                List<ConsumerRecord<String, String>> got = Env.pollUntil(c, 4, Duration.ofSeconds(20));
+                assertEquals(6, got.get(0).offset(), "first offset after reset to earliest");
+                assertEquals("k6", got.get(0).key());
+            }
         }
     }
 }
