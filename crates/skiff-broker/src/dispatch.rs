@@ -29,7 +29,8 @@ pub enum Reply {
     Close(String),
 }
 
-pub async fn dispatch(broker: &Arc<Broker>, request: DecodedRequest) -> Reply {
+/// `client_host` is the peer as Kafka prints it (`/127.0.0.1`): group members report it.
+pub async fn dispatch(broker: &Arc<Broker>, request: DecodedRequest, client_host: &str) -> Reply {
     let version = request.api_version;
     match request.body {
         RequestKind::ApiVersions(r) => Reply::Respond(ResponseKind::ApiVersions(
@@ -67,7 +68,7 @@ pub async fn dispatch(broker: &Arc<Broker>, request: DecodedRequest) -> Reply {
                 .as_ref()
                 .map(|c| c.to_string())
                 .unwrap_or_default();
-            handlers::join_group::handle(broker, version, r, &client_id, "")
+            handlers::join_group::handle(broker, version, r, &client_id, client_host)
         }
         RequestKind::SyncGroup(r) => handlers::sync_group::handle(broker, version, r),
         RequestKind::Heartbeat(r) => Reply::Respond(ResponseKind::Heartbeat(

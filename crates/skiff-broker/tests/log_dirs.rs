@@ -48,7 +48,8 @@ async fn sizes_and_space_are_reported() {
         header: RequestHeader::default(),
         body: RequestKind::DescribeLogDirs(DescribeLogDirsRequest::default().with_topics(None)),
     };
-    let Reply::Respond(ResponseKind::DescribeLogDirs(response)) = dispatch(&broker, request).await
+    let Reply::Respond(ResponseKind::DescribeLogDirs(response)) =
+        dispatch(&broker, request, "/127.0.0.1").await
     else {
         panic!("unexpected reply");
     };

@@ -498,7 +498,7 @@ async fn every_advertised_version_answers_and_encodes() {
                     header: RequestHeader::default(),
                     body,
                 };
-                let response = match dispatch(&broker, request).await {
+                let response = match dispatch(&broker, request, "/127.0.0.1").await {
                     Reply::Respond(r) => r,
                     Reply::Later(f) => f.await,
                     Reply::NoResponse => panic!("{key:?} v{version}: no response"),

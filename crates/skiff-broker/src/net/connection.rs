@@ -54,6 +54,7 @@ pub async fn run(
         let (tx, rx) = mpsc::channel::<Outgoing>(MAX_IN_FLIGHT);
         let writer_task = tokio::spawn(write_loop(writer, rx).in_current_span());
         let max_size = usize::try_from(broker.config.socket_request_max_bytes).unwrap_or(0);
+        let client_host = format!("/{}", peer.ip());
         loop {
             let mut prefix = [0u8; 4];
             let read = tokio::select! {
@@ -86,7 +87,7 @@ pub async fn run(
                         api_key: request.api_key,
                         version: request.api_version,
                     };
-                    match dispatch(&broker, request).await {
+                    match dispatch(&broker, request, &client_host).await {
                         Reply::Respond(response) => Outgoing::Now(header, response),
                         Reply::Later(future) => Outgoing::Later(header, future),
                         Reply::NoResponse => continue,

@@ -24,7 +24,6 @@ import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.condition.DisabledIfEnvironmentVariable;
 
 /** Classic consumer groups: commit, leave, resume from the committed offsets, group admin APIs. */
 @Timeout(120)
@@ -112,8 +111,6 @@ class GroupTest {
 
     /** DescribeGroups names each member's client host as the broker saw it ("/127.0.0.1"). */
     @Test
-    @DisabledIfEnvironmentVariable(named = "E2E_BROKER", matches = "skiff", disabledReason =
-            "Skiff bug: DescribeGroups returns an empty client_host (dispatch passes \"\" to JoinGroup)")
     void describeGroupsShowsMemberClientHost() throws Exception {
         String topic = Env.unique("java-host");
         String group = Env.unique("java-host-g");
