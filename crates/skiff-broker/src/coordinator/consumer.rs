@@ -50,6 +50,31 @@ pub struct ConsumerState {
     pub target: BTreeMap<String, Assignment>,
     /// Partition counts the target was computed from.
     counts: BTreeMap<String, i32>,
+    /// The server assignor the members asked for last ("uniform" unless one asked "range").
+    pub assignor: Assignor,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Assignor {
+    #[default]
+    Uniform,
+    Range,
+}
+
+impl Assignor {
+    pub fn parse(name: &str) -> Option<Assignor> {
+        match name {
+            "uniform" => Some(Assignor::Uniform),
+            "range" => Some(Assignor::Range),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Assignor::Uniform => "uniform",
+            Assignor::Range => "range",
+        }
+    }
 }
 
 /// One ConsumerGroupHeartbeat as the state machine needs it.
@@ -66,6 +91,8 @@ pub struct Heartbeat {
     pub subscribed: Option<Vec<String>>,
     /// `None`: unchanged since the last heartbeat.
     pub owned: Option<Assignment>,
+    /// The server assignor the member asks for, if any.
+    pub assignor: Option<Assignor>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -128,6 +155,10 @@ impl ConsumerState {
                 member_epoch: hb.member_epoch,
                 assignment: None,
             });
+        }
+        if let Some(a) = hb.assignor.filter(|a| *a != self.assignor) {
+            self.assignor = a;
+            self.epoch += 1;
         }
         if hb.member_epoch == 0 {
             let id = if hb.member_id.is_empty() {
@@ -215,7 +246,10 @@ impl ConsumerState {
             self.epoch += 1;
         }
         if self.assignment_epoch < self.epoch {
-            self.target = uniform_assignment(&self.members, &self.counts);
+            self.target = match self.assignor {
+                Assignor::Uniform => uniform_assignment(&self.members, &self.counts),
+                Assignor::Range => range_assignment(&self.members, &self.counts),
+            };
             self.assignment_epoch = self.epoch;
         }
         let target = self.target.get(id).cloned().unwrap_or_default();
@@ -358,6 +392,43 @@ pub fn uniform_assignment(
     out
 }
 
+/// Kafka's range assignor: each topic's partitions cut into contiguous ranges, one per
+/// subscriber (sorted by member id), the first `count % n` ranges one partition longer.
+pub fn range_assignment(
+    members: &BTreeMap<String, ConsumerMember>,
+    counts: &BTreeMap<String, i32>,
+) -> BTreeMap<String, Assignment> {
+    let mut out: BTreeMap<String, Assignment> = members
+        .keys()
+        .map(|id| (id.clone(), Assignment::new()))
+        .collect();
+    for (topic, count) in counts {
+        let subscribers: Vec<&String> = members
+            .values()
+            .filter(|m| m.subscribed.contains(topic))
+            .map(|m| &m.id)
+            .collect();
+        let n = i32::try_from(subscribers.len()).unwrap_or(i32::MAX);
+        if n == 0 {
+            continue;
+        }
+        let (base, extra) = (count / n, count % n);
+        let mut start = 0;
+        for (i, id) in subscribers.into_iter().enumerate() {
+            let len = base + i32::from(i32::try_from(i).unwrap_or(i32::MAX) < extra);
+            if let Some(a) = out.get_mut(id) {
+                if len > 0 {
+                    a.entry(topic.clone())
+                        .or_default()
+                        .extend(start..start + len);
+                }
+            }
+            start += len;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -403,6 +474,29 @@ mod tests {
             now,
         )
         .unwrap()
+    }
+
+    #[test]
+    fn range_assignor_cuts_contiguous_ranges() {
+        let mut s = ConsumerState::default();
+        for id in ["a", "b"] {
+            s.heartbeat(
+                Heartbeat {
+                    member_id: id.into(),
+                    member_epoch: 0,
+                    subscribed: Some(vec!["t".into()]),
+                    assignor: Some(Assignor::Range),
+                    ..Heartbeat::default()
+                },
+                &HashMap::from([("t".to_string(), 5)]),
+                45_000,
+                0,
+            )
+            .unwrap();
+        }
+        assert_eq!(s.assignor, Assignor::Range);
+        assert_eq!(parts(&s.target["a"]), vec![0, 1, 2]);
+        assert_eq!(parts(&s.target["b"]), vec![3, 4]);
     }
 
     fn parts(a: &Assignment) -> Vec<i32> {

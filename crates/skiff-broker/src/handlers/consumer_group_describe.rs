@@ -71,7 +71,7 @@ pub fn handle(
                         .with_group_state(str_bytes(c.state_name()))
                         .with_group_epoch(c.epoch)
                         .with_assignment_epoch(c.assignment_epoch)
-                        .with_assignor_name(str_bytes("uniform"))
+                        .with_assignor_name(str_bytes(c.assignor.name()))
                         .with_members(members)
                         .with_authorized_operations(OPERATIONS_NOT_REQUESTED),
                 )

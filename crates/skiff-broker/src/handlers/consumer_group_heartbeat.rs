@@ -1,7 +1,7 @@
 //! ConsumerGroupHeartbeat (KIP-848, `group.protocol=consumer`): join, stay, leave and
 //! receive the server-computed assignment. Topics travel by id on the wire and by name in
-//! the coordinator. Server assignor: "uniform" (the default); regex subscriptions (v1) are
-//! not supported yet and answered INVALID_REGULAR_EXPRESSION with a message.
+//! the coordinator. Server assignors: "uniform" (the default) and "range"; regex
+//! subscriptions (v1) are not supported yet: INVALID_REGULAR_EXPRESSION with a message.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -35,14 +35,20 @@ pub fn handle(
             "Skiff does not support regular expression subscriptions with the consumer group protocol yet",
         );
     }
-    if let Some(assignor) = request.server_assignor.as_deref() {
-        if assignor != "uniform" {
-            return fail(
-                ResponseError::UnsupportedAssignor,
-                &format!("Skiff implements the \"uniform\" server assignor only, not {assignor:?}"),
-            );
-        }
-    }
+    let assignor = match request.server_assignor.as_deref() {
+        None | Some("") => None,
+        Some(name) => match consumer::Assignor::parse(name) {
+            Some(a) => Some(a),
+            None => {
+                return fail(
+                    ResponseError::UnsupportedAssignor,
+                    &format!(
+                    "Skiff implements the \"uniform\" and \"range\" server assignors, not {name:?}"
+                ),
+                )
+            }
+        },
+    };
     if version >= 1 && request.member_id.is_empty() {
         return fail(
             ResponseError::InvalidRequest,
@@ -73,6 +79,7 @@ pub fn handle(
             .as_ref()
             .map(|ts| ts.iter().map(|t| t.0.to_string()).collect()),
         owned,
+        assignor,
     };
     let topics = &broker.topics;
     let result = broker
