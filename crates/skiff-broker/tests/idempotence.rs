@@ -31,7 +31,7 @@ async fn call(broker: &Arc<Broker>, key: ApiKey, version: i16, body: RequestKind
         header: RequestHeader::default(),
         body,
     };
-    match dispatch(broker, request).await {
+    match dispatch(broker, request, "/127.0.0.1").await {
         Reply::Respond(r) => r,
         Reply::Later(f) => f.await,
         Reply::NoResponse | Reply::Close(_) => panic!("no response"),
