@@ -45,6 +45,8 @@ pub struct Broker {
     pub producer_ids: ProducerIds,
     /// Consumer groups and committed offsets (`__consumer_offsets`).
     pub coordinator: Coordinator,
+    /// Transactions (`__transaction_state`).
+    pub txn: crate::txn::TxnCoordinator,
 }
 
 /// Kafka's `meta.properties`, so the data dir says which cluster and node it belongs to.
@@ -81,9 +83,11 @@ impl Broker {
         })?);
         let coordinator = Coordinator::start(&topics, durability.clone(), &config, clock.clone())?;
         let producer_ids = ProducerIds::open(log_dir.root())?;
+        let txn = crate::txn::TxnCoordinator::start(&topics, &config, clock.clone())?;
         let broker = Arc::new(Broker {
             producer_ids,
             coordinator,
+            txn,
             config,
             cluster_id,
             topics,
@@ -93,6 +97,10 @@ impl Broker {
             clock,
         });
         broker.apply_configured_topics()?;
+        crate::txn::spawn(&broker).map_err(|e| StartError::Io {
+            context: "starting the transaction coordinator thread".into(),
+            source: e,
+        })?;
         info!(
             topics = broker.topics.list().len(),
             clean_start = clean,

@@ -108,6 +108,12 @@ pub async fn dispatch(broker: &Arc<Broker>, request: DecodedRequest, client_host
         RequestKind::InitProducerId(r) => {
             handlers::init_producer_id::handle(broker, version, r).await
         }
+        RequestKind::AddPartitionsToTxn(r) => {
+            handlers::add_partitions_to_txn::handle(broker, version, r)
+        }
+        RequestKind::AddOffsetsToTxn(r) => handlers::add_offsets_to_txn::handle(broker, version, r),
+        RequestKind::EndTxn(r) => handlers::end_txn::handle(broker, version, r),
+        RequestKind::TxnOffsetCommit(r) => handlers::txn_offset_commit::handle(broker, version, r),
         _ => Reply::Close(format!(
             "{:?} is advertised by no handler; closing",
             request.api_key

@@ -16,6 +16,7 @@ pub mod net;
 pub mod partition;
 pub mod producer_ids;
 pub mod topics;
+pub mod txn;
 
 pub use broker::{Broker, StartError};
 pub use net::listener::serve;

@@ -445,7 +445,7 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
                 RequestKind::InitProducerId(
                     InitProducerIdRequest::default().with_transaction_timeout_ms(60_000),
                 ),
-                // Transactional: answered with an error until transactions exist.
+                // Transactional: a new producer id, then epoch bumps.
                 RequestKind::InitProducerId(
                     InitProducerIdRequest::default()
                         .with_transactional_id(Some(TransactionalId(s("tx"))))
@@ -462,6 +462,66 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
             }
             v
         }
+        ApiKey::AddPartitionsToTxn => {
+            let topics = vec![
+                add_partitions_to_txn_request::AddPartitionsToTxnTopic::default()
+                    .with_name(t.clone())
+                    .with_partitions(vec![0]),
+                add_partitions_to_txn_request::AddPartitionsToTxnTopic::default()
+                    .with_name(TopicName(s("missing")))
+                    .with_partitions(vec![0]),
+            ];
+            if version <= 3 {
+                vec![RequestKind::AddPartitionsToTxn(
+                    AddPartitionsToTxnRequest::default()
+                        .with_v3_and_below_transactional_id(TransactionalId(s("tx")))
+                        .with_v3_and_below_producer_id(ProducerId(0))
+                        .with_v3_and_below_producer_epoch(0)
+                        .with_v3_and_below_topics(topics),
+                )]
+            } else {
+                let txn = |verify: bool| {
+                    add_partitions_to_txn_request::AddPartitionsToTxnTransaction::default()
+                        .with_transactional_id(TransactionalId(s("tx")))
+                        .with_producer_id(ProducerId(0))
+                        .with_producer_epoch(0)
+                        .with_verify_only(verify)
+                        .with_topics(topics.clone())
+                };
+                vec![RequestKind::AddPartitionsToTxn(
+                    AddPartitionsToTxnRequest::default()
+                        .with_transactions(vec![txn(false), txn(true)]),
+                )]
+            }
+        }
+        ApiKey::AddOffsetsToTxn => vec![RequestKind::AddOffsetsToTxn(
+            AddOffsetsToTxnRequest::default()
+                .with_transactional_id(TransactionalId(s("tx")))
+                .with_producer_id(ProducerId(0))
+                .with_group_id(GroupId(s("g-txn"))),
+        )],
+        ApiKey::EndTxn => vec![RequestKind::EndTxn(
+            EndTxnRequest::default()
+                .with_transactional_id(TransactionalId(s("tx")))
+                .with_producer_id(ProducerId(0))
+                .with_committed(true),
+        )],
+        ApiKey::TxnOffsetCommit => vec![RequestKind::TxnOffsetCommit(
+            TxnOffsetCommitRequest::default()
+                .with_transactional_id(TransactionalId(s("tx")))
+                .with_group_id(GroupId(s("g-txn")))
+                .with_producer_id(ProducerId(0))
+                .with_generation_id(if version >= 3 { -1 } else { 0 })
+                .with_topics(vec![
+                    txn_offset_commit_request::TxnOffsetCommitRequestTopic::default()
+                        .with_name(t.clone())
+                        .with_partitions(vec![
+                            txn_offset_commit_request::TxnOffsetCommitRequestPartition::default()
+                                .with_partition_index(0)
+                                .with_committed_offset(1),
+                        ]),
+                ]),
+        )],
         other => panic!("no representative request for advertised API {other:?}: add one"),
     }
 }
@@ -486,7 +546,7 @@ async fn every_advertised_version_answers_and_encodes() {
             .await
             .unwrap()
             .unwrap();
-    while !broker.coordinator.is_loaded() {
+    while !broker.coordinator.is_loaded() || !broker.txn.is_loaded() {
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     for &(key, min, max) in skiff_protocol::SUPPORTED {

@@ -96,6 +96,13 @@ pub struct BrokerConfig {
     /// `producer.id.expiration.ms`: an idempotent producer idle this long is forgotten by
     /// the partitions it wrote to.
     pub producer_id_expiration_ms: i64,
+    /// `transaction.max.timeout.ms`: the largest `transaction.timeout.ms` a producer may ask for.
+    pub transaction_max_timeout_ms: i32,
+    /// `transaction.state.log.num.partitions`: partitions of `__transaction_state` when created.
+    pub transaction_state_log_num_partitions: i32,
+    /// `transaction.abort.timed.out.transaction.cleanup.interval.ms`: how often open
+    /// transactions are checked against their timeout.
+    pub transaction_abort_timed_out_transaction_cleanup_interval_ms: i64,
     /// `shutdown.timeout.ms` (Skiff-only): how long a graceful shutdown may take.
     pub shutdown_timeout_ms: i64,
     /// Broker-level defaults for topic configs.
@@ -147,6 +154,9 @@ impl Default for BrokerConfig {
             group_consumer_heartbeat_interval_ms: 5000,
             group_consumer_session_timeout_ms: 45_000,
             producer_id_expiration_ms: 86_400_000,
+            transaction_max_timeout_ms: 900_000,
+            transaction_state_log_num_partitions: 50,
+            transaction_abort_timed_out_transaction_cleanup_interval_ms: 10_000,
             shutdown_timeout_ms: 30_000,
             log: LogConfig::default(),
             explicit: BTreeMap::new(),
@@ -396,6 +406,34 @@ pub(crate) fn build(
     cfg.producer_id_expiration_ms =
         i64_of("producer.id.expiration.ms", cfg.producer_id_expiration_ms);
     cfg.shutdown_timeout_ms = i64_of("shutdown.timeout.ms", cfg.shutdown_timeout_ms);
+    cfg.transaction_max_timeout_ms =
+        i32_of("transaction.max.timeout.ms", cfg.transaction_max_timeout_ms);
+    cfg.transaction_state_log_num_partitions = i32_of(
+        "transaction.state.log.num.partitions",
+        cfg.transaction_state_log_num_partitions,
+    );
+    cfg.transaction_abort_timed_out_transaction_cleanup_interval_ms = i64_of(
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        cfg.transaction_abort_timed_out_transaction_cleanup_interval_ms,
+    );
+    for key in [
+        "transaction.max.timeout.ms",
+        "transaction.state.log.num.partitions",
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+    ] {
+        let value = match key {
+            "transaction.max.timeout.ms" => i64::from(cfg.transaction_max_timeout_ms),
+            "transaction.state.log.num.partitions" => {
+                i64::from(cfg.transaction_state_log_num_partitions)
+            }
+            _ => cfg.transaction_abort_timed_out_transaction_cleanup_interval_ms,
+        };
+        if value < 1 {
+            if let Some(s) = settings.get(key) {
+                return Err(invalid(key, s, "must be at least 1"));
+            }
+        }
+    }
 
     build_dirs(&mut cfg, settings)?;
     build_listeners(&mut cfg, settings)?;

@@ -15,6 +15,7 @@ pub mod consumer;
 pub mod group;
 pub mod records;
 pub mod store;
+pub mod txn_offsets;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -75,6 +76,8 @@ pub struct Shared {
     groups: Mutex<HashMap<String, Group>>,
     loaded: AtomicBool,
     jobs: mpsc::Sender<Job>,
+    /// Offsets of open transactions by producer id (`txn_offsets.rs`).
+    txn_offsets: Mutex<txn_offsets::PendingTxnOffsets>,
 }
 
 pub struct Coordinator {
@@ -120,6 +123,7 @@ impl Coordinator {
             groups: Mutex::new(HashMap::new()),
             loaded: AtomicBool::new(false),
             jobs: tx,
+            txn_offsets: Mutex::new(HashMap::new()),
         });
         let weak = Arc::downgrade(&shared);
         std::thread::Builder::new()

@@ -156,6 +156,8 @@ pub struct Replayed {
 fn replay(s: &Shared) -> (BTreeMap<String, Replayed>, u64) {
     let mut groups: BTreeMap<String, Replayed> = BTreeMap::new();
     let mut count = 0u64;
+    // Transactional offset commits wait for their producer's marker (`txn_offsets.rs`).
+    let mut pending = super::txn_offsets::PendingTxnOffsets::new();
     for partition in &s.partitions {
         let mut offset = partition.log.log_start_offset();
         let end = partition.log.log_end_offset();
@@ -175,6 +177,16 @@ fn replay(s: &Shared) -> (BTreeMap<String, Replayed>, u64) {
                 let Ok((header, bytes)) = batch else { break };
                 next = header.next_offset();
                 if header.is_control() {
+                    if let Some((control, _)) = skiff_log::parse_marker(bytes) {
+                        let commit = control == skiff_log::ControlType::Commit;
+                        count += super::txn_offsets::resolve(
+                            &mut pending,
+                            &mut groups,
+                            header.producer_id,
+                            commit,
+                            apply,
+                        );
+                    }
                     continue;
                 }
                 let recs = match skiff_records::records(bytes, MAX_DECOMPRESSED) {
@@ -185,6 +197,17 @@ fn replay(s: &Shared) -> (BTreeMap<String, Replayed>, u64) {
                     }
                 };
                 for r in recs {
+                    if header.is_transactional() {
+                        if let Some(k) = r.key.as_deref() {
+                            super::txn_offsets::hold(
+                                &mut pending,
+                                header.producer_id,
+                                k,
+                                r.value.as_deref(),
+                            );
+                        }
+                        continue;
+                    }
                     count += 1;
                     apply(&mut groups, r.key.as_deref(), r.value.as_deref());
                 }
@@ -195,6 +218,7 @@ fn replay(s: &Shared) -> (BTreeMap<String, Replayed>, u64) {
             offset = next;
         }
     }
+    *s.pending_txn() = pending;
     (groups, count)
 }
 

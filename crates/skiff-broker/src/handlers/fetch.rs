@@ -10,8 +10,12 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_protocol::messages::fetch_request::FetchTopic;
-use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, ResponseKind, TopicName};
+use kafka_protocol::messages::fetch_response::{
+    AbortedTransaction, FetchableTopicResponse, PartitionData,
+};
+use kafka_protocol::messages::{
+    BrokerId, FetchRequest, FetchResponse, ProducerId, ResponseKind, TopicName,
+};
 use kafka_protocol::ResponseError;
 use skiff_log::LogError;
 use tokio::sync::Notify;
@@ -67,7 +71,7 @@ async fn fetch(broker: Arc<Broker>, version: i16, request: FetchRequest) -> Fetc
     let mut parked = false;
     loop {
         let w = wanted.clone();
-        let read = blocking(move || read_all(&w, max_bytes)).await;
+        let read = blocking(move || read_all(&w, max_bytes, read_committed)).await;
         let results = match read {
             Ok(results) => results,
             Err(e) => {
@@ -166,7 +170,9 @@ fn resolve(
 
 /// Read every partition within the request's total budget. The first partition that has
 /// data returns at least one whole batch even when it exceeds the limits (KIP-74).
-fn read_all(wanted: &[Wanted], max_bytes: usize) -> Vec<PartitionData> {
+/// read_committed reads stop at the last stable offset and carry the aborted transactions
+/// that may have data in the returned range (the client drops their batches).
+fn read_all(wanted: &[Wanted], max_bytes: usize, read_committed: bool) -> Vec<PartitionData> {
     let mut remaining = max_bytes;
     let mut first_data = true;
     wanted
@@ -187,15 +193,31 @@ fn read_all(wanted: &[Wanted], max_bytes: usize) -> Vec<PartitionData> {
                 }
             };
             let limit = w.max_bytes.min(remaining);
-            match partition.log.read(w.offset, limit, first_data) {
+            match partition
+                .log
+                .read_isolated(w.offset, limit, first_data, read_committed)
+            {
                 Ok(read) => {
                     if !read.records.is_empty() {
                         first_data = false;
                     }
                     remaining = remaining.saturating_sub(read.records.len());
+                    let aborted = (read_committed && !read.records.is_empty()).then(|| {
+                        partition
+                            .log
+                            .aborted_transactions(w.offset, read.last_stable_offset)
+                            .into_iter()
+                            .map(|(pid, first)| {
+                                AbortedTransaction::default()
+                                    .with_producer_id(ProducerId(pid))
+                                    .with_first_offset(first)
+                            })
+                            .collect()
+                    });
                     data.with_high_watermark(read.high_watermark)
-                        .with_last_stable_offset(read.high_watermark)
+                        .with_last_stable_offset(read.last_stable_offset)
                         .with_log_start_offset(read.log_start_offset)
+                        .with_aborted_transactions(aborted)
                         .with_records(Some(read.records))
                 }
                 Err(e) => {
@@ -204,7 +226,7 @@ fn read_all(wanted: &[Wanted], max_bytes: usize) -> Vec<PartitionData> {
                     }
                     data.with_error_code(log_error_code(&e).code())
                         .with_high_watermark(partition.log.high_watermark())
-                        .with_last_stable_offset(partition.log.high_watermark())
+                        .with_last_stable_offset(partition.log.last_stable_offset())
                         .with_log_start_offset(partition.log.log_start_offset())
                         .with_records(Some(Bytes::new()))
                 }
@@ -220,8 +242,7 @@ fn build_response(
     read_committed: bool,
 ) -> FetchResponse {
     for (w, mut data) in wanted.iter().zip(results) {
-        if read_committed {
-            // No transactions exist yet, so nothing was aborted.
+        if read_committed && data.aborted_transactions.is_none() {
             data.aborted_transactions = Some(Vec::new());
         }
         topics[w.topic].partitions.push(data);

@@ -1,6 +1,5 @@
-//! FindCoordinator: this node coordinates every consumer group. v0-3 ask for one key, v4+ for
-//! a batch. Transaction coordinators (key type 1) do not exist yet: COORDINATOR_NOT_AVAILABLE,
-//! which clients treat as retriable.
+//! FindCoordinator: this node coordinates every consumer group (key type 0) and every
+//! transactional id (key type 1). v0-3 ask for one key, v4+ for a batch.
 
 use std::sync::Arc;
 
@@ -23,13 +22,12 @@ pub fn handle(
 ) -> FindCoordinatorResponse {
     let (host, port) = advertised(broker);
     let answer = |key: &StrBytes| -> Coordinator {
-        let error = if request.key_type == TRANSACTION {
-            Some(ResponseError::CoordinatorNotAvailable)
-        } else if request.key_type != GROUP || key.is_empty() {
-            Some(ResponseError::InvalidRequest)
-        } else {
-            None
-        };
+        let error =
+            if (request.key_type != GROUP && request.key_type != TRANSACTION) || key.is_empty() {
+                Some(ResponseError::InvalidRequest)
+            } else {
+                None
+            };
         let c = Coordinator::default().with_key(key.clone());
         match error {
             None => c
@@ -59,11 +57,6 @@ pub fn handle(
     response
 }
 
-fn error_text(e: ResponseError) -> String {
-    match e {
-        ResponseError::CoordinatorNotAvailable => {
-            "Skiff has no transaction coordinator yet".to_string()
-        }
-        _ => "invalid coordinator key or key type".to_string(),
-    }
+fn error_text(_e: ResponseError) -> String {
+    "invalid coordinator key or key type".to_string()
 }

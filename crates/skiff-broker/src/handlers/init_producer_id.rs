@@ -2,9 +2,10 @@
 //! producer id at epoch 0, as Kafka's `TransactionCoordinator.handleInitProducerId` does for a
 //! null transactional id — also for a KIP-360 request (v3+) that carries the producer's current
 //! id and epoch: the client simply continues with the new id. With a transactional id the
-//! answer is COORDINATOR_NOT_AVAILABLE (what Kafka answers while no transaction coordinator
-//! can serve the id, which clients retry) until transactions are built; an empty one is
-//! INVALID_REQUEST, as in Kafka.
+//! transaction coordinator (`txn/`) answers: a new id, or the next epoch of the existing one
+//! (fencing the old producer and aborting its open transaction); `transaction_timeout_ms`
+//! above `transaction.max.timeout.ms` is INVALID_TRANSACTION_TIMEOUT. An empty transactional
+//! id is INVALID_REQUEST, as in Kafka.
 
 use std::sync::Arc;
 
@@ -37,6 +38,24 @@ pub async fn handle(broker: &Arc<Broker>, _version: i16, request: InitProducerId
     if let Err(e) = check(&request) {
         return respond(Err(e));
     }
+    if let Some(txn_id) = request.transactional_id.as_ref().map(|t| t.0.to_string()) {
+        let b = broker.clone();
+        let current = (request.producer_id.0 != NO_PRODUCER_ID)
+            .then_some((request.producer_id.0, request.producer_epoch));
+        let timeout = request.transaction_timeout_ms;
+        let answered =
+            blocking(move || b.txn.init_producer_id(&b, &txn_id, timeout, current)).await;
+        let response = match answered.unwrap_or(Err(ResponseError::UnknownServerError)) {
+            Ok((id, epoch)) => InitProducerIdResponse::default()
+                .with_producer_id(ProducerId(id))
+                .with_producer_epoch(epoch),
+            Err(e) => InitProducerIdResponse::default()
+                .with_error_code(e.code())
+                .with_producer_id(ProducerId(NO_PRODUCER_ID))
+                .with_producer_epoch(NO_PRODUCER_EPOCH),
+        };
+        return Reply::Respond(ResponseKind::InitProducerId(response));
+    }
     let b = broker.clone();
     match blocking(move || b.producer_ids.allocate()).await {
         Ok(Ok(id)) => respond(Ok(id)),
@@ -62,8 +81,7 @@ fn check(request: &InitProducerIdRequest) -> Result<(), ResponseError> {
     match &request.transactional_id {
         None => Ok(()),
         Some(t) if t.0.is_empty() => Err(ResponseError::InvalidRequest),
-        // Transactions are not built yet: no coordinator can serve this id.
-        Some(_) => Err(ResponseError::CoordinatorNotAvailable),
+        Some(_) => Ok(()),
     }
 }
 
@@ -92,9 +110,6 @@ mod tests {
             check(&req(Some(""), -1, -1)),
             Err(ResponseError::InvalidRequest)
         );
-        assert_eq!(
-            check(&req(Some("tx"), -1, -1)),
-            Err(ResponseError::CoordinatorNotAvailable)
-        );
+        assert_eq!(check(&req(Some("tx"), -1, -1)), Ok(()));
     }
 }

@@ -1,4 +1,6 @@
-//! ListOffsets: earliest, latest, max-timestamp and by-timestamp lookups (time index).
+//! ListOffsets: earliest, latest, max-timestamp and by-timestamp lookups (time index). With
+//! isolation_level read_committed, LATEST is the last stable offset and no lookup answers an
+//! offset at or above it.
 
 use std::sync::Arc;
 
@@ -20,9 +22,12 @@ const EARLIEST: i64 = -2;
 const MAX_TIMESTAMP: i64 = -3;
 const EARLIEST_LOCAL: i64 = -4;
 const EARLIEST_PENDING_UPLOAD: i64 = -5;
+/// `isolation_level` of read_committed consumers (v2+).
+const READ_COMMITTED: i8 = 1;
 
 pub async fn handle(broker: &Arc<Broker>, version: i16, request: ListOffsetsRequest) -> Reply {
     let b = broker.clone();
+    let read_committed = version >= 2 && request.isolation_level == READ_COMMITTED;
     let answered = blocking(move || {
         let topics = request
             .topics
@@ -44,7 +49,9 @@ pub async fn handle(broker: &Arc<Broker>, version: i16, request: ListOffsetsRequ
                             Some(_) if p.current_leader_epoch > LEADER_EPOCH => {
                                 response.with_error_code(ResponseError::UnknownLeaderEpoch.code())
                             }
-                            Some(partition) => lookup(&partition, version, p.timestamp, response),
+                            Some(partition) => {
+                                lookup(&partition, version, p.timestamp, read_committed, response)
+                            }
                         }
                     })
                     .collect();
@@ -66,12 +73,18 @@ fn lookup(
     partition: &Partition,
     version: i16,
     timestamp: i64,
+    read_committed: bool,
     response: ListOffsetsPartitionResponse,
 ) -> ListOffsetsPartitionResponse {
     let log = &partition.log;
+    // Kafka's "last fetchable offset": read_committed clients never see past the LSO.
+    let fetchable = if read_committed {
+        log.last_stable_offset()
+    } else {
+        log.high_watermark()
+    };
     let found: Result<Option<(i64, i64)>, _> = match timestamp {
-        // On one node the last stable offset equals the high watermark (no transactions yet).
-        LATEST => Ok(Some((log.high_watermark(), -1))),
+        LATEST => Ok(Some((fetchable, -1))),
         EARLIEST => Ok(Some((log.log_start_offset(), -1))),
         EARLIEST_LOCAL if version >= 8 => Ok(Some((log.log_start_offset(), -1))),
         // No tiered storage: nothing is pending upload.
@@ -84,6 +97,8 @@ fn lookup(
         }
         ts => log.offset_for_timestamp(ts),
     };
+    let by_time = timestamp >= 0 || timestamp == MAX_TIMESTAMP;
+    let found = found.map(|f| f.filter(|(offset, _)| !by_time || *offset < fetchable));
     match found {
         Ok(Some((offset, ts))) => {
             let response = response.with_offset(offset).with_timestamp(ts);

@@ -1,6 +1,8 @@
 //! One module per Kafka API. Each exposes `handle(broker, version, request) -> Reply`
 //! (or the response itself when it cannot wait or fail as a whole).
 
+pub mod add_offsets_to_txn;
+pub mod add_partitions_to_txn;
 pub mod alter_configs;
 pub mod api_versions;
 pub mod consumer_group_describe;
@@ -14,6 +16,7 @@ pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
+pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
@@ -29,6 +32,7 @@ pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sync_group;
+pub mod txn_offset_commit;
 
 use kafka_protocol::messages::TopicName;
 use kafka_protocol::protocol::StrBytes;

@@ -1,0 +1,464 @@
+//! The transaction coordinator (KIP-98): transactional ids → producer id and epoch, the
+//! partitions of each open transaction, EndTxn with COMMIT/ABORT markers written to every
+//! partition of the transaction, the abort of transactions past `transaction.timeout.ms`, and
+//! the state persisted in the compacted `__transaction_state` topic (`store.rs`), replayed at
+//! start (requests get COORDINATOR_LOAD_IN_PROGRESS until then).
+//!
+//! Skiff is one node: markers are appended to the local logs directly (no WriteTxnMarkers
+//! round trip), and EndTxn answers once the markers and the Complete* state are durable, so a
+//! client never observes the Prepare* states except as CONCURRENT_TRANSACTIONS on a request
+//! racing with a timeout abort. Offsets of TxnOffsetCommit become visible through the group
+//! coordinator's `txn_offsets` hook once the COMMIT marker is in `__consumer_offsets`.
+//!
+//! Thread safety: the metadata map is one std `Mutex`, held only for in-memory checks; a
+//! transactional id whose next state is being written is marked `pending` (other requests
+//! for it get CONCURRENT_TRANSACTIONS), so writes for one id never interleave. All
+//! functions here block (appends and fsyncs): handlers call them on blocking threads.
+
+pub mod records;
+pub mod state;
+mod store;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use kafka_protocol::ResponseError;
+use skiff_config::BrokerConfig;
+use skiff_log::{Clock, ControlType, LogError};
+use tracing::{info, warn};
+
+use crate::broker::{Broker, StartError};
+use crate::coordinator::OFFSETS_TOPIC;
+use crate::partition::Partition;
+use crate::topics::Topics;
+use state::{InitPlan, TxnMetadata, TxnState};
+
+pub use store::TXN_STATE_TOPIC;
+
+/// Coordinator epoch written in markers: one node, never moves.
+const COORDINATOR_EPOCH: i32 = 0;
+
+pub struct TxnCoordinator {
+    partitions: Vec<Arc<Partition>>,
+    txns: Mutex<HashMap<String, TxnMetadata>>,
+    loaded: AtomicBool,
+    max_timeout_ms: i32,
+    abort_interval: Duration,
+    clock: Arc<dyn Clock>,
+}
+
+impl TxnCoordinator {
+    /// Finds or creates `__transaction_state`; the metadata is loaded by [`spawn`].
+    pub fn start(
+        topics: &Topics,
+        config: &BrokerConfig,
+        clock: Arc<dyn Clock>,
+    ) -> Result<TxnCoordinator, StartError> {
+        let partitions = store::open_topic(topics, config.transaction_state_log_num_partitions)?;
+        Ok(TxnCoordinator {
+            partitions,
+            txns: Mutex::new(HashMap::new()),
+            loaded: AtomicBool::new(false),
+            max_timeout_ms: config.transaction_max_timeout_ms,
+            abort_interval: Duration::from_millis(
+                u64::try_from(config.transaction_abort_timed_out_transaction_cleanup_interval_ms)
+                    .unwrap_or(10_000)
+                    .max(1),
+            ),
+            clock,
+        })
+    }
+
+    pub fn is_loaded(&self) -> bool {
+        self.loaded.load(Ordering::Acquire)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, TxnMetadata>> {
+        self.txns.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn ready(&self) -> Result<MutexGuard<'_, HashMap<String, TxnMetadata>>, ResponseError> {
+        if !self.is_loaded() {
+            return Err(ResponseError::CoordinatorLoadInProgress);
+        }
+        Ok(self.lock())
+    }
+
+    fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// A copy of one transactional id's metadata (DescribeTransactions, tests).
+    pub fn describe(&self, transactional_id: &str) -> Result<Option<TxnMetadata>, ResponseError> {
+        Ok(self.ready()?.get(transactional_id).cloned())
+    }
+
+    /// Every transactional id's metadata (ListTransactions).
+    pub fn list(&self) -> Result<Vec<TxnMetadata>, ResponseError> {
+        let mut v: Vec<TxnMetadata> = self.ready()?.values().cloned().collect();
+        v.sort_by(|a, b| a.transactional_id.cmp(&b.transactional_id));
+        Ok(v)
+    }
+
+    /// InitProducerId with a transactional id: a new producer id at epoch 0 for a new id,
+    /// else the next epoch (aborting an ongoing transaction of the old epoch first).
+    pub fn init_producer_id(
+        &self,
+        broker: &Broker,
+        transactional_id: &str,
+        timeout_ms: i32,
+        current: Option<(i64, i16)>,
+    ) -> Result<(i64, i16), ResponseError> {
+        if timeout_ms <= 0 || timeout_ms > self.max_timeout_ms {
+            return Err(ResponseError::InvalidTransactionTimeout);
+        }
+        let now = self.now();
+        let allocate = || {
+            broker.producer_ids.allocate().map_err(|e| {
+                warn!(error = %e, "producer id allocation failed");
+                ResponseError::CoordinatorNotAvailable
+            })
+        };
+        let plan = {
+            let mut txns = self.ready()?;
+            match txns.get_mut(transactional_id) {
+                None => {
+                    let mut placeholder = TxnMetadata::new(transactional_id, -1, timeout_ms, now);
+                    placeholder.pending = true;
+                    txns.insert(transactional_id.to_string(), placeholder);
+                    None
+                }
+                Some(m) => {
+                    let plan = m.plan_init(timeout_ms, current, now, allocate)?;
+                    if !matches!(plan, InitPlan::Current(..)) {
+                        m.pending = true;
+                    }
+                    Some(plan)
+                }
+            }
+        };
+        match plan {
+            None => {
+                let created = allocate()
+                    .map(|pid| TxnMetadata::new(transactional_id, pid, timeout_ms, now))
+                    .and_then(|m| self.persist(&m).map(|()| m));
+                match created {
+                    Ok(m) => {
+                        let answer = (m.producer_id, m.producer_epoch);
+                        self.install(m);
+                        Ok(answer)
+                    }
+                    Err(e) => {
+                        self.lock().remove(transactional_id);
+                        Err(e)
+                    }
+                }
+            }
+            Some(InitPlan::Current(pid, epoch)) => Ok((pid, epoch)),
+            Some(InitPlan::Bump(next)) => self.write_and_install(next),
+            Some(InitPlan::AbortFirst(fenced)) => {
+                let aborted = self.prepare_and_complete(broker, fenced)?;
+                match aborted.plan_init(timeout_ms, None, self.now(), allocate) {
+                    Ok(InitPlan::Bump(next)) => {
+                        self.mark_pending(transactional_id);
+                        self.write_and_install(next)
+                    }
+                    _ => Err(ResponseError::ConcurrentTransactions),
+                }
+            }
+        }
+    }
+
+    /// AddPartitionsToTxn / AddOffsetsToTxn for one transactional id.
+    pub fn add_partitions(
+        &self,
+        transactional_id: &str,
+        producer_id: i64,
+        epoch: i16,
+        partitions: &[(String, i32)],
+    ) -> Result<(), ResponseError> {
+        let now = self.now();
+        let next = {
+            let mut txns = self.ready()?;
+            let m = txns
+                .get_mut(transactional_id)
+                .ok_or(ResponseError::InvalidProducerIdMapping)?;
+            let next = m.plan_add(producer_id, epoch, partitions, now)?;
+            if next.is_some() {
+                m.pending = true;
+            }
+            next
+        };
+        match next {
+            None => Ok(()),
+            Some(next) => self.write_and_install(next).map(|_| ()),
+        }
+    }
+
+    /// Checks that `producer_id`/`epoch` is the current producer of `transactional_id`
+    /// (TxnOffsetCommit).
+    pub fn check_producer(
+        &self,
+        transactional_id: &str,
+        producer_id: i64,
+        epoch: i16,
+    ) -> Result<(), ResponseError> {
+        let txns = self.ready()?;
+        let m = txns
+            .get(transactional_id)
+            .ok_or(ResponseError::InvalidProducerIdMapping)?;
+        if m.producer_id != producer_id {
+            return Err(ResponseError::InvalidProducerIdMapping);
+        }
+        if m.producer_epoch != epoch {
+            return Err(ResponseError::ProducerFenced);
+        }
+        Ok(())
+    }
+
+    /// EndTxn: markers to every partition of the transaction, then the Complete* state.
+    pub fn end_txn(
+        &self,
+        broker: &Broker,
+        transactional_id: &str,
+        producer_id: i64,
+        epoch: i16,
+        commit: bool,
+    ) -> Result<(), ResponseError> {
+        let now = self.now();
+        let next = {
+            let mut txns = self.ready()?;
+            let m = txns
+                .get_mut(transactional_id)
+                .ok_or(ResponseError::InvalidProducerIdMapping)?;
+            let next = m.plan_end(producer_id, epoch, commit, now)?;
+            if next.is_some() {
+                m.pending = true;
+            }
+            next
+        };
+        match next {
+            None => Ok(()),
+            Some(prepared) => self.prepare_and_complete(broker, prepared).map(|_| ()),
+        }
+    }
+
+    /// Persists a Prepare* state, writes the markers and persists the Complete* state. The
+    /// id is marked pending by the caller; it is released whatever happens (a failure leaves
+    /// the Prepare* state installed, retried by the background thread).
+    fn prepare_and_complete(
+        &self,
+        broker: &Broker,
+        prepared: TxnMetadata,
+    ) -> Result<TxnMetadata, ResponseError> {
+        if let Err(e) = self.persist(&prepared) {
+            self.release(&prepared.transactional_id);
+            return Err(e);
+        }
+        self.complete(broker, prepared)
+    }
+
+    /// Markers, then the Complete* state; installs whatever state is durable at the end.
+    fn complete(
+        &self,
+        broker: &Broker,
+        prepared: TxnMetadata,
+    ) -> Result<TxnMetadata, ResponseError> {
+        let mut stuck = prepared.clone();
+        stuck.pending = false;
+        if let Err(e) = write_markers(broker, &prepared, self.now()) {
+            warn!(transactional_id = %prepared.transactional_id, error = %e,
+                "writing transaction markers failed; will retry");
+            self.install(stuck);
+            return Err(ResponseError::CoordinatorNotAvailable);
+        }
+        let done = prepared.completed(self.now());
+        if let Err(e) = self.persist(&done) {
+            self.install(stuck);
+            return Err(e);
+        }
+        self.install(done.clone());
+        Ok(done)
+    }
+
+    fn write_and_install(&self, next: TxnMetadata) -> Result<(i64, i16), ResponseError> {
+        match self.persist(&next) {
+            Ok(()) => {
+                let answer = (next.producer_id, next.producer_epoch);
+                self.install(next);
+                Ok(answer)
+            }
+            Err(e) => {
+                self.release(&next.transactional_id);
+                Err(e)
+            }
+        }
+    }
+
+    fn install(&self, mut m: TxnMetadata) {
+        m.pending = false;
+        self.lock().insert(m.transactional_id.clone(), m);
+    }
+
+    fn mark_pending(&self, transactional_id: &str) {
+        if let Some(m) = self.lock().get_mut(transactional_id) {
+            m.pending = true;
+        }
+    }
+
+    fn release(&self, transactional_id: &str) {
+        if let Some(m) = self.lock().get_mut(transactional_id) {
+            m.pending = false;
+        }
+    }
+
+    /// Appends the metadata to `__transaction_state` and waits for the fsync.
+    fn persist(&self, m: &TxnMetadata) -> Result<(), ResponseError> {
+        store::write(&self.partitions, m, self.now()).map_err(|e| {
+            warn!(transactional_id = %m.transactional_id, error = %e,
+                "writing transaction state failed");
+            ResponseError::CoordinatorNotAvailable
+        })
+    }
+
+    /// One round of the background thread: abort timed-out transactions, finish Prepare*
+    /// states left by a failure or a restart.
+    fn housekeeping(&self, broker: &Broker) {
+        let now = self.now();
+        let allocate = || {
+            broker
+                .producer_ids
+                .allocate()
+                .map_err(|_| ResponseError::CoordinatorNotAvailable)
+        };
+        let mut work: Vec<(TxnMetadata, bool)> = Vec::new();
+        {
+            let mut txns = self.lock();
+            for m in txns.values_mut() {
+                if m.pending {
+                    continue;
+                }
+                if matches!(m.state, TxnState::PrepareCommit | TxnState::PrepareAbort) {
+                    m.pending = true;
+                    work.push((m.clone(), false));
+                } else if let Some(fenced) = m.plan_timeout(now, allocate) {
+                    m.pending = true;
+                    work.push((fenced, true));
+                }
+            }
+        }
+        for (m, timed_out) in work {
+            if timed_out {
+                info!(transactional_id = %m.transactional_id, producer_id = m.producer_id,
+                    epoch = m.producer_epoch, timeout_ms = m.timeout_ms,
+                    "aborting a transaction past its timeout");
+                let _ = self.prepare_and_complete(broker, m);
+            } else {
+                let _ = self.complete(broker, m);
+            }
+        }
+    }
+}
+
+/// Writes the COMMIT/ABORT marker of `m` to each of its partitions and fsyncs them; then
+/// offsets committed in the transaction are applied (commit) or dropped (abort).
+fn write_markers(broker: &Broker, m: &TxnMetadata, now: i64) -> Result<(), LogError> {
+    let commit = m.state == TxnState::PrepareCommit;
+    let control = if commit {
+        ControlType::Commit
+    } else {
+        ControlType::Abort
+    };
+    let mut written = Vec::new();
+    for (topic, index) in &m.partitions {
+        let Some(partition) = broker.topics.get(topic).and_then(|t| t.partition(*index)) else {
+            // The topic was deleted: nothing left to mark.
+            continue;
+        };
+        match partition.log.write_txn_marker(
+            m.producer_id,
+            m.producer_epoch,
+            COORDINATOR_EPOCH,
+            control,
+            crate::handlers::LEADER_EPOCH,
+            now,
+        ) {
+            Ok(_) => written.push(partition),
+            Err(LogError::InvalidProducerEpoch { current, .. }) => {
+                // The partition saw a newer epoch: a newer marker already closed it.
+                warn!(topic = %topic, partition = index, current,
+                    "transaction marker fenced by a newer producer epoch; skipped");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    for partition in &written {
+        partition.log.flush()?;
+        partition.wake_all();
+    }
+    if m.partitions.iter().any(|(t, _)| t == OFFSETS_TOPIC) {
+        broker
+            .coordinator
+            .complete_txn_offsets(m.producer_id, commit);
+    }
+    Ok(())
+}
+
+/// Starts the coordinator's thread: replays `__transaction_state` (once the group
+/// coordinator has loaded, so offsets of prepared transactions are known), then aborts
+/// timed-out transactions every `transaction.abort.timed.out.transaction.cleanup.interval.ms`.
+pub fn spawn(broker: &Arc<Broker>) -> std::io::Result<()> {
+    let weak: Weak<Broker> = Arc::downgrade(broker);
+    std::thread::Builder::new()
+        .name("skiff-txn".into())
+        .spawn(move || run(&weak))
+        .map(|_| ())
+}
+
+fn run(weak: &Weak<Broker>) {
+    let started = std::time::Instant::now();
+    loop {
+        let Some(b) = weak.upgrade() else { return };
+        if b.coordinator.is_loaded() {
+            break;
+        }
+        drop(b);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let Some(b) = weak.upgrade() else { return };
+    let t = &b.txn;
+    let (loaded, records) = store::replay(&t.partitions);
+    let count = loaded.len();
+    {
+        let mut txns = t.lock();
+        for m in loaded {
+            txns.insert(m.transactional_id.clone(), m);
+        }
+    }
+    t.loaded.store(true, Ordering::Release);
+    info!(
+        records,
+        transactional_ids = count,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "transaction coordinator loaded {TXN_STATE_TOPIC}"
+    );
+    let interval = t.abort_interval;
+    drop(b);
+    loop {
+        let Some(b) = weak.upgrade() else { return };
+        b.txn.housekeeping(&b);
+        drop(b);
+        // Sleep in short steps so a broker going away ends the thread promptly.
+        let step = Duration::from_millis(100).min(interval);
+        let mut waited = Duration::ZERO;
+        while waited < interval {
+            std::thread::sleep(step);
+            waited += step;
+            if weak.strong_count() == 0 {
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! `__transaction_state`: creating it, appending one record per state change (waiting for the
+//! fsync), and replaying it at start (the latest value of each transactional id wins; a
+//! tombstone removes the id).
+//!
+//! On-disk format: Kafka's `TransactionLogKey`/`TransactionLogValue` (`records.rs`), one
+//! uncompressed batch per change, appended with `Log::append_internal` to partition
+//! `abs(javaHash(transactional id)) % partitions`, where Kafka puts it. The topic is compacted.
+//!
+//! Thread safety: callers serialise writes per transactional id (the `pending` flag); the
+//! log's own lock orders concurrent appends.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use skiff_records::{BatchBuilder, Batches, Compression};
+use tracing::warn;
+
+use super::records;
+use super::state::TxnMetadata;
+use crate::coordinator::records::partition_for;
+use crate::partition::Partition;
+use crate::topics::{TopicError, Topics};
+
+pub const TXN_STATE_TOPIC: &str = "__transaction_state";
+/// Kafka's `transaction.state.log.segment.bytes` default.
+const SEGMENT_BYTES: &str = "104857600";
+/// Read size while replaying a partition.
+const REPLAY_CHUNK: usize = 4 << 20;
+/// Cap on the decompressed size of one replayed batch.
+const MAX_DECOMPRESSED: usize = 64 << 20;
+
+pub fn open_topic(topics: &Topics, num_partitions: i32) -> Result<Vec<Arc<Partition>>, TopicError> {
+    if let Some(topic) = topics.get(TXN_STATE_TOPIC) {
+        return Ok(topic.partitions());
+    }
+    let mut configs = BTreeMap::new();
+    configs.insert("cleanup.policy".to_string(), "compact".to_string());
+    configs.insert("segment.bytes".to_string(), SEGMENT_BYTES.to_string());
+    let topic = topics.create(TXN_STATE_TOPIC, num_partitions.max(1), configs, false)?;
+    Ok(topic.partitions())
+}
+
+/// Appends `m` and fsyncs it.
+pub fn write(partitions: &[Arc<Partition>], m: &TxnMetadata, now: i64) -> Result<(), String> {
+    let n = i32::try_from(partitions.len()).unwrap_or(i32::MAX);
+    let index = usize::try_from(partition_for(&m.transactional_id, n)).unwrap_or(0);
+    let partition = partitions
+        .get(index)
+        .ok_or_else(|| format!("{TXN_STATE_TOPIC} has no partition {index}"))?;
+    let mut b = BatchBuilder::new(0, Compression::None);
+    b.push(
+        now,
+        Some(&records::encode_key(&m.transactional_id)),
+        Some(&records::encode_value(m)),
+        &[],
+    );
+    let batch = b.build().map_err(|e| e.to_string())?;
+    partition
+        .log
+        .append_internal(&batch, crate::handlers::LEADER_EPOCH, now)
+        .map_err(|e| e.to_string())?;
+    partition.log.flush().map_err(|e| e.to_string())?;
+    partition.wake_all();
+    Ok(())
+}
+
+/// Every transactional id's latest metadata, and how many records were read.
+pub fn replay(partitions: &[Arc<Partition>]) -> (Vec<TxnMetadata>, u64) {
+    let mut latest: HashMap<String, Option<TxnMetadata>> = HashMap::new();
+    let mut count = 0u64;
+    for partition in partitions {
+        let mut offset = partition.log.log_start_offset();
+        let end = partition.log.log_end_offset();
+        while offset < end {
+            let read = match partition.log.read(offset, REPLAY_CHUNK, true) {
+                Ok(r) if !r.records.is_empty() => r,
+                Ok(_) => break,
+                Err(e) => {
+                    warn!(partition = partition.index, offset, error = %e,
+                        "{TXN_STATE_TOPIC} replay read failed; skipping the rest of this partition");
+                    break;
+                }
+            };
+            let mut next = offset;
+            for batch in Batches::new(&read.records) {
+                let Ok((header, bytes)) = batch else { break };
+                next = header.next_offset();
+                if header.is_control() {
+                    continue;
+                }
+                let Ok(recs) = skiff_records::records(bytes, MAX_DECOMPRESSED) else {
+                    warn!(
+                        partition = partition.index,
+                        offset = header.base_offset,
+                        "skipping an unreadable {TXN_STATE_TOPIC} batch"
+                    );
+                    continue;
+                };
+                for r in recs {
+                    let Some(key) = r.key.as_deref() else {
+                        continue;
+                    };
+                    let id = match records::decode_key(key) {
+                        Ok(id) => id,
+                        Err(e) => {
+                            warn!(error = %e, "skipping a record with an unreadable key");
+                            continue;
+                        }
+                    };
+                    count += 1;
+                    match r.value.as_deref().map(|v| records::decode_value(&id, v)) {
+                        None => {
+                            latest.insert(id, None);
+                        }
+                        Some(Ok(m)) => {
+                            latest.insert(id, Some(m));
+                        }
+                        Some(Err(e)) => warn!(error = %e, "skipping an unreadable value"),
+                    }
+                }
+            }
+            if next <= offset {
+                break;
+            }
+            offset = next;
+        }
+    }
+    (latest.into_values().flatten().collect(), count)
+}

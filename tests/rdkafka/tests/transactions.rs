@@ -1,0 +1,235 @@
+//! Transactions through librdkafka (`transactional.id`) against the real binary: an aborted
+//! transaction is invisible to read_committed consumers and visible (markers skipped) to
+//! read_uncommitted ones; committed data appears; consume-transform-produce with the consumer
+//! offsets in the transaction (visible only on commit); a kill -9 during an open transaction
+//! is followed, after restart, by its timeout abort, so read_committed consumers progress.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
+use rdkafka::{Offset, TopicPartitionList};
+use skiff_e2e::{unique_topic, Broker};
+
+const T: Duration = Duration::from_secs(30);
+
+fn txn_producer(b: &Broker, id: &str, extra: &[(&str, &str)]) -> FutureProducer {
+    let mut props = vec![("transactional.id", id), ("linger.ms", "1")];
+    props.extend_from_slice(extra);
+    let p = producer(b, &props).unwrap();
+    p.init_transactions(T).unwrap();
+    p
+}
+
+async fn send(p: &FutureProducer, topic: &str, values: &[String]) {
+    for v in values {
+        p.send(FutureRecord::to(topic).partition(0).key("k").payload(v), T)
+            .await
+            .map_err(|(e, _)| e)
+            .unwrap();
+    }
+}
+
+fn values(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}-{i}")).collect()
+}
+
+/// Every value a consumer with `isolation` reads from partition 0, from the start until
+/// nothing new arrives for a while (at least `min` values are waited for).
+fn read_values(b: &Broker, topic: &str, isolation: &str, min: usize) -> Vec<String> {
+    let c = consumer(b, &[("isolation.level", isolation)]).unwrap();
+    let mut got = consume_n(&c, topic, 0, Offset::Beginning, min, T)
+        .unwrap()
+        .into_iter()
+        .map(|r| String::from_utf8(r.value.unwrap_or_default()).unwrap())
+        .collect::<Vec<_>>();
+    // Anything beyond `min` would be a visibility bug: give it a moment to show up.
+    let quiet = Instant::now() + Duration::from_millis(1500);
+    while Instant::now() < quiet {
+        if let Some(m) = c.poll(Duration::from_millis(100)) {
+            let r = detach(&m.unwrap());
+            got.push(String::from_utf8(r.value.unwrap_or_default()).unwrap());
+        }
+    }
+    got
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aborted_is_invisible_to_read_committed_and_committed_is_visible() {
+    let b = Broker::start().unwrap();
+    let topic = unique_topic("txn");
+    create_topic(&admin(&b).unwrap(), &topic, 1, &[])
+        .await
+        .unwrap();
+    let p = txn_producer(&b, "txn-abort-commit", &[]);
+
+    p.begin_transaction().unwrap();
+    let aborted = values("aborted", 10);
+    send(&p, &topic, &aborted).await;
+    p.abort_transaction(T).unwrap();
+
+    p.begin_transaction().unwrap();
+    let committed = values("committed", 5);
+    send(&p, &topic, &committed).await;
+    p.commit_transaction(T).unwrap();
+
+    // 10 aborted + marker + 5 committed + marker.
+    let c = consumer(&b, &[]).unwrap();
+    let (_, high) = c.fetch_watermarks(&topic, 0, T).unwrap();
+    assert_eq!(high, 17);
+
+    assert_eq!(read_values(&b, &topic, "read_committed", 5), committed);
+    let mut all = aborted.clone();
+    all.extend(committed.iter().cloned());
+    assert_eq!(
+        read_values(&b, &topic, "read_uncommitted", 15),
+        all,
+        "read_uncommitted sees aborted data, never the markers"
+    );
+    // The transaction index survives a restart.
+    let mut b = b;
+    b.restart().unwrap();
+    assert_eq!(read_values(&b, &topic, "read_committed", 5), committed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_transaction_holds_back_read_committed_consumers() {
+    let b = Broker::start().unwrap();
+    let topic = unique_topic("txn-lso");
+    create_topic(&admin(&b).unwrap(), &topic, 1, &[])
+        .await
+        .unwrap();
+    let plain = producer(&b, &[]).unwrap();
+    send(&plain, &topic, &values("before", 3)).await;
+    let p = txn_producer(&b, "txn-lso", &[]);
+    p.begin_transaction().unwrap();
+    send(&p, &topic, &values("open", 4)).await;
+    send(&plain, &topic, &values("after", 2)).await;
+
+    // The LSO stops at the open transaction: only "before" is readable.
+    assert_eq!(
+        read_values(&b, &topic, "read_committed", 3),
+        values("before", 3)
+    );
+    p.commit_transaction(T).unwrap();
+    let mut expected = values("before", 3);
+    expected.extend(values("open", 4));
+    expected.extend(values("after", 2));
+    assert_eq!(read_values(&b, &topic, "read_committed", 9), expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consume_transform_produce_commits_offsets_with_the_transaction() {
+    let b = Broker::start().unwrap();
+    let input = unique_topic("ctp-in");
+    let output = unique_topic("ctp-out");
+    let a = admin(&b).unwrap();
+    create_topic(&a, &input, 1, &[]).await.unwrap();
+    create_topic(&a, &output, 1, &[]).await.unwrap();
+    let plain = producer(&b, &[]).unwrap();
+    send(&plain, &input, &values("in", 20)).await;
+
+    let group = unique_topic("ctp-group");
+    let c: BaseConsumer = consumer(&b, &[("group.id", &group)]).unwrap();
+    let records = consume_n(&c, &input, 0, Offset::Beginning, 20, T).unwrap();
+    let p = txn_producer(&b, "txn-ctp", &[]);
+
+    // First pass: transform 10, commit them with the offset 10.
+    p.begin_transaction().unwrap();
+    let first: Vec<String> = records[..10]
+        .iter()
+        .map(|r| {
+            format!(
+                "out-{}",
+                String::from_utf8_lossy(r.value.as_deref().unwrap())
+            )
+        })
+        .collect();
+    send(&p, &output, &first).await;
+    let mut offsets = TopicPartitionList::new();
+    offsets
+        .add_partition_offset(&input, 0, Offset::Offset(10))
+        .unwrap();
+    p.send_offsets_to_transaction(&offsets, &c.group_metadata().unwrap(), T)
+        .unwrap();
+    p.commit_transaction(T).unwrap();
+
+    // Second pass is aborted: its output and its offset 20 must not show.
+    p.begin_transaction().unwrap();
+    send(&p, &output, &values("never", 10)).await;
+    let mut offsets = TopicPartitionList::new();
+    offsets
+        .add_partition_offset(&input, 0, Offset::Offset(20))
+        .unwrap();
+    p.send_offsets_to_transaction(&offsets, &c.group_metadata().unwrap(), T)
+        .unwrap();
+    p.abort_transaction(T).unwrap();
+
+    assert_eq!(read_values(&b, &output, "read_committed", 10), first);
+    let committed_offset = |b: &Broker| {
+        let c: BaseConsumer = consumer(b, &[("group.id", &group)]).unwrap();
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition(&input, 0);
+        let got = c.committed_offsets(tpl, T).unwrap();
+        got.find_partition(&input, 0).unwrap().offset()
+    };
+    assert_eq!(committed_offset(&b), Offset::Offset(10));
+    // The group coordinator's replay applies the committed transaction and drops the aborted one.
+    let mut b = b;
+    b.restart().unwrap();
+    assert_eq!(committed_offset(&b), Offset::Offset(10));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill9_during_open_transaction_then_timeout_abort_unblocks_readers() {
+    let mut b = Broker::start_with(&[(
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        "200",
+    )])
+    .unwrap();
+    let topic = unique_topic("txn-kill");
+    create_topic(&admin(&b).unwrap(), &topic, 1, &[])
+        .await
+        .unwrap();
+    {
+        let p = txn_producer(
+            &b,
+            "txn-kill",
+            &[
+                ("transaction.timeout.ms", "3000"),
+                ("message.timeout.ms", "3000"),
+                ("socket.timeout.ms", "3000"),
+            ],
+        );
+        p.begin_transaction().unwrap();
+        send(&p, &topic, &values("doomed", 5)).await;
+        b.kill9().unwrap();
+        // Dropping a producer with an open transaction must not block on the dead broker.
+        std::mem::forget(p);
+    }
+    b.restart().unwrap();
+    let plain = producer(&b, &[]).unwrap();
+    send(&plain, &topic, &values("later", 3)).await;
+    let started = Instant::now();
+    // Held back by the open transaction until its timeout abort, then readable.
+    assert_eq!(
+        read_values(&b, &topic, "read_committed", 3),
+        values("later", 3)
+    );
+    assert!(started.elapsed() < Duration::from_secs(25));
+    let mut all = values("doomed", 5);
+    all.extend(values("later", 3));
+    assert_eq!(read_values(&b, &topic, "read_uncommitted", 8), all);
+    // A new producer with the same transactional id works after the abort.
+    let p = txn_producer(&b, "txn-kill", &[]);
+    p.begin_transaction().unwrap();
+    send(&p, &topic, &values("next", 2)).await;
+    p.commit_transaction(T).unwrap();
+    let mut expected = values("later", 3);
+    expected.extend(values("next", 2));
+    assert_eq!(read_values(&b, &topic, "read_committed", 5), expected);
+}
