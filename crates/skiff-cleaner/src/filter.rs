@@ -12,10 +12,12 @@
 //! recomputed against it). A header-only batch (no records, codec none, `baseTimestamp = -1`,
 //! original `maxTimestamp`) replaces a batch whose records all went but which must stay.
 //!
-//! Transactions slot in at [`FilterContext::discard_batch_records`]: aborted data batches and
-//! markers whose transaction has no data left will answer `true` there (KIP-98, KAFKA-13727);
-//! markers then also get a horizon before removal, like tombstones. Until transactions exist
-//! every batch answers `false` and control batches are always kept.
+//! Transactions (COMPACTION.md §2.8): [`FilterContext::discard_batch_records`] answers `true`
+//! for data batches of aborted transactions (from the log's transaction index; the pass never
+//! covers undecided ones, it stops at the last stable offset), so they go whatever their keys,
+//! leaving only an empty header when it is the producer's last batch (§2.9). Control batches
+//! (markers) are always kept: removing them would also require removing their transaction
+//! index entries, which Skiff does not do yet.
 
 use std::collections::HashMap;
 
@@ -47,13 +49,40 @@ pub struct FilterContext<'a> {
     pub producer_last_offsets: &'a HashMap<i64, i64>,
     /// Cap on a batch's decompressed size (protects against decompression bombs).
     pub max_decompressed_bytes: usize,
+    /// Aborted transactions by producer id: `(first offset, marker offset)` ranges.
+    pub aborted: &'a AbortedRanges,
+}
+
+/// Aborted transactions of a log by producer id: `(first offset, marker offset)`.
+pub type AbortedRanges = HashMap<i64, Vec<(i64, i64)>>;
+
+/// Groups a log's aborted transactions by producer id.
+pub fn aborted_ranges(list: &[skiff_log::AbortedTxn]) -> AbortedRanges {
+    let mut out: AbortedRanges = HashMap::new();
+    for a in list {
+        out.entry(a.producer_id)
+            .or_default()
+            .push((a.first_offset, a.last_offset));
+    }
+    out
+}
+
+/// Whether a transactional data batch belongs to an aborted transaction.
+pub fn is_aborted(aborted: &AbortedRanges, header: &BatchHeader) -> bool {
+    header.is_transactional()
+        && !header.is_control()
+        && aborted.get(&header.producer_id).is_some_and(|ranges| {
+            ranges
+                .iter()
+                .any(|&(first, marker)| first <= header.base_offset && header.base_offset < marker)
+        })
 }
 
 impl FilterContext<'_> {
-    /// Whether all records of `header`'s batch may go regardless of keys: aborted transactional
-    /// data, or a marker whose transaction left no data. Always `false` until transactions exist.
-    pub fn discard_batch_records(&self, _header: &BatchHeader) -> bool {
-        false
+    /// Whether all records of `header`'s batch may go regardless of keys: aborted
+    /// transactional data. Markers are never discarded (see the module docs).
+    pub fn discard_batch_records(&self, header: &BatchHeader) -> bool {
+        is_aborted(self.aborted, header)
     }
 
     fn is_last_batch_of_producer(&self, header: &BatchHeader) -> bool {

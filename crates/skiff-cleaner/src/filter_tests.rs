@@ -29,6 +29,7 @@ struct Ctx {
     producers: HashMap<i64, i64>,
     now: i64,
     upper: i64,
+    aborted: AbortedRanges,
 }
 
 impl Ctx {
@@ -38,6 +39,7 @@ impl Ctx {
             producers: HashMap::new(),
             now: 1_000_000,
             upper: 1_000,
+            aborted: AbortedRanges::new(),
         }
     }
     fn run(&self, bytes: &[u8]) -> BatchResult {
@@ -48,6 +50,7 @@ impl Ctx {
             upper_bound_offset: self.upper,
             producer_last_offsets: &self.producers,
             max_decompressed_bytes: 1 << 20,
+            aborted: &self.aborted,
         };
         let h = validate_batch(bytes).unwrap();
         filter_batch(&h, bytes, &ctx).unwrap()
@@ -235,6 +238,7 @@ fn zero_retention_still_needs_two_passes() {
         upper_bound_offset: 100,
         producer_last_offsets: &ctx.producers,
         max_decompressed_bytes: 1 << 20,
+        aborted: &ctx.aborted,
     };
     let r = filter_batch(&validate_batch(&b).unwrap(), &b, &ctx0).unwrap();
     let stamped = rewritten(&r).to_vec();
@@ -370,4 +374,60 @@ fn collision_keeps_record() {
     let b = batch(0, Compression::None, &[(0, 1, Some(b"a"), Some(b"1"))]);
     let ctx = Ctx::new(m);
     assert_eq!(ctx.run(&b).output, BatchOutput::Copy);
+}
+
+fn txn_batch(base: i64, pid: i64, recs: &[Rec<'_>]) -> Vec<u8> {
+    let mut b = BatchBuilder::new(base, Compression::None)
+        .producer_id(pid)
+        .producer_epoch(0)
+        .base_sequence(0)
+        .transactional(true);
+    for (delta, ts, k, v) in recs {
+        b.push_at(*delta, *ts, *k, *v, &[]);
+    }
+    b.build().unwrap()
+}
+
+#[test]
+fn aborted_transactional_data_goes_whatever_its_keys_and_markers_stay() {
+    let mut ctx = Ctx::new(map_of(&[(b"a", 10), (b"b", 11)], 20));
+    ctx.aborted.insert(7, vec![(10, 12)]);
+    // Aborted (pid 7, offsets 10..11 before the marker at 12), latest for its keys: dropped.
+    let aborted = txn_batch(
+        10,
+        7,
+        &[
+            (0, 5, Some(b"a"), Some(b"1")),
+            (1, 5, Some(b"b"), Some(b"2")),
+        ],
+    );
+    let r = ctx.run(&aborted);
+    assert_eq!(r.output, BatchOutput::Dropped);
+    // The same producer's batch after its marker is committed data: kept.
+    let later = txn_batch(13, 7, &[(0, 5, Some(b"c"), Some(b"3"))]);
+    assert_eq!(ctx.run(&later).output, BatchOutput::Copy);
+    // Another producer at the same offsets is not aborted.
+    let other = txn_batch(
+        10,
+        8,
+        &[
+            (0, 5, Some(b"a"), Some(b"1")),
+            (1, 5, Some(b"b"), Some(b"2")),
+        ],
+    );
+    assert_eq!(ctx.run(&other).output, BatchOutput::Copy);
+    // The producer's last batch keeps its header (§2.9).
+    ctx.producers.insert(7, 11);
+    let r = ctx.run(&aborted);
+    let out = rewritten(&r);
+    let h = validate_batch(out).unwrap();
+    assert_eq!(
+        (h.base_offset, h.last_offset(), h.record_count),
+        (10, 11, 0)
+    );
+    // A marker is kept.
+    let marker = skiff_log::control_batch(7, 0, 0, skiff_log::ControlType::Abort, 5).unwrap();
+    let mut marker = marker;
+    skiff_records::stamp_base_offset(&mut marker, 12);
+    assert_eq!(ctx.run(&marker).output, BatchOutput::Copy);
 }

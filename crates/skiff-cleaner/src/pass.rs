@@ -19,7 +19,9 @@ use skiff_log::{CleanedSegmentWriter, CleanerView, Log, LogError};
 use skiff_records::records;
 
 use crate::error::{CleanerError, Result};
-use crate::filter::{filter_batch, BatchOutput, FilterContext};
+use crate::filter::{
+    aborted_ranges, filter_batch, is_aborted, AbortedRanges, BatchOutput, FilterContext,
+};
 use crate::offset_map::OffsetMap;
 use crate::planner::{group_segments, CleanablePlan};
 
@@ -150,7 +152,9 @@ pub fn run_pass(
         first_uncleanable_offset: plan.first_uncleanable_offset,
         ..PassStats::default()
     };
-    let producers = build_map(log, view, plan, map, ctx, &mut stats)?;
+    // Everything below the first uncleanable offset is decided (it is at most the LSO).
+    let aborted = aborted_ranges(&log.aborted_txn_index());
+    let producers = build_map(log, view, plan, map, ctx, &aborted, &mut stats)?;
     stats.end_offset = map.latest_offset() + 1;
     stats.partial = stats.end_offset < plan.first_uncleanable_offset;
     stats.map_keys = map.len();
@@ -176,6 +180,7 @@ pub fn run_pass(
         upper_bound_offset: plan.first_uncleanable_offset,
         producer_last_offsets: &producers,
         max_decompressed_bytes: MAX_DECOMPRESSED_BATCH,
+        aborted: &aborted,
     };
     for group in &groups {
         let mut writer = log.cleaned_segment_writer(group[0]).map_err(moved_on)?;
@@ -196,14 +201,16 @@ pub fn run_pass(
 }
 
 /// Fills the map over the cleanable range and returns each producer id's last batch offset
-/// (over the whole log, for §2.9). Control batches are never put in the map; aborted
-/// transactional data will be skipped here too once transactions exist.
+/// (over the whole log, for §2.9). Control batches and aborted transactional data are never
+/// put in the map (an aborted value must not shadow the committed one before it).
+#[allow(clippy::too_many_arguments)]
 fn build_map(
     log: &Log,
     view: &CleanerView,
     plan: &CleanablePlan,
     map: &mut OffsetMap,
     ctx: &PassContext<'_>,
+    aborted: &AbortedRanges,
     stats: &mut PassStats,
 ) -> Result<HashMap<i64, i64>> {
     let (start, end) = (plan.first_dirty_offset, plan.first_uncleanable_offset);
@@ -227,7 +234,7 @@ fn build_map(
             if !in_range || full || h.last_offset() < start || h.base_offset >= end {
                 continue;
             }
-            if !h.is_control() {
+            if !h.is_control() && !is_aborted(aborted, &h) {
                 let recs = records(&bytes, MAX_DECOMPRESSED_BATCH).map_err(|source| {
                     CleanerError::Corrupt {
                         offset: h.base_offset,

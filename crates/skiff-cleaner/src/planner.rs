@@ -67,7 +67,7 @@ impl CleanablePlan {
 }
 
 /// §2.2 + §2.3 for one log. `checkpoint` is the stored first dirty offset, if any;
-/// `last_stable_offset` bounds the range (the high watermark until transactions exist).
+/// `last_stable_offset` bounds the range (the oldest open transaction, else the high watermark).
 pub fn plan(
     view: &CleanerView,
     checkpoint: Option<i64>,

@@ -261,7 +261,8 @@ fn pick(shared: &Shared) -> Option<Job> {
         }
         let key = (topic, partition);
         let stored = checkpoints.get(&key).copied();
-        let lso = log.high_watermark().min(view.log_end_offset);
+        // Never past an undecided transaction (COMPACTION.md §2.8).
+        let lso = log.last_stable_offset().min(view.log_end_offset);
         let p = plan(&view, stored, now, lso);
         planned.push((key, log, view, p, stored));
     }

@@ -458,3 +458,69 @@ fn pool_removes_tombstones_on_an_idle_log_when_the_horizon_passes() {
     assert_eq!(s.next_delete_horizon_ms, None);
     pool.stop();
 }
+
+/// A transactional batch of one record from producer `pid`.
+fn txn_append(t: &TestLog, pid: i64, key: &[u8], value: &[u8]) -> i64 {
+    let mut b = skiff_records::BatchBuilder::new(0, Compression::None)
+        .producer_id(pid)
+        .producer_epoch(0)
+        .base_sequence(0)
+        .transactional(true);
+    b.push(t.now(), Some(key), Some(value), &[]);
+    let v = skiff_log::AppendValidation { now_ms: t.now() };
+    t.log()
+        .append(&b.build().unwrap(), 0, &v)
+        .unwrap()
+        .first_offset
+}
+
+fn marker(t: &TestLog, pid: i64, control: skiff_log::ControlType) {
+    t.log()
+        .write_txn_marker(pid, 0, 0, control, 0, t.now())
+        .unwrap();
+}
+
+#[test]
+fn aborted_data_removed_committed_kept_and_open_transactions_not_cleaned() {
+    let t = TestLog::new(compact_config(1 << 20, 60_000));
+    t.produce(&[(b"a", Some(b"plain"))], Compression::None); // 0
+    txn_append(&t, 5, b"a", b"aborted"); // 1
+    marker(&t, 5, skiff_log::ControlType::Abort); // 2
+    txn_append(&t, 6, b"b", b"committed"); // 3
+    marker(&t, 6, skiff_log::ControlType::Commit); // 4
+    t.roll();
+    let open = txn_append(&t, 7, b"c", b"open"); // 5, undecided
+    t.produce(&[(b"a", Some(b"after-open"))], Compression::None); // 6
+    t.roll();
+    assert_eq!(t.log().last_stable_offset(), open);
+    let stats = t.clean(None, MAP);
+    assert_eq!(stats.first_uncleanable_offset, open, "never past the LSO");
+    let (headers, recs) = t.read_all();
+    let data: Vec<(i64, Vec<u8>)> = recs
+        .iter()
+        .filter_map(|r| {
+            let h = headers
+                .iter()
+                .find(|h| h.base_offset <= r.offset && r.offset <= h.last_offset())
+                .unwrap();
+            (!h.is_control()).then(|| (r.offset, r.value.clone().unwrap()))
+        })
+        .collect();
+    assert_eq!(
+        data,
+        vec![
+            (0, b"plain".to_vec()),
+            (3, b"committed".to_vec()),
+            (5, b"open".to_vec()),
+            (6, b"after-open".to_vec()),
+        ],
+        "the aborted value is gone and did not shadow the committed one before it"
+    );
+    // Both markers stay, so the transaction index keeps matching the log.
+    assert_eq!(headers.iter().filter(|h| h.is_control()).count(), 2);
+    // The aborted batch went whole: its producer's last entry is the marker, which stays
+    // and carries the epoch producer state needs (§2.9).
+    assert!(!headers
+        .iter()
+        .any(|h| h.producer_id == 5 && !h.is_control()));
+}

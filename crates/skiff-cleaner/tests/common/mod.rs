@@ -170,7 +170,7 @@ impl TestLog {
     ) -> skiff_cleaner::Result<PassStats> {
         let log = self.log();
         let view = log.cleaner_view();
-        let p = plan(&view, checkpoint, self.now(), log.high_watermark());
+        let p = plan(&view, checkpoint, self.now(), log.last_stable_offset());
         let mut map = OffsetMap::new(map_bytes, 0.9);
         let throttler = Throttler::new(f64::MAX);
         let ctx = PassContext {
