@@ -114,6 +114,17 @@ pub async fn dispatch(broker: &Arc<Broker>, request: DecodedRequest, client_host
         RequestKind::AddOffsetsToTxn(r) => handlers::add_offsets_to_txn::handle(broker, version, r),
         RequestKind::EndTxn(r) => handlers::end_txn::handle(broker, version, r),
         RequestKind::TxnOffsetCommit(r) => handlers::txn_offset_commit::handle(broker, version, r),
+        RequestKind::ListTransactions(r) => Reply::Respond(ResponseKind::ListTransactions(
+            handlers::list_transactions::handle(broker, version, r),
+        )),
+        RequestKind::DescribeTransactions(r) => Reply::Respond(
+            ResponseKind::DescribeTransactions(handlers::describe_transactions::handle(
+                broker, version, r,
+            )),
+        ),
+        RequestKind::DescribeProducers(r) => Reply::Respond(ResponseKind::DescribeProducers(
+            handlers::describe_producers::handle(broker, version, r),
+        )),
         _ => Reply::Close(format!(
             "{:?} is advertised by no handler; closing",
             request.api_key

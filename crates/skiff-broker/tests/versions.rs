@@ -522,6 +522,28 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
                         ]),
                 ]),
         )],
+        ApiKey::ListTransactions => vec![
+            RequestKind::ListTransactions(ListTransactionsRequest::default()),
+            RequestKind::ListTransactions(
+                ListTransactionsRequest::default()
+                    .with_state_filters(vec![s("Ongoing"), s("Bogus")])
+                    .with_producer_id_filters(vec![ProducerId(0)])
+                    .with_duration_filter(if version >= 1 { 10 } else { -1 }),
+            ),
+        ],
+        ApiKey::DescribeTransactions => vec![RequestKind::DescribeTransactions(
+            DescribeTransactionsRequest::default().with_transactional_ids(vec![
+                TransactionalId(s("tx")),
+                TransactionalId(s("unknown-txn")),
+            ]),
+        )],
+        ApiKey::DescribeProducers => vec![RequestKind::DescribeProducers(
+            DescribeProducersRequest::default().with_topics(vec![
+                describe_producers_request::TopicRequest::default()
+                    .with_name(t.clone())
+                    .with_partition_indexes(vec![0, 7]),
+            ]),
+        )],
         other => panic!("no representative request for advertised API {other:?}: add one"),
     }
 }

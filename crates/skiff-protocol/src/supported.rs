@@ -49,6 +49,9 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::AddOffsetsToTxn, 0, 4),
     (ApiKey::EndTxn, 0, 5),
     (ApiKey::TxnOffsetCommit, 0, 5),
+    (ApiKey::DescribeProducers, 0, 0),
+    (ApiKey::ListTransactions, 0, 1),
+    (ApiKey::DescribeTransactions, 0, 0),
 ];
 
 /// The advertised `(min, max)` for `key`, or `None` if Skiff does not implement it.

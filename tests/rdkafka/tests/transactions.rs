@@ -233,3 +233,87 @@ async fn kill9_during_open_transaction_then_timeout_abort_unblocks_readers() {
     expected.extend(values("next", 2));
     assert_eq!(read_values(&b, &topic, "read_committed", 5), expected);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operators_see_open_transactions_and_producer_state() {
+    use kafka_protocol::messages::*;
+    use kafka_protocol::protocol::StrBytes;
+    let b = Broker::start().unwrap();
+    let topic = unique_topic("txn-admin");
+    create_topic(&admin(&b).unwrap(), &topic, 1, &[])
+        .await
+        .unwrap();
+    let p = txn_producer(&b, "txn-admin", &[]);
+    p.begin_transaction().unwrap();
+    send(&p, &topic, &values("open", 2)).await;
+
+    let listed: ListTransactionsResponse = raw_call(
+        &b,
+        ApiKey::ListTransactions,
+        1,
+        &ListTransactionsRequest::default()
+            .with_state_filters(vec![StrBytes::from_static_str("Ongoing")]),
+    )
+    .unwrap();
+    assert_eq!(listed.error_code, 0);
+    let ours: Vec<_> = listed
+        .transaction_states
+        .iter()
+        .filter(|t| t.transactional_id.0.as_str() == "txn-admin")
+        .collect();
+    assert_eq!(ours.len(), 1);
+    assert_eq!(ours[0].transaction_state.as_str(), "Ongoing");
+    let pid = ours[0].producer_id;
+
+    let described: DescribeTransactionsResponse = raw_call(
+        &b,
+        ApiKey::DescribeTransactions,
+        0,
+        &DescribeTransactionsRequest::default().with_transactional_ids(vec![
+            TransactionalId(StrBytes::from_static_str("txn-admin")),
+            TransactionalId(StrBytes::from_static_str("nobody")),
+        ]),
+    )
+    .unwrap();
+    let d = &described.transaction_states[0];
+    assert_eq!((d.error_code, d.producer_id), (0, pid));
+    assert_eq!(d.topics.len(), 1);
+    assert_eq!(d.topics[0].topic.0.as_str(), topic);
+    assert_eq!(d.topics[0].partitions, vec![0]);
+    assert_eq!(
+        described.transaction_states[1].error_code,
+        kafka_protocol::ResponseError::TransactionalIdNotFound.code()
+    );
+
+    let producers: DescribeProducersResponse = raw_call(
+        &b,
+        ApiKey::DescribeProducers,
+        0,
+        &DescribeProducersRequest::default().with_topics(vec![
+            describe_producers_request::TopicRequest::default()
+                .with_name(TopicName(StrBytes::from_string(topic.clone())))
+                .with_partition_indexes(vec![0]),
+        ]),
+    )
+    .unwrap();
+    let part = &producers.topics[0].partitions[0];
+    assert_eq!(part.error_code, 0);
+    assert_eq!(part.active_producers.len(), 1);
+    assert_eq!(part.active_producers[0].producer_id, pid);
+    assert_eq!(part.active_producers[0].current_txn_start_offset, 0);
+
+    p.commit_transaction(T).unwrap();
+    let described: DescribeTransactionsResponse = raw_call(
+        &b,
+        ApiKey::DescribeTransactions,
+        0,
+        &DescribeTransactionsRequest::default().with_transactional_ids(vec![TransactionalId(
+            StrBytes::from_static_str("txn-admin"),
+        )]),
+    )
+    .unwrap();
+    assert_eq!(
+        described.transaction_states[0].transaction_state.as_str(),
+        "CompleteCommit"
+    );
+}

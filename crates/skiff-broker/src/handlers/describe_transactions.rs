@@ -1,0 +1,60 @@
+//! DescribeTransactions v0: state, timeout, start time, producer id/epoch and partitions of
+//! each transactional id; TRANSACTIONAL_ID_NOT_FOUND for ids the coordinator does not know.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kafka_protocol::messages::describe_transactions_response::{TopicData, TransactionState};
+use kafka_protocol::messages::{
+    DescribeTransactionsRequest, DescribeTransactionsResponse, ProducerId,
+};
+use kafka_protocol::ResponseError;
+
+use super::{str_bytes, topic_name};
+use crate::broker::Broker;
+
+pub fn handle(
+    broker: &Arc<Broker>,
+    _version: i16,
+    request: DescribeTransactionsRequest,
+) -> DescribeTransactionsResponse {
+    let states = request
+        .transactional_ids
+        .into_iter()
+        .map(|id| {
+            let state = TransactionState::default()
+                .with_transactional_id(id.clone())
+                .with_transaction_state(str_bytes(""))
+                .with_transaction_start_time_ms(-1)
+                .with_producer_id(ProducerId(-1))
+                .with_producer_epoch(-1);
+            match broker.txn.describe(&id.0) {
+                Err(e) => state.with_error_code(e.code()),
+                Ok(None) => state.with_error_code(ResponseError::TransactionalIdNotFound.code()),
+                Ok(Some(m)) => {
+                    let mut topics: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
+                    for (t, p) in &m.partitions {
+                        topics.entry(t.as_str()).or_default().push(*p);
+                    }
+                    state
+                        .with_transaction_state(str_bytes(m.state.name()))
+                        .with_transaction_timeout_ms(m.timeout_ms)
+                        .with_transaction_start_time_ms(m.start_ms)
+                        .with_producer_id(ProducerId(m.producer_id))
+                        .with_producer_epoch(m.producer_epoch)
+                        .with_topics(
+                            topics
+                                .into_iter()
+                                .map(|(t, ps)| {
+                                    TopicData::default()
+                                        .with_topic(topic_name(t))
+                                        .with_partitions(ps)
+                                })
+                                .collect(),
+                        )
+                }
+            }
+        })
+        .collect();
+    DescribeTransactionsResponse::default().with_transaction_states(states)
+}
