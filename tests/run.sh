@@ -2,7 +2,8 @@
 # The one test command (README, .ci/run): installs what the suites need on a fresh Debian
 # machine (idempotent, quick when already installed), then runs every check in order:
 #   fmt, clippy, build, cargo test --workspace (unit tests + the rdkafka e2e crate),
-#   pytest tests/python (confluent-kafka, kafka-python), tests/kcat/run.sh, and (when java and
+#   pytest tests/python (confluent-kafka, kafka-python), tests/kcat/run.sh, tests/docker/run.sh
+#   (compose file checks), and (when java and
 #   mvn are on PATH) tests/java/run.sh: kafka-clients 4.x via Maven + Kafka's CLI tools, whose
 #   jars Maven fetches from Maven Central into ~/.m2 and tests/kafka's cache on first use.
 # Works without a terminal (CI=true, no stdin). Exit status is non-zero if any step fails;
@@ -63,6 +64,8 @@ BUILD_OK=${RESULTS[-1]}
 # The e2e suites need the binary built just above; point them at it explicitly.
 export E2E_SKIFF_BIN=${E2E_SKIFF_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/debug/skiff}
 step "cargo test" cargo test --workspace
+# Compose file and Dockerfile checks (no engine needed; the binary side is in cargo test).
+step "docker" bash tests/docker/run.sh
 if [[ $BUILD_OK == PASS ]]; then
     step "pytest" "$VENV/bin/python" -m pytest -q tests/python
     step "kcat" bash tests/kcat/run.sh

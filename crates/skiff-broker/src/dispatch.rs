@@ -30,13 +30,25 @@ pub enum Reply {
 }
 
 /// `client_host` is the peer as Kafka prints it (`/127.0.0.1`): group members report it.
+/// Answers as if the request came in on the first listener; see [`dispatch_on`].
 pub async fn dispatch(broker: &Arc<Broker>, request: DecodedRequest, client_host: &str) -> Reply {
+    dispatch_on(broker, request, client_host, "").await
+}
+
+/// [`dispatch`] for a request that arrived on the listener named `listener`: Metadata,
+/// DescribeCluster and FindCoordinator advertise the advertised listener of that name.
+pub async fn dispatch_on(
+    broker: &Arc<Broker>,
+    request: DecodedRequest,
+    client_host: &str,
+    listener: &str,
+) -> Reply {
     let version = request.api_version;
     match request.body {
         RequestKind::ApiVersions(r) => Reply::Respond(ResponseKind::ApiVersions(
             handlers::api_versions::handle(version, r),
         )),
-        RequestKind::Metadata(r) => handlers::metadata::handle(broker, version, r).await,
+        RequestKind::Metadata(r) => handlers::metadata::handle(broker, version, r, listener).await,
         RequestKind::Produce(r) => handlers::produce::handle(broker, version, r).await,
         RequestKind::Fetch(r) => handlers::fetch::handle(broker, version, r),
         RequestKind::ListOffsets(r) => handlers::list_offsets::handle(broker, version, r).await,
@@ -51,7 +63,9 @@ pub async fn dispatch(broker: &Arc<Broker>, request: DecodedRequest, client_host
             handlers::alter_configs::handle_incremental(broker, version, r).await
         }
         RequestKind::DeleteRecords(r) => handlers::delete_records::handle(broker, version, r).await,
-        RequestKind::DescribeCluster(r) => handlers::describe_cluster::handle(broker, version, r),
+        RequestKind::DescribeCluster(r) => {
+            handlers::describe_cluster::handle(broker, version, r, listener)
+        }
         RequestKind::DescribeLogDirs(r) => {
             handlers::describe_log_dirs::handle(broker, version, r).await
         }
@@ -59,7 +73,7 @@ pub async fn dispatch(broker: &Arc<Broker>, request: DecodedRequest, client_host
             handlers::offset_for_leader_epoch::handle(broker, version, r)
         }
         RequestKind::FindCoordinator(r) => Reply::Respond(ResponseKind::FindCoordinator(
-            handlers::find_coordinator::handle(broker, version, r),
+            handlers::find_coordinator::handle(broker, version, r, listener),
         )),
         RequestKind::JoinGroup(r) => {
             let client_id = request

@@ -19,4 +19,4 @@ pub mod topics;
 pub mod txn;
 
 pub use broker::{Broker, StartError};
-pub use net::listener::serve;
+pub use net::listener::{serve, serve_listener};

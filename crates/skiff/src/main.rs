@@ -32,7 +32,8 @@ struct Cli {
     log_format: String,
 }
 
-/// Time allowed for in-flight requests to finish after SIGTERM before storage is closed.
+/// Upper bound of the drain (in-flight requests finishing) after SIGTERM; the rest of
+/// `shutdown.timeout.ms` is left for flushing and fsync.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
 fn main() -> anyhow::Result<()> {
@@ -73,30 +74,45 @@ fn init_logging(filter: &str, format: &str) -> anyhow::Result<()> {
 
 async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
-    let listener_cfg = config
-        .listeners
-        .first()
-        .cloned()
-        .context("listeners is empty")?;
+    if config.listeners.is_empty() {
+        bail!("listeners is empty");
+    }
+    let budget = Duration::from_millis(u64::try_from(config.shutdown_timeout_ms).unwrap_or(0));
     let broker: Arc<Broker> = tokio::task::spawn_blocking(move || Broker::start(config))
         .await
         .context("storage start-up task")??;
-    let addr = format!("{}:{}", listener_cfg.host, listener_cfg.port);
-    let listener = TcpListener::bind(&addr)
-        .await
-        .with_context(|| format!("binding listener {addr}"))?;
+    // Bind every listener before serving any, so a taken port fails the start as a whole.
+    let mut bound = Vec::new();
+    for l in &broker.config.listeners {
+        let addr = format!("{}:{}", l.host, l.port);
+        let listener = TcpListener::bind(&addr)
+            .await
+            .with_context(|| format!("binding listener {l} ({addr})"))?;
+        bound.push((l.name.clone(), listener));
+    }
     let housekeeper =
         Housekeeper::start(broker.clone()).context("starting the housekeeping thread")?;
     let (stop_tx, stop_rx) = watch::channel(false);
-    let server = tokio::spawn(skiff_broker::serve(listener, broker.clone(), stop_rx));
+    let mut servers = tokio::task::JoinSet::new();
+    let mut addrs = Vec::new();
+    for (name, listener) in bound {
+        if let Ok(addr) = listener.local_addr() {
+            addrs.push(format!("{name}://{addr}"));
+        }
+        let (broker, stop_rx) = (broker.clone(), stop_rx.clone());
+        servers.spawn(async move {
+            skiff_broker::serve_listener(listener, &name, broker, stop_rx).await;
+        });
+    }
     info!(
-        %addr,
+        listeners = %addrs.join(","),
         node_id = broker.node_id(),
         startup_ms = started.elapsed().as_millis() as u64,
         "skiff is ready"
     );
 
     wait_for_signal().await?;
+    let stopping = std::time::Instant::now();
     info!("shutting down: no new connections, finishing requests in hand");
     let _ = stop_tx.send(true);
     // A second signal skips the drain; data is safe either way (recovery on next start).
@@ -106,14 +122,27 @@ async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
             std::process::exit(130);
         }
     });
-    let _ = tokio::time::timeout(DRAIN_TIMEOUT, server).await;
+    let drain = DRAIN_TIMEOUT.min(budget / 2);
+    let _ = tokio::time::timeout(drain, async {
+        while servers.join_next().await.is_some() {}
+    })
+    .await;
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let result = tokio::task::spawn_blocking(move || {
+    let flush = tokio::task::spawn_blocking(move || {
         housekeeper.stop();
         broker.shutdown()
-    })
-    .await
-    .context("shutdown task")?;
+    });
+    let left = budget.saturating_sub(stopping.elapsed());
+    let result = match tokio::time::timeout(left, flush).await {
+        Ok(joined) => joined.context("shutdown task")?,
+        Err(_) => {
+            error!(
+                shutdown_timeout_ms = budget.as_millis() as u64,
+                "flush did not finish within shutdown.timeout.ms; exiting: the next start recovers the logs"
+            );
+            std::process::exit(1);
+        }
+    };
     if let Err(e) = result {
         error!(error = %e, "unclean shutdown: the next start recovers the logs");
         return Err(e.into());

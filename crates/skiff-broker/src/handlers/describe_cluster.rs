@@ -17,7 +17,13 @@ use crate::dispatch::Reply;
 const BROKERS: i8 = 1;
 const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
 
-pub fn handle(broker: &Arc<Broker>, version: i16, request: DescribeClusterRequest) -> Reply {
+/// `listener` names the listener the request came in on (see [`advertised`]).
+pub fn handle(
+    broker: &Arc<Broker>,
+    version: i16,
+    request: DescribeClusterRequest,
+    listener: &str,
+) -> Reply {
     let mut response = DescribeClusterResponse::default()
         .with_endpoint_type(BROKERS)
         .with_cluster_id(str_bytes(&broker.cluster_id))
@@ -34,7 +40,7 @@ pub fn handle(broker: &Arc<Broker>, version: i16, request: DescribeClusterReques
                 ))),
         ));
     }
-    let (host, port) = advertised(broker);
+    let (host, port) = advertised(broker, listener);
     response.brokers = vec![DescribeClusterBroker::default()
         .with_broker_id(BrokerId(broker.node_id()))
         .with_host(str_bytes(&host))

@@ -15,12 +15,14 @@ use crate::broker::Broker;
 const GROUP: i8 = 0;
 const TRANSACTION: i8 = 1;
 
+/// `listener` names the listener the request came in on (see [`advertised`]).
 pub fn handle(
     broker: &Arc<Broker>,
     version: i16,
     request: FindCoordinatorRequest,
+    listener: &str,
 ) -> FindCoordinatorResponse {
-    let (host, port) = advertised(broker);
+    let (host, port) = advertised(broker, listener);
     let answer = |key: &StrBytes| -> Coordinator {
         let error =
             if (request.key_type != GROUP && request.key_type != TRANSACTION) || key.is_empty() {

@@ -1,4 +1,5 @@
-//! Metadata: this one broker (advertised listener), and the requested topics — all when the
+//! Metadata: this one broker (the advertised listener named like the one the client connected
+//! to), and the requested topics — all when the
 //! list is null — auto-creating missing ones when the request and `auto.create.topics.enable`
 //! allow it.
 
@@ -21,7 +22,13 @@ use crate::topics::Topic;
 /// Kafka's value for "authorized operations not requested".
 const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
 
-pub async fn handle(broker: &Arc<Broker>, version: i16, request: MetadataRequest) -> Reply {
+/// `listener` names the listener the request came in on (empty: the first).
+pub async fn handle(
+    broker: &Arc<Broker>,
+    version: i16,
+    request: MetadataRequest,
+    listener: &str,
+) -> Reply {
     let auto_create = broker.config.auto_create_topics_enable
         && (version < 4 || request.allow_auto_topic_creation);
     let mut topics = Vec::new();
@@ -55,7 +62,7 @@ pub async fn handle(broker: &Arc<Broker>, version: i16, request: MetadataRequest
         }
     }
     let node_id = broker.node_id();
-    let (host, port) = advertised(broker);
+    let (host, port) = advertised(broker, listener);
     let response = MetadataResponse::default()
         .with_brokers(vec![MetadataResponseBroker::default()
             .with_node_id(BrokerId(node_id))
@@ -68,12 +75,16 @@ pub async fn handle(broker: &Arc<Broker>, version: i16, request: MetadataRequest
     Reply::Respond(ResponseKind::Metadata(response))
 }
 
-/// Host and port clients should connect to: the first advertised listener.
-pub fn advertised(broker: &Broker) -> (String, i32) {
-    broker
-        .config
-        .advertised_listeners
-        .first()
+/// Host and port clients should connect to. Kafka's rule: the advertised listener with the
+/// name of the listener the client connected to (`listener`), so clients on the docker
+/// network and on the host each get an address they can reach. Without a match (or with an
+/// empty name): the first advertised listener.
+pub fn advertised(broker: &Broker, listener: &str) -> (String, i32) {
+    let advertised = &broker.config.advertised_listeners;
+    advertised
+        .iter()
+        .find(|l| !listener.is_empty() && l.name == listener)
+        .or_else(|| advertised.first())
         .or_else(|| broker.config.listeners.first())
         .map(|l| (l.host.clone(), i32::from(l.port)))
         .unwrap_or_else(|| ("127.0.0.1".to_string(), 9092))

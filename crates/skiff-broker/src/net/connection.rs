@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, watch};
 use tracing::{debug, warn, Instrument};
 
 use crate::broker::Broker;
-use crate::dispatch::{dispatch, Reply, ResponseFuture};
+use crate::dispatch::{dispatch_on, Reply, ResponseFuture};
 
 /// Responses queued behind a slow one before the reader stops reading (back-pressure).
 const MAX_IN_FLIGHT: usize = 64;
@@ -41,9 +41,11 @@ struct Header {
     version: i16,
 }
 
+/// `listener` is the name of the `listeners` entry the client connected to.
 pub async fn run(
     stream: TcpStream,
     peer: SocketAddr,
+    listener: &str,
     broker: Arc<Broker>,
     mut shutdown: watch::Receiver<bool>,
 ) {
@@ -87,7 +89,7 @@ pub async fn run(
                         api_key: request.api_key,
                         version: request.api_version,
                     };
-                    match dispatch(&broker, request, &client_host).await {
+                    match dispatch_on(&broker, request, &client_host, listener).await {
                         Reply::Respond(response) => Outgoing::Now(header, response),
                         Reply::Later(future) => Outgoing::Later(header, future),
                         Reply::NoResponse => continue,

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Static checks of docker/compose.yaml, docker/Dockerfile and config/docker.toml.
+
+Used where no docker engine is available (tests/run.sh step "docker"; with an engine the step
+also runs `docker compose config -q`). It checks that the three files agree with each other:
+the service, its build, published port, named data volume, read-only config mount, health
+check, restart policy, stop grace period and the SKIFF_ADVERTISED_LISTENERS default, and that
+the Dockerfile's user, volume, ports, entrypoint and command match.
+
+Exit status 0 when everything holds; otherwise every failed check is printed and it exits 1.
+"""
+
+import pathlib
+import re
+import sys
+import tomllib
+
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+COMPOSE = ROOT / "docker" / "compose.yaml"
+DOCKERFILE = ROOT / "docker" / "Dockerfile"
+CONFIG = ROOT / "config" / "docker.toml"
+
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+def env_default(value):
+    """`${VAR:-default}` -> default; a plain value -> itself."""
+    m = re.fullmatch(r"\$\{[A-Z_]+:-(.*)\}", value)
+    return m.group(1) if m else value
+
+
+def main():
+    compose = yaml.safe_load(COMPOSE.read_text())
+    config = tomllib.loads(CONFIG.read_text())
+    broker = config.get("broker", {})
+    # TOML dotted keys nest; flatten the ones we need.
+    def key(dotted):
+        node = broker
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        return node
+
+    services = compose.get("services", {})
+    if not check("skiff" in services, "service `skiff` is defined"):
+        return
+    svc = services["skiff"]
+    base = COMPOSE.parent
+
+    build = svc.get("build", {})
+    context = (base / build.get("context", ".")).resolve()
+    check(context == ROOT, f"build context is the repository root (got {context})")
+    dockerfile = context / build.get("dockerfile", "Dockerfile")
+    check(dockerfile.resolve() == DOCKERFILE, f"build uses docker/Dockerfile (got {dockerfile})")
+    check((ROOT / ".dockerignore").is_file(), ".dockerignore exists at the build context")
+
+    ports = [str(p) for p in svc.get("ports", [])]
+    check("19092:19092" in ports, f"HOST listener port 19092 is published (ports: {ports})")
+
+    volumes = svc.get("volumes", [])
+    named = compose.get("volumes") or {}
+    data = [v for v in volumes if str(v).split(":")[1:2] == ["/var/lib/skiff"]]
+    check(len(data) == 1, "one volume is mounted at /var/lib/skiff")
+    if data:
+        name = str(data[0]).split(":")[0]
+        check(name in named, f"volume `{name}` is a named volume declared at top level")
+    cfg = [v for v in volumes if str(v).split(":")[1:2] == ["/etc/skiff/skiff.toml"]]
+    if check(len(cfg) == 1, "config is mounted at /etc/skiff/skiff.toml"):
+        src, _, mode = str(cfg[0]).split(":")
+        check((base / src).resolve() == CONFIG, f"config mount source is config/docker.toml (got {src})")
+        check(mode == "ro", "config is mounted read-only")
+
+    hc = svc.get("healthcheck", {})
+    test = hc.get("test", [])
+    check(isinstance(test, list) and test[:1] in (["CMD"], ["CMD-SHELL"]), "healthcheck has a test")
+    check("/dev/tcp/127.0.0.1/9092" in " ".join(map(str, test)), "healthcheck probes port 9092")
+    for k in ("interval", "timeout", "retries"):
+        check(k in hc, f"healthcheck sets {k}")
+
+    check(svc.get("restart") == "unless-stopped", "restart: unless-stopped")
+    check(svc.get("stop_grace_period") == "30s", "stop_grace_period: 30s")
+
+    env = svc.get("environment", {})
+    if isinstance(env, list):
+        env = dict(e.split("=", 1) for e in env)
+    adv = env.get("SKIFF_ADVERTISED_LISTENERS")
+    if check(adv is not None, "SKIFF_ADVERTISED_LISTENERS is set in the environment"):
+        check("${SKIFF_ADVERTISED_LISTENERS" in adv, "SKIFF_ADVERTISED_LISTENERS can be overridden")
+        check(
+            env_default(adv) == key("advertised.listeners"),
+            f"its default equals advertised.listeners in config/docker.toml ({env_default(adv)!r})",
+        )
+    command = svc.get("command", [])
+    check(command == ["--config", "/etc/skiff/skiff.toml"], f"command loads the mounted config ({command})")
+
+    # config/docker.toml: the listeners the ports and the health check rely on.
+    listeners = key("listeners") or ""
+    check("DOCKER://0.0.0.0:9092" in listeners, "config binds DOCKER on 0.0.0.0:9092")
+    check("HOST://0.0.0.0:19092" in listeners, "config binds HOST on 0.0.0.0:19092")
+    check(key("log.dirs") == "/var/lib/skiff", "config keeps data in /var/lib/skiff")
+    timeout_ms = key("shutdown.timeout.ms")
+    check(
+        isinstance(timeout_ms, int) and timeout_ms < 30_000,
+        "shutdown.timeout.ms is below stop_grace_period (30 s)",
+    )
+    hostname = svc.get("hostname") or "skiff"
+    check(f"DOCKER://{hostname}:9092" in (key("advertised.listeners") or ""),
+          "the DOCKER listener advertises the service's host name")
+
+    # docker/Dockerfile: instructions the compose file and README depend on.
+    text = DOCKERFILE.read_text()
+    lines = [l.strip() for l in text.splitlines()]
+    def has(prefix):
+        return any(l.startswith(prefix) for l in lines)
+    check(has("FROM rust:1-bookworm AS builder"), "builder stage is rust:1-bookworm")
+    check(has("FROM debian:bookworm-slim"), "runtime stage is debian:bookworm-slim")
+    check("cargo build --release -p skiff --locked" in text, "builder runs cargo build --release -p skiff --locked")
+    check(has("USER skiff"), "runs as user skiff")
+    check("--uid 10001" in text, "user skiff has uid 10001")
+    check(has('VOLUME ["/var/lib/skiff"]'), "declares the data volume")
+    check(has("EXPOSE 9092 19092"), "exposes 9092 and 19092")
+    check(has('ENTRYPOINT ["skiff"]'), "entrypoint is skiff")
+    check(has('CMD ["--config", "/etc/skiff/skiff.toml"]'), "default command loads /etc/skiff/skiff.toml")
+    check(has("COPY config/docker.toml /etc/skiff/skiff.toml"), "image carries config/docker.toml")
+    check(has("HEALTHCHECK"), "image has a health check")
+
+
+if __name__ == "__main__":
+    main()
+    if failures:
+        for f in failures:
+            print(f"FAIL: {f}")
+        sys.exit(1)
+    print(f"{COMPOSE.relative_to(ROOT)}, {DOCKERFILE.relative_to(ROOT)}, {CONFIG.relative_to(ROOT)}: consistent")
