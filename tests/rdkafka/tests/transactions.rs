@@ -317,3 +317,45 @@ async fn operators_see_open_transactions_and_producer_state() {
         "CompleteCommit"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offsets_of_an_open_transaction_are_unstable_for_require_stable_fetches() {
+    use kafka_protocol::messages::*;
+    use kafka_protocol::protocol::StrBytes;
+    let b = Broker::start().unwrap();
+    let topic = unique_topic("txn-stable");
+    create_topic(&admin(&b).unwrap(), &topic, 1, &[])
+        .await
+        .unwrap();
+    let group = unique_topic("txn-stable-g");
+    let c: BaseConsumer = consumer(&b, &[("group.id", &group)]).unwrap();
+    let p = txn_producer(&b, "txn-stable", &[]);
+    p.begin_transaction().unwrap();
+    send(&p, &topic, &values("x", 1)).await;
+    let mut offsets = TopicPartitionList::new();
+    offsets
+        .add_partition_offset(&topic, 0, Offset::Offset(5))
+        .unwrap();
+    p.send_offsets_to_transaction(&offsets, &c.group_metadata().unwrap(), T)
+        .unwrap();
+    let fetch = |stable: bool| -> (i16, i64) {
+        let req = OffsetFetchRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.clone())))
+            .with_require_stable(stable)
+            .with_topics(Some(vec![
+                offset_fetch_request::OffsetFetchRequestTopic::default()
+                    .with_name(TopicName(StrBytes::from_string(topic.clone())))
+                    .with_partition_indexes(vec![0]),
+            ]));
+        let resp: OffsetFetchResponse = raw_call(&b, ApiKey::OffsetFetch, 7, &req).unwrap();
+        let part = &resp.topics[0].partitions[0];
+        (part.error_code, part.committed_offset)
+    };
+    assert_eq!(
+        fetch(true).0,
+        kafka_protocol::ResponseError::UnstableOffsetCommit.code()
+    );
+    assert_eq!(fetch(false), (0, -1), "not visible before the commit");
+    p.commit_transaction(T).unwrap();
+    assert_eq!(fetch(true), (0, 5));
+}

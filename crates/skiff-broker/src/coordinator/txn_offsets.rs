@@ -101,6 +101,15 @@ impl Coordinator {
         }
     }
 
+    /// Whether an undecided transaction holds an offset for this group partition
+    /// (OffsetFetch `require_stable`).
+    pub fn has_pending_txn_offset(&self, group: &str, topic: &str, partition: i32) -> bool {
+        self.shared.pending_txn().values().flatten().any(|(key, _)| {
+            matches!(records::decode_key(key), Ok(Key::Offset { group: g, topic: t, partition: p })
+                if g == group && t == topic && p == partition)
+        })
+    }
+
     /// Producer ids with offsets waiting for their transaction's end.
     pub fn pending_txn_producers(&self) -> Vec<i64> {
         self.shared.pending_txn().keys().copied().collect()

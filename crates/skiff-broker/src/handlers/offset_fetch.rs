@@ -1,6 +1,7 @@
 //! OffsetFetch: committed offsets of one group (v1-7) or of several (v8+). A partition with
 //! nothing committed answers offset -1, as Kafka does; a null topic list means "every
-//! committed partition" (v2+).
+//! committed partition" (v2+). With `require_stable` (v7+), a partition whose offset is
+//! pending in an undecided transaction answers UNSTABLE_OFFSET_COMMIT (retriable), as Kafka does.
 
 use std::sync::Arc;
 
@@ -24,6 +25,7 @@ pub fn handle(
     version: i16,
     request: OffsetFetchRequest,
 ) -> OffsetFetchResponse {
+    let require_stable = version >= 7 && request.require_stable;
     if version >= 8 {
         let groups = request
             .groups
@@ -40,7 +42,17 @@ pub fn handle(
                         .collect()
                 });
                 let result = broker.coordinator.fetch_offsets(&g.group_id.0, wanted);
-                group_v8(g.group_id, result)
+                let mut group = group_v8(g.group_id, result);
+                if require_stable {
+                    for t in &mut group.topics {
+                        for p in &mut t.partitions {
+                            if unstable(broker, &group.group_id.0, &t.name.0, p.partition_index) {
+                                p.error_code = ResponseError::UnstableOffsetCommit.code();
+                            }
+                        }
+                    }
+                }
+                group
             })
             .collect();
         return OffsetFetchResponse::default().with_groups(groups);
@@ -67,7 +79,17 @@ pub fn handle(
                     c.leader_epoch = -1;
                 }
             }
-            OffsetFetchResponse::default().with_topics(topics_v1(rows, None))
+            let mut topics = topics_v1(rows, None);
+            if require_stable {
+                for t in &mut topics {
+                    for p in &mut t.partitions {
+                        if unstable(broker, &request.group_id.0, &t.name.0, p.partition_index) {
+                            p.error_code = ResponseError::UnstableOffsetCommit.code();
+                        }
+                    }
+                }
+            }
+            OffsetFetchResponse::default().with_topics(topics)
         }
         Err(e) => {
             // v1 has no top-level error: every requested partition carries it.
@@ -83,6 +105,13 @@ pub fn handle(
             response
         }
     }
+}
+
+/// A transactional offset commit for this partition awaits its transaction's outcome.
+fn unstable(broker: &Broker, group: &str, topic: &str, partition: i32) -> bool {
+    broker
+        .coordinator
+        .has_pending_txn_offset(group, topic, partition)
 }
 
 fn group_by_topic(rows: Rows) -> ByTopic {
