@@ -131,11 +131,9 @@ pub async fn dispatch_on(
         RequestKind::ListTransactions(r) => Reply::Respond(ResponseKind::ListTransactions(
             handlers::list_transactions::handle(broker, version, r),
         )),
-        RequestKind::DescribeTransactions(r) => Reply::Respond(
-            ResponseKind::DescribeTransactions(handlers::describe_transactions::handle(
-                broker, version, r,
-            )),
-        ),
+        RequestKind::DescribeTransactions(r) => Reply::Respond(ResponseKind::DescribeTransactions(
+            handlers::describe_transactions::handle(broker, version, r),
+        )),
         RequestKind::DescribeProducers(r) => Reply::Respond(ResponseKind::DescribeProducers(
             handlers::describe_producers::handle(broker, version, r),
         )),
