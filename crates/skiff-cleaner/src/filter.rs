@@ -15,9 +15,10 @@
 //! Transactions (COMPACTION.md §2.8): [`FilterContext::discard_batch_records`] answers `true`
 //! for data batches of aborted transactions (from the log's transaction index; the pass never
 //! covers undecided ones, it stops at the last stable offset), so they go whatever their keys,
-//! leaving only an empty header when it is the producer's last batch (§2.9). Control batches
-//! (markers) are always kept: removing them would also require removing their transaction
-//! index entries, which Skiff does not do yet.
+//! leaving only an empty header when it is the producer's last batch (§2.9). A marker the pass
+//! found removable (`markers.rs`) is first stamped with a delete horizon
+//! (`now + delete.retention.ms`), like a tombstone, and goes in a pass after the horizon
+//! (as an empty control batch when it is its producer's last entry); other markers are kept.
 
 use std::collections::HashMap;
 
@@ -134,16 +135,30 @@ impl BatchResult {
     }
 }
 
-/// Decides the fate of one stored batch (COMPACTION.md §2.6 steps 2–5).
+/// Decides the fate of one stored batch (COMPACTION.md §2.6 steps 2–5); markers are kept.
 pub fn filter_batch(
     header: &BatchHeader,
     batch: &[u8],
     ctx: &FilterContext<'_>,
 ) -> Result<BatchResult> {
+    filter_batch_with(header, batch, ctx, false)
+}
+
+/// [`filter_batch`], where `marker_removable` says a control batch's transaction has no data
+/// left (`markers.rs`): it gets a delete horizon, then goes once the horizon passed.
+pub fn filter_batch_with(
+    header: &BatchHeader,
+    batch: &[u8],
+    ctx: &FilterContext<'_>,
+    marker_removable: bool,
+) -> Result<BatchResult> {
     let corrupt = |source| CleanerError::Corrupt {
         offset: header.base_offset,
         source,
     };
+    if header.is_control() && marker_removable {
+        return filter_marker(header, batch, ctx).map_err(corrupt);
+    }
     let discard = ctx.discard_batch_records(header);
     let retain_empty =
         ctx.is_last_batch_of_producer(header) || header.next_offset() == ctx.upper_bound_offset;
@@ -232,6 +247,56 @@ pub fn filter_batch(
         skiff_records::stamp_log_append_time(&mut out, header.max_timestamp);
     }
     res.output = BatchOutput::Rewritten(out);
+    Ok(res)
+}
+
+/// A removable marker: stamped with a horizon, kept until it passes, then removed (an empty
+/// control batch stays when it is its producer's last entry, §2.9).
+fn filter_marker(
+    header: &BatchHeader,
+    batch: &[u8],
+    ctx: &FilterContext<'_>,
+) -> std::result::Result<BatchResult, skiff_records::RecordsError> {
+    let recs = records(batch, ctx.max_decompressed_bytes)?;
+    let mut res = BatchResult::dropped();
+    res.records_read = recs.len() as u64;
+    match header.has_delete_horizon().then_some(header.base_timestamp) {
+        Some(h) if ctx.now_ms >= h => {
+            let last = ctx.is_last_batch_of_producer(header)
+                || header.next_offset() == ctx.upper_bound_offset;
+            if last {
+                res.output = BatchOutput::Rewritten(empty_batch(header)?);
+            }
+        }
+        Some(h) => {
+            res.records_kept = res.records_read;
+            res.horizon_ms = Some(h);
+            res.output = BatchOutput::Copy;
+        }
+        None => {
+            let horizon = ctx.now_ms.saturating_add(ctx.delete_retention_ms);
+            let mut b =
+                builder_like(header, header.compression()?).delete_horizon_ms(Some(horizon));
+            for rec in &recs {
+                let headers: Vec<(&[u8], Option<&[u8]>)> = rec
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.as_ref(), v.as_deref()))
+                    .collect();
+                b.push_at(
+                    rec.offset_delta,
+                    header.base_timestamp.wrapping_add(rec.timestamp_delta),
+                    rec.key.as_deref(),
+                    rec.value.as_deref(),
+                    &headers,
+                );
+            }
+            res.records_kept = res.records_read;
+            res.horizon_ms = Some(horizon);
+            res.horizon_stamped = true;
+            res.output = BatchOutput::Rewritten(b.build()?);
+        }
+    }
     Ok(res)
 }
 

@@ -10,6 +10,7 @@
 
 mod error;
 pub mod filter;
+pub mod markers;
 pub mod offset_map;
 pub mod pass;
 pub mod planner;

@@ -20,10 +20,12 @@ use skiff_records::records;
 
 use crate::error::{CleanerError, Result};
 use crate::filter::{
-    aborted_ranges, filter_batch, is_aborted, AbortedRanges, BatchOutput, FilterContext,
+    aborted_ranges, filter_batch_with, is_aborted, AbortedRanges, BatchOutput, FilterContext,
 };
+use crate::markers::{MarkerTracker, Seen};
 use crate::offset_map::OffsetMap;
 use crate::planner::{group_segments, CleanablePlan};
+use skiff_log::ControlType;
 
 /// Cap on one batch's decompressed size, as the log's own reads use.
 pub const MAX_DECOMPRESSED_BATCH: usize = 128 << 20;
@@ -182,15 +184,35 @@ pub fn run_pass(
         max_decompressed_bytes: MAX_DECOMPRESSED_BATCH,
         aborted: &aborted,
     };
+    // Markers are judged walking the log from its start (the groups are in offset order).
+    let mut markers = MarkerTracker::default();
     for group in &groups {
         let mut writer = log.cleaned_segment_writer(group[0]).map_err(moved_on)?;
-        if let Err(e) = clean_group(log, group, &mut writer, &filter, ctx, &mut stats) {
+        let mut removed_aborts = Vec::new();
+        let cleaned = clean_group(
+            log,
+            group,
+            &mut writer,
+            &filter,
+            ctx,
+            &mut markers,
+            &mut removed_aborts,
+            &mut stats,
+        );
+        if let Err(e) = cleaned {
             if let Err(ae) = writer.abort() {
                 tracing::warn!(error = %ae, "could not delete an aborted cleaned segment");
             }
             return Err(e);
         }
         stats.bytes_written += writer.size();
+        // The transaction index must not name an ABORT marker readers will no longer find.
+        if let Err(e) = log.forget_aborted_txns(&removed_aborts) {
+            if let Err(ae) = writer.abort() {
+                tracing::warn!(error = %ae, "could not delete an aborted cleaned segment");
+            }
+            return Err(moved_on(e));
+        }
         log.replace_segments(group, writer).map_err(moved_on)?;
         stats.groups += 1;
         stats.segments_rewritten += group.len();
@@ -265,13 +287,17 @@ fn build_map(
     Ok(producers)
 }
 
-/// Filters every batch of `group` into `writer` (the caller aborts it on error).
+/// Filters every batch of `group` into `writer` (the caller aborts it on error). Offsets of
+/// ABORT markers whose record went are added to `removed_aborts`.
+#[allow(clippy::too_many_arguments)]
 fn clean_group(
     log: &Log,
     group: &[i64],
     writer: &mut CleanedSegmentWriter,
     filter: &FilterContext<'_>,
     ctx: &PassContext<'_>,
+    markers: &mut MarkerTracker,
+    removed_aborts: &mut Vec<i64>,
     stats: &mut PassStats,
 ) -> Result<()> {
     for &base in group {
@@ -284,7 +310,15 @@ fn clean_group(
             stats.bytes_read += bytes.len() as u64;
             stats.bytes_before += bytes.len() as u64;
             ctx.throttler.acquire(bytes.len() as u64);
-            let r = filter_batch(&h, &bytes, filter)?;
+            let seen = markers.observe(&h, &bytes, filter.aborted);
+            let removable = matches!(seen, Seen::RemovableMarker(_));
+            let r = filter_batch_with(&h, &bytes, filter, removable)?;
+            if seen == Seen::RemovableMarker(ControlType::Abort)
+                && r.records_read > 0
+                && r.records_kept == 0
+            {
+                removed_aborts.push(h.base_offset);
+            }
             stats.records_read += r.records_read;
             stats.records_kept += r.records_kept;
             stats.tombstones_removed += r.tombstones_removed;

@@ -459,12 +459,12 @@ fn pool_removes_tombstones_on_an_idle_log_when_the_horizon_passes() {
     pool.stop();
 }
 
-/// A transactional batch of one record from producer `pid`.
-fn txn_append(t: &TestLog, pid: i64, key: &[u8], value: &[u8]) -> i64 {
+/// A transactional batch of one record from producer `pid` at sequence `seq`.
+fn txn_append(t: &TestLog, pid: i64, seq: i32, key: &[u8], value: &[u8]) -> i64 {
     let mut b = skiff_records::BatchBuilder::new(0, Compression::None)
         .producer_id(pid)
         .producer_epoch(0)
-        .base_sequence(0)
+        .base_sequence(seq)
         .transactional(true);
     b.push(t.now(), Some(key), Some(value), &[]);
     let v = skiff_log::AppendValidation { now_ms: t.now() };
@@ -484,12 +484,12 @@ fn marker(t: &TestLog, pid: i64, control: skiff_log::ControlType) {
 fn aborted_data_removed_committed_kept_and_open_transactions_not_cleaned() {
     let t = TestLog::new(compact_config(1 << 20, 60_000));
     t.produce(&[(b"a", Some(b"plain"))], Compression::None); // 0
-    txn_append(&t, 5, b"a", b"aborted"); // 1
+    txn_append(&t, 5, 0, b"a", b"aborted"); // 1
     marker(&t, 5, skiff_log::ControlType::Abort); // 2
-    txn_append(&t, 6, b"b", b"committed"); // 3
+    txn_append(&t, 6, 0, b"b", b"committed"); // 3
     marker(&t, 6, skiff_log::ControlType::Commit); // 4
     t.roll();
-    let open = txn_append(&t, 7, b"c", b"open"); // 5, undecided
+    let open = txn_append(&t, 7, 0, b"c", b"open"); // 5, undecided
     t.produce(&[(b"a", Some(b"after-open"))], Compression::None); // 6
     t.roll();
     assert_eq!(t.log().last_stable_offset(), open);
@@ -523,4 +523,61 @@ fn aborted_data_removed_committed_kept_and_open_transactions_not_cleaned() {
     assert!(!headers
         .iter()
         .any(|h| h.producer_id == 5 && !h.is_control()));
+}
+
+#[test]
+fn markers_get_a_horizon_once_their_data_is_gone_then_go_with_their_index_entries() {
+    use skiff_log::ControlType::{Abort, Commit};
+    let mut t = TestLog::new(compact_config(1 << 20, 60_000));
+    txn_append(&t, 5, 0, b"a", b"aborted"); // 0
+    marker(&t, 5, Abort); // 1
+    txn_append(&t, 6, 0, b"b", b"committed"); // 2
+    marker(&t, 6, Commit); // 3
+    t.produce(&[(b"b", Some(b"newer"))], Compression::None); // 4
+    t.roll();
+    txn_append(&t, 5, 1, b"c", b"later"); // 5
+    marker(&t, 5, Commit); // 6
+    t.roll();
+    let control_at = |t: &TestLog| -> Vec<(i64, i32, bool)> {
+        t.read_all()
+            .0
+            .iter()
+            .filter(|h| h.is_control())
+            .map(|h| (h.base_offset, h.record_count, h.has_delete_horizon()))
+            .collect()
+    };
+    assert_eq!(t.log().aborted_transactions(0, 100), vec![(5, 0)]);
+
+    // Pass 1 removes the aborted data and the shadowed committed value; the markers met
+    // their transactions' data in this pass, so they stay untouched.
+    t.clean(None, MAP);
+    assert_eq!(
+        control_at(&t),
+        vec![(1, 1, false), (3, 1, false), (6, 1, false)]
+    );
+    // Pass 2: both early markers have no data left: they get a delete horizon.
+    let stats = t.clean(None, MAP);
+    assert_eq!(
+        control_at(&t),
+        vec![(1, 1, true), (3, 1, true), (6, 1, false)]
+    );
+    assert!(stats.next_delete_horizon_ms.is_some());
+    assert_eq!(t.log().aborted_transactions(0, 100), vec![(5, 0)]);
+    // Pass 3 after the horizon: the ABORT marker goes with its index entry; the COMMIT
+    // marker is producer 6's last entry, so an empty control batch stays (§2.9).
+    t.clock.advance(60_001);
+    t.clean(None, MAP);
+    assert_eq!(control_at(&t), vec![(3, 0, false), (6, 1, false)]);
+    assert!(t.log().aborted_transactions(0, 100).is_empty());
+    // Nothing comes back after a restart (files were rewritten before the swap).
+    t.reopen(true);
+    assert!(t.log().aborted_transactions(0, 100).is_empty());
+    t.reopen(false);
+    assert!(t.log().aborted_transactions(0, 100).is_empty());
+    // Producer 5 keeps its state through the COMMIT marker it still has.
+    assert!(t
+        .log()
+        .producer_entries()
+        .iter()
+        .any(|e| e.producer_id == 5));
 }

@@ -322,6 +322,29 @@ impl Log {
         write_files(&self.dir, &bases, &inner.aborted, None)
     }
 
+    /// The cleaner is about to remove these ABORT markers (their aborted data is already
+    /// gone): their index entries go first, in memory and in the sealed segments' files, so
+    /// no reader is told about a transaction whose marker it will not find.
+    pub fn forget_aborted_txns(&self, marker_offsets: &[i64]) -> Result<()> {
+        if marker_offsets.is_empty() {
+            return Ok(());
+        }
+        {
+            let mut inner = self.lock();
+            let kept: Vec<AbortedTxn> = inner
+                .aborted
+                .iter()
+                .filter(|a| !marker_offsets.contains(&a.last_offset))
+                .copied()
+                .collect();
+            if kept.len() != inner.aborted.len() {
+                inner.aborted = std::sync::Arc::new(kept);
+                self.publish(&inner);
+            }
+        }
+        self.reconcile_txn_index()
+    }
+
     /// After retention or a cleaner swap: drops entries of removed segments and rewrites the
     /// sealed segments' files (the active one only receives appends).
     pub(crate) fn reconcile_txn_index(&self) -> Result<()> {
