@@ -359,3 +359,100 @@ async fn offsets_of_an_open_transaction_are_unstable_for_require_stable_fetches(
     p.commit_transaction(T).unwrap();
     assert_eq!(fetch(true), (0, 5));
 }
+
+/// Key/value pairs a consumer with `isolation` reads from partition 0 (until quiet).
+fn read_kv(b: &Broker, topic: &str, isolation: &str) -> Vec<(String, String)> {
+    let c = consumer(b, &[("isolation.level", isolation)]).unwrap();
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset(topic, 0, Offset::Beginning)
+        .unwrap();
+    c.assign(&tpl).unwrap();
+    let mut out = Vec::new();
+    let mut quiet = Instant::now() + Duration::from_millis(1500);
+    while Instant::now() < quiet {
+        if let Some(m) = c.poll(Duration::from_millis(100)) {
+            let r = detach(&m.unwrap());
+            out.push((
+                String::from_utf8(r.key.unwrap_or_default()).unwrap(),
+                String::from_utf8(r.value.unwrap_or_default()).unwrap(),
+            ));
+            quiet = Instant::now() + Duration::from_millis(1000);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactional_data_on_a_compacted_topic_after_cleaning() {
+    let b = Broker::start_with(&[("log.cleaner.backoff.ms", "100")]).unwrap();
+    let topic = unique_topic("txn-compact");
+    create_topic(
+        &admin(&b).unwrap(),
+        &topic,
+        1,
+        &[
+            ("cleanup.policy", "compact"),
+            ("segment.ms", "100"),
+            ("min.cleanable.dirty.ratio", "0.01"),
+            ("delete.retention.ms", "1000"),
+        ],
+    )
+    .await
+    .unwrap();
+    let p = txn_producer(&b, "txn-compact", &[]);
+    let put = |k: &'static str, v: &'static str| {
+        let p = &p;
+        let topic = topic.clone();
+        async move {
+            p.send(FutureRecord::to(&topic).partition(0).key(k).payload(v), T)
+                .await
+                .map_err(|(e, _)| e)
+                .unwrap();
+        }
+    };
+    p.begin_transaction().unwrap();
+    put("k1", "v1").await;
+    put("k2", "v1").await;
+    p.commit_transaction(T).unwrap();
+    p.begin_transaction().unwrap();
+    put("k1", "aborted").await;
+    put("k3", "aborted").await;
+    p.abort_transaction(T).unwrap();
+    p.begin_transaction().unwrap();
+    put("k2", "v2").await;
+    p.commit_transaction(T).unwrap();
+    // Roll the segment so everything above is cleanable, then wait for the cleaner.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let plain = producer(&b, &[]).unwrap();
+    plain
+        .send(
+            FutureRecord::to(&topic)
+                .partition(0)
+                .key("~roll")
+                .payload("r"),
+            T,
+        )
+        .await
+        .map_err(|(e, _)| e)
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut seen;
+    loop {
+        seen = read_kv(&b, &topic, "read_uncommitted");
+        let cleaned = !seen.iter().any(|(_, v)| v == "aborted")
+            && seen.iter().filter(|(k, _)| k == "k2").count() == 1;
+        if cleaned || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let expected: Vec<(String, String)> = [("k1", "v1"), ("k2", "v2"), ("~roll", "r")]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(
+        seen, expected,
+        "the cleaner removes aborted data and keeps each key's latest committed value"
+    );
+    assert_eq!(read_kv(&b, &topic, "read_committed"), expected);
+}
