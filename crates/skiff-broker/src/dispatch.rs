@@ -76,12 +76,7 @@ pub async fn dispatch_on(
             handlers::find_coordinator::handle(broker, version, r, listener),
         )),
         RequestKind::JoinGroup(r) => {
-            let client_id = request
-                .header
-                .client_id
-                .as_ref()
-                .map(|c| c.to_string())
-                .unwrap_or_default();
+            let client_id = client_id(&request.header);
             handlers::join_group::handle(broker, version, r, &client_id, client_host)
         }
         RequestKind::SyncGroup(r) => handlers::sync_group::handle(broker, version, r),
@@ -104,12 +99,7 @@ pub async fn dispatch_on(
         RequestKind::DeleteGroups(r) => handlers::delete_groups::handle(broker, version, r),
         RequestKind::OffsetDelete(r) => handlers::offset_delete::handle(broker, version, r),
         RequestKind::ConsumerGroupHeartbeat(r) => {
-            let client_id = request
-                .header
-                .client_id
-                .as_ref()
-                .map(|c| c.to_string())
-                .unwrap_or_default();
+            let client_id = client_id(&request.header);
             Reply::Respond(ResponseKind::ConsumerGroupHeartbeat(
                 handlers::consumer_group_heartbeat::handle(broker, version, r, &client_id),
             ))
@@ -151,4 +141,14 @@ pub async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| format!("storage task failed: {e}"))
+}
+
+/// The request's client id (empty when the client sent none), owned so that long-lived
+/// group state does not pin the request frame.
+fn client_id(header: &kafka_protocol::messages::RequestHeader) -> String {
+    header
+        .client_id
+        .as_ref()
+        .map(|c| c.to_string())
+        .unwrap_or_default()
 }
