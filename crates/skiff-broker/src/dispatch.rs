@@ -101,7 +101,13 @@ pub async fn dispatch_on(
         RequestKind::ConsumerGroupHeartbeat(r) => {
             let client_id = client_id(&request.header);
             Reply::Respond(ResponseKind::ConsumerGroupHeartbeat(
-                handlers::consumer_group_heartbeat::handle(broker, version, r, &client_id),
+                handlers::consumer_group_heartbeat::handle(
+                    broker,
+                    version,
+                    r,
+                    &client_id,
+                    client_host,
+                ),
             ))
         }
         RequestKind::ConsumerGroupDescribe(r) => {

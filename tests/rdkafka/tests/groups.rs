@@ -673,6 +673,13 @@ async fn consumer_protocol_group(assignor: &str) -> Result<()> {
         .map(|tp| tp.partitions.len())
         .sum();
     assert_eq!(owned, 6, "every partition assigned once: {g:?}");
+    for m in &g.members {
+        assert_eq!(
+            m.client_host.as_str(),
+            "/127.0.0.1",
+            "member host as Kafka reports it"
+        );
+    }
     c2.leave()?;
     produce_round(&b, "kip848", 2, 10).await?;
     wait_seen(&seen, 180, "after c2 left")?;

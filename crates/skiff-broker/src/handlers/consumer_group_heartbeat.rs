@@ -19,6 +19,7 @@ pub fn handle(
     version: i16,
     request: ConsumerGroupHeartbeatRequest,
     client_id: &str,
+    client_host: &str,
 ) -> ConsumerGroupHeartbeatResponse {
     let fail = |e: ResponseError, message: &str| {
         ConsumerGroupHeartbeatResponse::default()
@@ -72,7 +73,7 @@ pub fn handle(
         instance_id: request.instance_id.as_ref().map(|s| s.to_string()),
         rack_id: request.rack_id.as_ref().map(|s| s.to_string()),
         client_id: client_id.to_string(),
-        client_host: String::new(),
+        client_host: client_host.to_string(),
         rebalance_timeout_ms: request.rebalance_timeout_ms,
         subscribed: request
             .subscribed_topic_names
