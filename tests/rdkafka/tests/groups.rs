@@ -688,6 +688,104 @@ async fn consumer_protocol_group(assignor: &str) -> Result<()> {
     assert_exactly_once(&seen, 180)
 }
 
+/// One ConsumerGroupDescribe: (group epoch, assignment epoch, member id -> member epoch).
+fn describe_consumer_group(b: &Broker, group: &str) -> Result<(i32, i32, BTreeMap<String, i32>)> {
+    use kafka_protocol::messages::{ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse};
+    let mut raw = RawClient::connect(&b.bootstrap())?;
+    let described: ConsumerGroupDescribeResponse = raw.call(
+        ApiKey::ConsumerGroupDescribe,
+        0,
+        &ConsumerGroupDescribeRequest::default()
+            .with_group_ids(vec![GroupId(StrBytes::from(group.to_string()))]),
+    )?;
+    let g = described.groups.first().context("no group in the answer")?;
+    if g.error_code != 0 {
+        bail!("ConsumerGroupDescribe error {}", g.error_code);
+    }
+    let members = g
+        .members
+        .iter()
+        .map(|m| (m.member_id.to_string(), m.member_epoch))
+        .collect();
+    Ok((g.group_epoch, g.assignment_epoch, members))
+}
+
+/// Issue 4: a KIP-848 group survives a broker restart and a kill -9. The members keep heartbeating with
+/// their ids and epochs and continue without rejoining (no UNKNOWN_MEMBER_ID, no new group
+/// epoch), and every record is still read exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consumer_protocol_group_and_epochs_survive_restart() -> Result<()> {
+    let mut b = Broker::start_with(&[("group.consumer.heartbeat.interval.ms", "500")])?;
+    create_topic(&admin(&b)?, "kip848r", 6, &[]).await?;
+    produce_round(&b, "kip848r", 0, 10).await?;
+    let seen: Seen = Arc::default();
+    let m = |b: &Broker, name: &str| -> Result<Member> {
+        let mut c = base_config(b);
+        c.set("group.id", "g-kip848r")
+            .set("group.protocol", "consumer")
+            .set("enable.auto.commit", "false")
+            .set("auto.offset.reset", "earliest")
+            .set("fetch.wait.max.ms", "100")
+            .set("enable.partition.eof", "false");
+        let consumer: BaseConsumer<Counting> = c.create_with_context(Counting::default())?;
+        Member::from_consumer(consumer, "kip848r", name, seen.clone())
+    };
+    let c1 = m(&b, "c1")?;
+    let c2 = m(&b, "c2")?;
+    wait_seen(&seen, 60, "before the restart")?;
+    // Wait for a stable group: both members at the assignment epoch.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let before = loop {
+        let d = describe_consumer_group(&b, "g-kip848r")?;
+        if d.2.len() == 2 && d.0 == d.1 && d.2.values().all(|e| *e == d.1) {
+            break d;
+        }
+        if Instant::now() > deadline {
+            bail!("group never became stable: {d:?}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    b.restart()?;
+    // Right after the load, before any member heartbeat could rejoin, the state is back.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let loaded = loop {
+        // COORDINATOR_LOAD_IN_PROGRESS until `__consumer_offsets` is replayed.
+        match describe_consumer_group(&b, "g-kip848r") {
+            Ok(d) => break d,
+            Err(e) if Instant::now() > deadline => return Err(e),
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    };
+    assert_eq!(
+        loaded, before,
+        "group epoch, members and member epochs replayed"
+    );
+    produce_round(&b, "kip848r", 1, 10).await?;
+    if let Err(e) = wait_seen(&seen, 120, "after the restart") {
+        eprintln!("{}", b.log_tail(60));
+        return Err(e);
+    }
+    // Several heartbeats later the members continued with the same ids and epochs: a
+    // member that had to rejoin would have bumped the group epoch.
+    std::thread::sleep(Duration::from_secs(2));
+    let after = describe_consumer_group(&b, "g-kip848r")?;
+    assert_eq!(after, before, "members continued without rejoining");
+    // A crash (kill -9) keeps them too: the records were appended before the answers.
+    b.kill9()?;
+    b.restart()?;
+    produce_round(&b, "kip848r", 2, 10).await?;
+    if let Err(e) = wait_seen(&seen, 180, "after kill -9") {
+        eprintln!("{}", b.log_tail(60));
+        return Err(e);
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let crashed = describe_consumer_group(&b, "g-kip848r")?;
+    assert_eq!(crashed, before, "members continued after kill -9");
+    c1.leave()?;
+    c2.leave()?;
+    assert_exactly_once(&seen, 180)
+}
+
 /// Benchmark, not a timed test (run with `--ignored --nocapture`): time from the first
 /// JoinGroup to a stable group holding every member, for 1 and 50 raw-protocol members
 /// (`group.initial.rebalance.delay.ms=0`, so the figure is the coordinator's own), and

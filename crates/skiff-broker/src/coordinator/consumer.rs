@@ -8,8 +8,8 @@
 //! epoch once it holds exactly its target partitions with nothing left to revoke.
 //!
 //! Sans-IO: every method takes the time and the partition counts of the subscribed topics.
-//! Members are kept in memory only: after a restart they rejoin (UNKNOWN_MEMBER_ID), while
-//! their committed offsets are replayed from `__consumer_offsets` like any group's.
+//! The state is persisted in `__consumer_offsets` with Kafka's consumer group records
+//! (`consumer_store.rs`), so members keep their ids and epochs across a restart.
 //!
 //! Thread safety: none inside; lives in a [`super::group::Group`] behind the coordinator lock.
 
@@ -28,18 +28,18 @@ pub struct ConsumerMember {
     pub client_id: String,
     pub client_host: String,
     pub epoch: i32,
-    previous_epoch: i32,
+    pub(super) previous_epoch: i32,
     pub subscribed: Vec<String>,
     pub rebalance_timeout_ms: i32,
     /// What the member has been told it owns.
     pub assigned: Assignment,
     /// Told to give these up; not yet reported released.
-    revoking: Assignment,
+    pub(super) revoking: Assignment,
     /// When a revocation must be acknowledged by (rebalance timeout).
-    revoke_deadline: Option<i64>,
-    session_deadline: i64,
+    pub(super) revoke_deadline: Option<i64>,
+    pub(super) session_deadline: i64,
     /// The assignment last sent, so unchanged ones are answered with null (as Kafka does).
-    last_sent: Option<Assignment>,
+    pub(super) last_sent: Option<Assignment>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -49,7 +49,7 @@ pub struct ConsumerState {
     pub members: BTreeMap<String, ConsumerMember>,
     pub target: BTreeMap<String, Assignment>,
     /// Partition counts the target was computed from.
-    counts: BTreeMap<String, i32>,
+    pub(super) counts: BTreeMap<String, i32>,
     /// The server assignor the members asked for last ("uniform" unless one asked "range").
     pub assignor: Assignor,
 }

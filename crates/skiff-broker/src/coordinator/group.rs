@@ -177,6 +177,8 @@ pub struct Group {
     pub offsets: HashMap<(String, i32), Committed>,
     /// KIP-848 state when the group uses the consumer protocol.
     pub consumer: Option<super::consumer::ConsumerState>,
+    /// The KIP-848 records last queued for this group (`consumer_store.rs` diffs against it).
+    pub consumer_persisted: super::consumer_store::Persisted,
     /// Records to append to `__consumer_offsets`, oldest first (`None` value = tombstone).
     pub outbox: Vec<(Key, Option<Value>)>,
     next_seq: u64,
@@ -186,6 +188,8 @@ pub struct Group {
 pub enum Value {
     Offset(OffsetValue),
     Group(GroupValue),
+    /// A KIP-848 consumer group value, already encoded (`consumer_records.rs`).
+    Consumer(Vec<u8>),
 }
 
 impl Group {
@@ -206,6 +210,7 @@ impl Group {
             offsets: HashMap::new(),
             outbox: Vec::new(),
             consumer: None,
+            consumer_persisted: Default::default(),
             next_seq: 0,
         }
     }
@@ -416,7 +421,7 @@ impl Group {
     pub fn tick(&mut self, cfg: &GroupConfig, now: i64) -> bool {
         let mut changed = false;
         if let Some(c) = self.consumer.as_mut() {
-            c.tick(now);
+            changed |= c.tick(now);
         }
         let before = self.pending.len();
         self.pending.retain(|_, deadline| *deadline > now);

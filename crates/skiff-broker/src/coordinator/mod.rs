@@ -1,6 +1,8 @@
-//! The group coordinator for Kafka's classic protocol: every group's state machine
-//! (`group.rs`), committed offsets, and their persistence in `__consumer_offsets`
-//! (`records.rs` for the byte format, `store.rs` for the topic and the writer thread).
+//! The group coordinator: every classic group's state machine (`group.rs`), KIP-848
+//! consumer groups (`consumer.rs`), committed offsets, and their persistence in
+//! `__consumer_offsets` (`records.rs` and `consumer_records.rs` for the byte format,
+//! `consumer_store.rs` for consumer group snapshots, `store.rs` for the topic and the
+//! writer thread).
 //!
 //! Skiff is one node, so it coordinates every group; `__consumer_offsets` still has
 //! `offsets.topic.num.partitions` partitions and a group's records go to
@@ -12,6 +14,8 @@
 //! commit) before they are applied and answered.
 
 pub mod consumer;
+pub mod consumer_records;
+pub mod consumer_store;
 pub mod group;
 pub mod records;
 pub mod store;
@@ -72,6 +76,8 @@ pub struct Shared {
     pub(crate) settings: Settings,
     pub(crate) partitions: Vec<Arc<Partition>>,
     pub(crate) clock: Arc<dyn Clock>,
+    /// Topic ids for the KIP-848 assignment records (they name topics by id).
+    topics: Arc<Topics>,
     /// Every group by id. Std mutex: held for in-memory work only.
     groups: Mutex<HashMap<String, Group>>,
     loaded: AtomicBool,
@@ -109,7 +115,7 @@ impl Coordinator {
     /// Create `__consumer_offsets` if needed and start the coordinator thread, which replays
     /// it; until then group requests get COORDINATOR_LOAD_IN_PROGRESS.
     pub fn start(
-        topics: &Topics,
+        topics: &Arc<Topics>,
         durability: Arc<Durability>,
         config: &BrokerConfig,
         clock: Arc<dyn Clock>,
@@ -120,6 +126,7 @@ impl Coordinator {
             settings: Settings::from_config(config),
             partitions,
             clock,
+            topics: topics.clone(),
             groups: Mutex::new(HashMap::new()),
             loaded: AtomicBool::new(false),
             jobs: tx,
@@ -178,6 +185,7 @@ impl Coordinator {
         }
         group.consumer = None;
         let outcome = group.join(&self.shared.settings.group, req, now);
+        self.shared.persist_consumer(group);
         self.shared.drain(group, None);
         Ok(outcome)
     }
@@ -437,12 +445,15 @@ impl Coordinator {
             .into_iter()
             .filter_map(|t| partitions(&t).map(|c| (t, c)))
             .collect();
-        state.heartbeat(
+        let result = state.heartbeat(
             hb,
             &counts,
             self.shared.settings.consumer_session_timeout_ms,
             now,
-        )
+        );
+        self.shared.persist_consumer(group);
+        self.shared.drain(group, None);
+        result
     }
 
     /// DeleteGroups: empty groups only; tombstones are durable before the answer.
@@ -541,6 +552,11 @@ impl Shared {
         self.groups.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Queue the KIP-848 records of the group that changed (on its outbox).
+    fn persist_consumer(&self, group: &mut Group) {
+        consumer_store::persist(group, &|name| self.topics.get(name).map(|t| t.id));
+    }
+
     /// Queue the group's pending records (called with the groups lock held, so the queue
     /// order is the order the state changed).
     fn drain(&self, group: &mut Group, done: Option<oneshot::Sender<store::WriteResult>>) {
@@ -566,13 +582,21 @@ impl Shared {
         let now = self.clock.now_ms();
         let mut groups = self.lock();
         for (id, r) in replayed {
-            if r.metadata.is_none() && r.offsets.is_empty() {
+            if r.metadata.is_none() && r.offsets.is_empty() && r.consumer.is_empty() {
                 continue;
             }
             let mut group = Group::new(&id, now);
             if let Some(m) = r.metadata {
                 group.restore(m, now);
             }
+            group.consumer = consumer_store::restore(
+                &r.consumer,
+                &|uuid| self.topics.get_by_id(uuid).map(|t| t.name.clone()),
+                &|name| self.topics.get(name).map(|t| t.partition_count()),
+                self.settings.consumer_session_timeout_ms,
+                now,
+            );
+            group.consumer_persisted = r.consumer;
             for ((topic, partition), v) in r.offsets {
                 group.commit(
                     &topic,
@@ -597,6 +621,7 @@ impl Shared {
         let mut groups = self.lock();
         for group in groups.values_mut() {
             if group.tick(&self.settings.group, now) {
+                self.persist_consumer(group);
                 self.drain(group, None);
             }
         }

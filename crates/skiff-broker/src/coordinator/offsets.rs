@@ -107,6 +107,10 @@ impl Group {
             ));
         }
         self.offsets.clear();
+        for key in std::mem::take(&mut self.consumer_persisted).into_keys() {
+            self.outbox.push((Key::Consumer(key), None));
+        }
+        self.consumer = None;
         self.outbox.push((
             Key::Group {
                 group: self.id.clone(),

@@ -7,7 +7,9 @@
 //!   - 0 or 1 `OffsetCommitKey`: group `string`, topic `string`, partition `int32`;
 //!   - 2 `GroupMetadataKey`: group `string`.
 //!
-//!   Other types (KIP-848 consumer group records, share groups) are reported as
+//!   - 3, 5, 6, 7, 8: KIP-848 consumer group records (`consumer_records.rs`).
+//!
+//!   Other types (consumer group partition metadata, share groups) are reported as
 //!   [`Key::Other`] and skipped on replay.
 //! - `OffsetCommitValue`: `int16` version (0-4; Skiff writes 3), offset `int64`, leaderEpoch
 //!   `int32` (v3+), metadata `string`, commitTimestamp `int64`, expireTimestamp `int64` (v1
@@ -49,6 +51,8 @@ pub enum Key {
     Group {
         group: String,
     },
+    /// KIP-848 consumer group records (`consumer_records.rs`).
+    Consumer(super::consumer_records::ConsumerKey),
     /// A record type this coordinator does not use (kept on disk, ignored on replay).
     Other(i16),
 }
@@ -87,18 +91,18 @@ pub struct GroupValue {
 
 // ---------------------------------------------------------------- encoding
 
-fn put_i16(out: &mut Vec<u8>, v: i16) {
+pub(super) fn put_i16(out: &mut Vec<u8>, v: i16) {
     out.extend_from_slice(&v.to_be_bytes());
 }
-fn put_i32(out: &mut Vec<u8>, v: i32) {
+pub(super) fn put_i32(out: &mut Vec<u8>, v: i32) {
     out.extend_from_slice(&v.to_be_bytes());
 }
-fn put_i64(out: &mut Vec<u8>, v: i64) {
+pub(super) fn put_i64(out: &mut Vec<u8>, v: i64) {
     out.extend_from_slice(&v.to_be_bytes());
 }
 /// Kafka strings are at most `i16::MAX` bytes; longer input is cut at a char boundary
 /// (group ids, topics and member ids are far shorter; the limit is the format's).
-fn put_str(out: &mut Vec<u8>, s: &str) {
+pub(super) fn put_str(out: &mut Vec<u8>, s: &str) {
     let mut end = s.len().min(i16::MAX as usize);
     while !s.is_char_boundary(end) {
         end -= 1;
@@ -134,6 +138,7 @@ pub fn encode_key(key: &Key) -> Vec<u8> {
             put_i16(&mut out, GROUP_KEY_VERSION);
             put_str(&mut out, group);
         }
+        Key::Consumer(k) => super::consumer_records::encode_key(&mut out, k),
         Key::Other(version) => put_i16(&mut out, *version),
     }
     out
@@ -184,21 +189,21 @@ pub fn encode_group_value(v: &GroupValue) -> Vec<u8> {
 // ---------------------------------------------------------------- decoding
 
 /// Bounds-checked reader over one key or value; `flexible` selects the compact encodings.
-struct Reader<'a> {
+pub(super) struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
-    flexible: bool,
+    pub(super) flexible: bool,
 }
 
 impl<'a> Reader<'a> {
-    fn new(buf: &'a [u8]) -> Self {
+    pub(super) fn new(buf: &'a [u8]) -> Self {
         Reader {
             buf,
             pos: 0,
             flexible: false,
         }
     }
-    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], CodecError> {
+    pub(super) fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], CodecError> {
         let end = self.pos.checked_add(n).ok_or(CodecError::Truncated(what))?;
         let s = self
             .buf
@@ -207,21 +212,24 @@ impl<'a> Reader<'a> {
         self.pos = end;
         Ok(s)
     }
-    fn i16(&mut self, what: &'static str) -> Result<i16, CodecError> {
+    pub(super) fn remaining(&self) -> usize {
+        self.buf.len().saturating_sub(self.pos)
+    }
+    pub(super) fn i16(&mut self, what: &'static str) -> Result<i16, CodecError> {
         let b = self.take(2, what)?;
         Ok(i16::from_be_bytes([b[0], b[1]]))
     }
-    fn i32(&mut self, what: &'static str) -> Result<i32, CodecError> {
+    pub(super) fn i32(&mut self, what: &'static str) -> Result<i32, CodecError> {
         let b = self.take(4, what)?;
         Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
-    fn i64(&mut self, what: &'static str) -> Result<i64, CodecError> {
+    pub(super) fn i64(&mut self, what: &'static str) -> Result<i64, CodecError> {
         let b = self.take(8, what)?;
         let mut a = [0u8; 8];
         a.copy_from_slice(b);
         Ok(i64::from_be_bytes(a))
     }
-    fn uvarint(&mut self, what: &'static str) -> Result<u32, CodecError> {
+    pub(super) fn uvarint(&mut self, what: &'static str) -> Result<u32, CodecError> {
         let mut value: u32 = 0;
         for shift in (0..35).step_by(7) {
             let b = self.take(1, what)?[0];
@@ -233,7 +241,11 @@ impl<'a> Reader<'a> {
         Err(CodecError::Invalid(what))
     }
     /// Length of a string/bytes/array field: `None` means null.
-    fn len(&mut self, wide: bool, what: &'static str) -> Result<Option<usize>, CodecError> {
+    pub(super) fn len(
+        &mut self,
+        wide: bool,
+        what: &'static str,
+    ) -> Result<Option<usize>, CodecError> {
         if self.flexible {
             let n = self.uvarint(what)?;
             return Ok(n.checked_sub(1).map(|n| n as usize));
@@ -250,7 +262,10 @@ impl<'a> Reader<'a> {
                 .map_err(|_| CodecError::Invalid(what)),
         }
     }
-    fn nullable_str(&mut self, what: &'static str) -> Result<Option<String>, CodecError> {
+    pub(super) fn nullable_str(
+        &mut self,
+        what: &'static str,
+    ) -> Result<Option<String>, CodecError> {
         match self.len(false, what)? {
             None => Ok(None),
             Some(n) => {
@@ -261,7 +276,7 @@ impl<'a> Reader<'a> {
             }
         }
     }
-    fn str(&mut self, what: &'static str) -> Result<String, CodecError> {
+    pub(super) fn str(&mut self, what: &'static str) -> Result<String, CodecError> {
         self.nullable_str(what)?.ok_or(CodecError::Invalid(what))
     }
     fn bytes(&mut self, what: &'static str) -> Result<Bytes, CodecError> {
@@ -272,7 +287,7 @@ impl<'a> Reader<'a> {
     }
     /// Skips a tagged-field section (flexible versions only; no tags are defined for these
     /// records that Skiff needs).
-    fn skip_tags(&mut self) -> Result<(), CodecError> {
+    pub(super) fn skip_tags(&mut self) -> Result<(), CodecError> {
         if !self.flexible {
             return Ok(());
         }
@@ -298,7 +313,10 @@ pub fn decode_key(buf: &[u8]) -> Result<Key, CodecError> {
         2 => Ok(Key::Group {
             group: r.str("group")?,
         }),
-        other => Ok(Key::Other(other)),
+        other => match super::consumer_records::decode_key(other, &mut r)? {
+            Some(k) => Ok(Key::Consumer(k)),
+            None => Ok(Key::Other(other)),
+        },
     }
 }
 
@@ -437,7 +455,7 @@ mod tests {
         let bytes = encode_key(&key);
         assert_eq!(bytes, [0, 2, 0, 2, b'a', b'b']);
         assert_eq!(decode_key(&bytes).unwrap(), key);
-        assert_eq!(decode_key(&[0, 5, 1, 2]).unwrap(), Key::Other(5));
+        assert_eq!(decode_key(&[0, 4, 1, 2]).unwrap(), Key::Other(4));
     }
 
     #[test]

@@ -71,6 +71,7 @@ pub fn encode_records(records: &[(Key, Option<Value>)], now: i64) -> Result<Vec<
         let v = value.as_ref().map(|v| match v {
             Value::Offset(o) => records::encode_offset_value(o),
             Value::Group(g) => records::encode_group_value(g),
+            Value::Consumer(bytes) => bytes.clone(),
         });
         builder.push(now, Some(&k), v.as_deref(), &[]);
     }
@@ -151,6 +152,18 @@ impl Shared {
 pub struct Replayed {
     pub metadata: Option<records::GroupValue>,
     pub offsets: BTreeMap<(String, i32), records::OffsetValue>,
+    /// KIP-848 consumer group records (raw values; `consumer_store::restore` decodes them).
+    pub consumer: super::consumer_store::Persisted,
+}
+
+impl Replayed {
+    fn new() -> Replayed {
+        Replayed {
+            metadata: None,
+            offsets: BTreeMap::new(),
+            consumer: BTreeMap::new(),
+        }
+    }
 }
 
 fn replay(s: &Shared) -> (BTreeMap<String, Replayed>, u64) {
@@ -238,10 +251,7 @@ fn apply(groups: &mut BTreeMap<String, Replayed>, key: Option<&[u8]>, value: Opt
             partition,
         } => {
             let decoded = value.map(records::decode_offset_value);
-            let g = groups.entry(group).or_insert_with(|| Replayed {
-                metadata: None,
-                offsets: BTreeMap::new(),
-            });
+            let g = groups.entry(group).or_insert_with(Replayed::new);
             match decoded {
                 None => {
                     g.offsets.remove(&(topic, partition));
@@ -259,16 +269,23 @@ fn apply(groups: &mut BTreeMap<String, Replayed>, key: Option<&[u8]>, value: Opt
                 }
             }
             Some(Ok(v)) => {
-                groups
-                    .entry(group)
-                    .or_insert_with(|| Replayed {
-                        metadata: None,
-                        offsets: BTreeMap::new(),
-                    })
-                    .metadata = Some(v);
+                groups.entry(group).or_insert_with(Replayed::new).metadata = Some(v);
             }
             Some(Err(e)) => warn!(error = %e, "skipping an unreadable group metadata value"),
         },
+        Key::Consumer(k) => {
+            let g = groups
+                .entry(k.group().to_string())
+                .or_insert_with(Replayed::new);
+            match value {
+                Some(v) => {
+                    g.consumer.insert(k, v.to_vec());
+                }
+                None => {
+                    g.consumer.remove(&k);
+                }
+            }
+        }
         Key::Other(_) => {}
     }
 }

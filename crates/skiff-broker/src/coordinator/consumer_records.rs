@@ -1,0 +1,419 @@
+//! The KIP-848 consumer group records of `__consumer_offsets`, in Apache Kafka's own schemas
+//! (group-coordinator `ConsumerGroup*Key/Value`), so a restarted Skiff keeps its consumer
+//! groups and Kafka tools read what Skiff wrote.
+//!
+//! On-disk format (big-endian). Keys are non-flexible: `int16` record type, group `string`,
+//! and for member records member `string`:
+//! - 3 `ConsumerGroupMetadataKey` (group) -> value: epoch `int32`;
+//! - 5 `ConsumerGroupMemberMetadataKey` (group, member) -> value: instanceId, rackId
+//!   (nullable), clientId, clientHost, subscribedTopicNames `[]string`, subscribedTopicRegex
+//!   (nullable), rebalanceTimeoutMs `int32`, serverAssignor (nullable);
+//! - 6 `ConsumerGroupTargetAssignmentMetadataKey` (group) -> value: assignmentEpoch `int32`;
+//! - 7 `ConsumerGroupTargetAssignmentMemberKey` (group, member) -> value: `[]` of topicId
+//!   `uuid`, partitions `[]int32`;
+//! - 8 `ConsumerGroupCurrentMemberAssignmentKey` (group, member) -> value: memberEpoch,
+//!   previousMemberEpoch `int32`, state `int8`, assignedPartitions and
+//!   partitionsPendingRevocation (both as in 7).
+//!
+//! Values are `int16` version 0 followed by the flexible encoding: compact strings and
+//! arrays (unsigned varint length + 1, 0 = null) and a tagged-field section after every
+//! struct. Skiff writes no tags and skips any it reads. Type 4 (partition metadata) is not
+//! used. Pure functions: safe from any thread; decoding is bounds-checked.
+
+use uuid::Uuid;
+
+use super::records::{put_i16, put_i32, put_str, CodecError, Reader};
+
+pub const METADATA: i16 = 3;
+pub const MEMBER: i16 = 5;
+pub const TARGET_METADATA: i16 = 6;
+pub const TARGET_MEMBER: i16 = 7;
+pub const CURRENT_ASSIGNMENT: i16 = 8;
+
+/// Kafka's `MemberState` byte in the current assignment record.
+pub const STATE_STABLE: i8 = 0;
+pub const STATE_UNREVOKED: i8 = 1;
+pub const STATE_UNRELEASED: i8 = 2;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ConsumerKey {
+    Metadata { group: String },
+    Member { group: String, member: String },
+    TargetMetadata { group: String },
+    TargetMember { group: String, member: String },
+    Current { group: String, member: String },
+}
+
+impl ConsumerKey {
+    pub fn group(&self) -> &str {
+        match self {
+            ConsumerKey::Metadata { group }
+            | ConsumerKey::TargetMetadata { group }
+            | ConsumerKey::Member { group, .. }
+            | ConsumerKey::TargetMember { group, .. }
+            | ConsumerKey::Current { group, .. } => group,
+        }
+    }
+}
+
+/// Topic id -> partitions, in the order written.
+pub type TopicPartitions = Vec<(Uuid, Vec<i32>)>;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemberMetadata {
+    pub instance_id: Option<String>,
+    pub rack_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub subscribed: Vec<String>,
+    pub regex: Option<String>,
+    pub rebalance_timeout_ms: i32,
+    pub server_assignor: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CurrentAssignment {
+    pub epoch: i32,
+    pub previous_epoch: i32,
+    pub state: i8,
+    pub assigned: TopicPartitions,
+    pub revoking: TopicPartitions,
+}
+
+pub fn encode_key(out: &mut Vec<u8>, key: &ConsumerKey) {
+    let (kind, group, member) = match key {
+        ConsumerKey::Metadata { group } => (METADATA, group, None),
+        ConsumerKey::Member { group, member } => (MEMBER, group, Some(member)),
+        ConsumerKey::TargetMetadata { group } => (TARGET_METADATA, group, None),
+        ConsumerKey::TargetMember { group, member } => (TARGET_MEMBER, group, Some(member)),
+        ConsumerKey::Current { group, member } => (CURRENT_ASSIGNMENT, group, Some(member)),
+    };
+    put_i16(out, kind);
+    put_str(out, group);
+    if let Some(m) = member {
+        put_str(out, m);
+    }
+}
+
+/// The key after its type; `None` for types that are not consumer group records.
+pub(super) fn decode_key(kind: i16, r: &mut Reader<'_>) -> Result<Option<ConsumerKey>, CodecError> {
+    let key = match kind {
+        METADATA => ConsumerKey::Metadata {
+            group: r.str("group")?,
+        },
+        TARGET_METADATA => ConsumerKey::TargetMetadata {
+            group: r.str("group")?,
+        },
+        MEMBER | TARGET_MEMBER | CURRENT_ASSIGNMENT => {
+            let group = r.str("group")?;
+            let member = r.str("member id")?;
+            match kind {
+                MEMBER => ConsumerKey::Member { group, member },
+                TARGET_MEMBER => ConsumerKey::TargetMember { group, member },
+                _ => ConsumerKey::Current { group, member },
+            }
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(key))
+}
+
+// ---------------------------------------------------------------- flexible writers
+
+fn put_uvarint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push((v as u8 & 0x7f) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+fn put_compact_len(out: &mut Vec<u8>, len: usize) {
+    put_uvarint(out, u32::try_from(len).unwrap_or(u32::MAX - 1) + 1);
+}
+fn put_compact_str(out: &mut Vec<u8>, s: &str) {
+    put_compact_len(out, s.len());
+    out.extend_from_slice(s.as_bytes());
+}
+fn put_compact_nullable(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => put_compact_str(out, s),
+        None => out.push(0),
+    }
+}
+fn put_topic_partitions(out: &mut Vec<u8>, tps: &TopicPartitions) {
+    put_compact_len(out, tps.len());
+    for (id, parts) in tps {
+        out.extend_from_slice(id.as_bytes());
+        put_compact_len(out, parts.len());
+        for p in parts {
+            put_i32(out, *p);
+        }
+        out.push(0);
+    }
+}
+/// Version 0, then the flexible body.
+fn start_value() -> Vec<u8> {
+    let mut out = Vec::with_capacity(32);
+    put_i16(&mut out, 0);
+    out
+}
+
+/// ConsumerGroupMetadataValue and ConsumerGroupTargetAssignmentMetadataValue: one epoch.
+pub fn encode_epoch(epoch: i32) -> Vec<u8> {
+    let mut out = start_value();
+    put_i32(&mut out, epoch);
+    out.push(0);
+    out
+}
+
+pub fn encode_member(m: &MemberMetadata) -> Vec<u8> {
+    let mut out = start_value();
+    put_compact_nullable(&mut out, m.instance_id.as_deref());
+    put_compact_nullable(&mut out, m.rack_id.as_deref());
+    put_compact_str(&mut out, &m.client_id);
+    put_compact_str(&mut out, &m.client_host);
+    put_compact_len(&mut out, m.subscribed.len());
+    for t in &m.subscribed {
+        put_compact_str(&mut out, t);
+    }
+    put_compact_nullable(&mut out, m.regex.as_deref());
+    put_i32(&mut out, m.rebalance_timeout_ms);
+    put_compact_nullable(&mut out, m.server_assignor.as_deref());
+    out.push(0);
+    out
+}
+
+pub fn encode_target_member(tps: &TopicPartitions) -> Vec<u8> {
+    let mut out = start_value();
+    put_topic_partitions(&mut out, tps);
+    out.push(0);
+    out
+}
+
+pub fn encode_current(c: &CurrentAssignment) -> Vec<u8> {
+    let mut out = start_value();
+    put_i32(&mut out, c.epoch);
+    put_i32(&mut out, c.previous_epoch);
+    out.push(c.state as u8);
+    put_topic_partitions(&mut out, &c.assigned);
+    put_topic_partitions(&mut out, &c.revoking);
+    out.push(0);
+    out
+}
+
+// ---------------------------------------------------------------- decoding
+
+fn value_reader(buf: &[u8]) -> Result<Reader<'_>, CodecError> {
+    let mut r = Reader::new(buf);
+    let version = r.i16("value version")?;
+    if version != 0 {
+        return Err(CodecError::UnknownVersion(version));
+    }
+    r.flexible = true;
+    Ok(r)
+}
+
+/// A compact array's element count, capped by the bytes left (each element takes at least
+/// `min` bytes) so that a hostile count cannot make us allocate much.
+fn array_len(r: &mut Reader<'_>, min: usize, what: &'static str) -> Result<usize, CodecError> {
+    let n = r.len(true, what)?.unwrap_or(0);
+    if n.saturating_mul(min) > r.remaining() {
+        return Err(CodecError::Truncated(what));
+    }
+    Ok(n)
+}
+
+fn topic_partitions(r: &mut Reader<'_>) -> Result<TopicPartitions, CodecError> {
+    let n = array_len(r, 18, "topic partitions")?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let id = Uuid::from_slice(r.take(16, "topic id")?)
+            .map_err(|_| CodecError::Invalid("topic id"))?;
+        let count = array_len(r, 4, "partitions")?;
+        let mut parts = Vec::with_capacity(count);
+        for _ in 0..count {
+            parts.push(r.i32("partition")?);
+        }
+        r.skip_tags()?;
+        out.push((id, parts));
+    }
+    Ok(out)
+}
+
+pub fn decode_epoch(buf: &[u8]) -> Result<i32, CodecError> {
+    let mut r = value_reader(buf)?;
+    let epoch = r.i32("epoch")?;
+    r.skip_tags()?;
+    Ok(epoch)
+}
+
+pub fn decode_member(buf: &[u8]) -> Result<MemberMetadata, CodecError> {
+    let mut r = value_reader(buf)?;
+    let instance_id = r.nullable_str("instance id")?;
+    let rack_id = r.nullable_str("rack id")?;
+    let client_id = r.str("client id")?;
+    let client_host = r.str("client host")?;
+    let n = array_len(&mut r, 1, "subscribed topics")?;
+    let mut subscribed = Vec::with_capacity(n);
+    for _ in 0..n {
+        subscribed.push(r.str("subscribed topic")?);
+    }
+    let regex = r.nullable_str("subscribed topic regex")?;
+    let rebalance_timeout_ms = r.i32("rebalance timeout")?;
+    let server_assignor = r.nullable_str("server assignor")?;
+    r.skip_tags()?;
+    Ok(MemberMetadata {
+        instance_id,
+        rack_id,
+        client_id,
+        client_host,
+        subscribed,
+        regex,
+        rebalance_timeout_ms,
+        server_assignor,
+    })
+}
+
+pub fn decode_target_member(buf: &[u8]) -> Result<TopicPartitions, CodecError> {
+    let mut r = value_reader(buf)?;
+    let tps = topic_partitions(&mut r)?;
+    r.skip_tags()?;
+    Ok(tps)
+}
+
+pub fn decode_current(buf: &[u8]) -> Result<CurrentAssignment, CodecError> {
+    let mut r = value_reader(buf)?;
+    let epoch = r.i32("member epoch")?;
+    let previous_epoch = r.i32("previous member epoch")?;
+    let state = r.take(1, "member state")?[0] as i8;
+    let assigned = topic_partitions(&mut r)?;
+    let revoking = topic_partitions(&mut r)?;
+    r.skip_tags()?;
+    Ok(CurrentAssignment {
+        epoch,
+        previous_epoch,
+        state,
+        assigned,
+        revoking,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::records::{decode_key, encode_key as encode_any_key, Key};
+    use super::*;
+
+    #[test]
+    fn keys_golden_bytes() {
+        let k = Key::Consumer(ConsumerKey::Metadata { group: "g".into() });
+        let b = encode_any_key(&k);
+        assert_eq!(b, [0, 3, 0, 1, b'g']);
+        assert_eq!(decode_key(&b).unwrap(), k);
+        let k = Key::Consumer(ConsumerKey::Current {
+            group: "g".into(),
+            member: "m1".into(),
+        });
+        let b = encode_any_key(&k);
+        assert_eq!(b, [0, 8, 0, 1, b'g', 0, 2, b'm', b'1']);
+        assert_eq!(decode_key(&b).unwrap(), k);
+        for (kind, want) in [
+            (
+                5,
+                ConsumerKey::Member {
+                    group: "g".into(),
+                    member: "m1".into(),
+                },
+            ),
+            (
+                7,
+                ConsumerKey::TargetMember {
+                    group: "g".into(),
+                    member: "m1".into(),
+                },
+            ),
+        ] {
+            let mut b = b.clone();
+            b[1] = kind;
+            assert_eq!(decode_key(&b).unwrap(), Key::Consumer(want));
+        }
+        assert_eq!(
+            decode_key(&[0, 6, 0, 1, b'g']).unwrap(),
+            Key::Consumer(ConsumerKey::TargetMetadata { group: "g".into() })
+        );
+        // Partition metadata (4) is not used.
+        assert_eq!(decode_key(&[0, 4, 0, 1, b'g']).unwrap(), Key::Other(4));
+        assert!(decode_key(&[0, 8, 0, 1, b'g', 0]).is_err());
+    }
+
+    #[test]
+    fn epoch_value_golden_bytes() {
+        let b = encode_epoch(7);
+        assert_eq!(b, [0, 0, 0, 0, 0, 7, 0]);
+        assert_eq!(decode_epoch(&b).unwrap(), 7);
+        // Kafka 4.1+ writes a tagged MetadataHash (tag 0, 8 bytes): skipped.
+        let tagged = [0, 0, 0, 0, 0, 9, 1, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8];
+        assert_eq!(decode_epoch(&tagged).unwrap(), 9);
+        assert_eq!(
+            decode_epoch(&[0, 1, 0, 0, 0, 7, 0]),
+            Err(CodecError::UnknownVersion(1))
+        );
+    }
+
+    #[test]
+    fn member_value_golden_bytes() {
+        let m = MemberMetadata {
+            instance_id: None,
+            rack_id: Some("r".into()),
+            client_id: "c".into(),
+            client_host: "/h".into(),
+            subscribed: vec!["t".into()],
+            regex: None,
+            rebalance_timeout_ms: 300,
+            server_assignor: Some("uniform".into()),
+        };
+        let b = encode_member(&m);
+        let mut want = vec![0, 0, 0, 2, b'r', 2, b'c', 3, b'/', b'h', 2, 2, b't', 0];
+        want.extend_from_slice(&300i32.to_be_bytes());
+        want.push(8);
+        want.extend_from_slice(b"uniform");
+        want.push(0);
+        assert_eq!(b, want);
+        assert_eq!(decode_member(&b).unwrap(), m);
+        for cut in 0..b.len() {
+            assert!(decode_member(&b[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn assignment_values_golden_bytes() {
+        let id = Uuid::from_bytes([1; 16]);
+        let tps: TopicPartitions = vec![(id, vec![0, 2])];
+        let b = encode_target_member(&tps);
+        let mut want = vec![0, 0, 2];
+        want.extend_from_slice(&[1; 16]);
+        want.extend_from_slice(&[3, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0]);
+        assert_eq!(b, want);
+        assert_eq!(decode_target_member(&b).unwrap(), tps);
+
+        let c = CurrentAssignment {
+            epoch: 5,
+            previous_epoch: 4,
+            state: STATE_UNREVOKED,
+            assigned: tps.clone(),
+            revoking: vec![(id, vec![1])],
+        };
+        let b = encode_current(&c);
+        let mut want = vec![0, 0, 0, 0, 0, 5, 0, 0, 0, 4, 1, 2];
+        want.extend_from_slice(&[1; 16]);
+        want.extend_from_slice(&[3, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2]);
+        want.extend_from_slice(&[1; 16]);
+        want.extend_from_slice(&[2, 0, 0, 0, 1, 0, 0]);
+        assert_eq!(b, want);
+        assert_eq!(decode_current(&b).unwrap(), c);
+        for cut in 0..b.len() {
+            assert!(decode_current(&b[..cut]).is_err(), "cut at {cut}");
+        }
+        // A hostile array count is an error, not an allocation.
+        assert!(decode_target_member(&[0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f]).is_err());
+    }
+}
