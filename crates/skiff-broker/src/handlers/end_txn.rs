@@ -11,7 +11,6 @@ use crate::dispatch::{blocking, Reply};
 
 pub fn handle(broker: &Arc<Broker>, _version: i16, request: EndTxnRequest) -> Reply {
     let broker = broker.clone();
-    let (pid, epoch) = (request.producer_id, request.producer_epoch);
     Reply::Later(Box::pin(async move {
         let result = blocking(move || {
             if request.transactional_id.0.is_empty() {
@@ -27,14 +26,10 @@ pub fn handle(broker: &Arc<Broker>, _version: i16, request: EndTxnRequest) -> Re
         })
         .await
         .unwrap_or(Err(ResponseError::UnknownServerError));
-        // v5 (KIP-890) carries the producer id/epoch to continue with: Skiff does not bump
-        // epochs at EndTxn (transaction version 1), so they are the producer's own, as Kafka
-        // answers then.
+        // Only v0-4 are advertised: v5's producer id/epoch fields (transaction version 2,
+        // an epoch bump at every EndTxn) stay at their defaults.
         ResponseKind::EndTxn(
-            EndTxnResponse::default()
-                .with_error_code(result.err().map_or(0, |e| e.code()))
-                .with_producer_id(pid)
-                .with_producer_epoch(epoch),
+            EndTxnResponse::default().with_error_code(result.err().map_or(0, |e| e.code())),
         )
     }))
 }
