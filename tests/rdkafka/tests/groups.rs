@@ -688,6 +688,101 @@ async fn consumer_protocol_group(assignor: &str) -> Result<()> {
     assert_exactly_once(&seen, 180)
 }
 
+/// KIP-848 regex subscription: librdkafka sends `^rx-.*` (as `(^rx-.*)`) in
+/// SubscribedTopicRegex; the broker assigns every matching topic, including one created
+/// after the member joined, and never the topic that does not match.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consumer_protocol_regex_subscription_picks_up_new_topics() -> Result<()> {
+    let b = Broker::start_with(&[("group.consumer.heartbeat.interval.ms", "500")])?;
+    let admin = admin(&b)?;
+    create_topic(&admin, "rx-first", 2, &[]).await?;
+    create_topic(&admin, "nomatch-rx-", 1, &[]).await?;
+    let p = producer(&b, &[])?;
+    for partition in 0..2 {
+        produce_n(&p, "rx-first", partition, 5, |i| {
+            (format!("k{i}").into_bytes(), b"v".to_vec())
+        })
+        .await?;
+    }
+    produce_n(&p, "nomatch-rx-", 0, 5, |i| {
+        (format!("k{i}").into_bytes(), b"v".to_vec())
+    })
+    .await?;
+    let mut c = base_config(&b);
+    c.set("group.id", "g-regex")
+        .set("group.protocol", "consumer")
+        .set("enable.auto.commit", "false")
+        .set("auto.offset.reset", "earliest")
+        .set("fetch.wait.max.ms", "100")
+        .set("enable.partition.eof", "false");
+    let consumer: BaseConsumer<Counting> = c.create_with_context(Counting::default())?;
+    consumer.subscribe(&["^rx-.*"])?;
+    let topics: Arc<Mutex<Vec<String>>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let poller = {
+        let (topics, stop) = (topics.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                match consumer.poll(Duration::from_millis(100)) {
+                    Some(Ok(m)) => topics.lock().unwrap().push(m.topic().to_string()),
+                    Some(Err(e)) => eprintln!("regex consumer: poll error {e}"),
+                    None => {}
+                }
+            }
+        })
+    };
+    let count = |name: &str| topics.lock().unwrap().iter().filter(|t| *t == name).count();
+    let wait_for = |name: &str, n: usize| -> Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while count(name) < n {
+            if Instant::now() > deadline {
+                eprintln!("{}", b.log_tail(40));
+                bail!("{name}: consumed {} of {n} records", count(name));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(())
+    };
+    let result = async {
+        wait_for("rx-first", 10)?;
+        // Created after the member joined: the regex must pick it up.
+        create_topic(&admin, "rx-later", 1, &[]).await?;
+        produce_n(&p, "rx-later", 0, 7, |i| {
+            (format!("k{i}").into_bytes(), b"v".to_vec())
+        })
+        .await?;
+        wait_for("rx-later", 7)?;
+        std::thread::sleep(Duration::from_secs(1));
+        assert_eq!(count("rx-first"), 10);
+        assert_eq!(count("rx-later"), 7);
+        assert_eq!(count("nomatch-rx-"), 0, "a non-matching topic was consumed");
+        // The broker resolved the regex itself (librdkafka did not expand it client-side).
+        use kafka_protocol::messages::{
+            ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
+        };
+        let mut raw = RawClient::connect(&b.bootstrap())?;
+        let described: ConsumerGroupDescribeResponse = raw.call(
+            ApiKey::ConsumerGroupDescribe,
+            0,
+            &ConsumerGroupDescribeRequest::default()
+                .with_group_ids(vec![GroupId(StrBytes::from_static_str("g-regex"))]),
+        )?;
+        let member = &described.groups[0].members[0];
+        assert_eq!(
+            member.subscribed_topic_regex.as_deref(),
+            Some("(^rx-.*)"),
+            "{member:?}"
+        );
+        Ok(())
+    }
+    .await;
+    stop.store(true, Ordering::SeqCst);
+    poller
+        .join()
+        .map_err(|_| anyhow::anyhow!("consumer thread panicked"))?;
+    result
+}
+
 /// One ConsumerGroupDescribe: (group epoch, assignment epoch, member id -> member epoch).
 fn describe_consumer_group(b: &Broker, group: &str) -> Result<(i32, i32, BTreeMap<String, i32>)> {
     use kafka_protocol::messages::{ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse};

@@ -7,6 +7,11 @@
 //! change; the target assignment is recomputed at that epoch; a member reaches the target
 //! epoch once it holds exactly its target partitions with nothing left to revoke.
 //!
+//! Regex subscriptions (`SubscribedTopicRegex`, RE2 syntax as in Kafka): a member's
+//! effective subscription is its topic names plus every non-internal topic the regex fully
+//! matches, re-resolved on each heartbeat against the topics last given to
+//! [`ConsumerState::observe_topics`]; a change counts as a subscription change.
+//!
 //! Sans-IO: every method takes the time and the partition counts of the subscribed topics.
 //! The state is persisted in `__consumer_offsets` with Kafka's consumer group records
 //! (`consumer_store.rs`), so members keep their ids and epochs across a restart.
@@ -30,6 +35,10 @@ pub struct ConsumerMember {
     pub epoch: i32,
     pub(super) previous_epoch: i32,
     pub subscribed: Vec<String>,
+    /// The member's subscription regex, if any.
+    pub regex: Option<TopicRegex>,
+    /// Topics the regex matched at the last resolution.
+    pub matched: BTreeSet<String>,
     pub rebalance_timeout_ms: i32,
     /// What the member has been told it owns.
     pub assigned: Assignment,
@@ -42,6 +51,39 @@ pub struct ConsumerMember {
     pub(super) last_sent: Option<Assignment>,
 }
 
+impl ConsumerMember {
+    /// Explicitly named or matched by the regex.
+    pub fn subscribes_to(&self, topic: &str) -> bool {
+        self.subscribed.iter().any(|t| t == topic) || self.matched.contains(topic)
+    }
+}
+
+/// A `subscribed_topic_regex`, compiled to match whole topic names (Kafka uses `matches()`).
+#[derive(Clone, Debug)]
+pub struct TopicRegex {
+    source: String,
+    whole: regex::Regex,
+}
+
+impl TopicRegex {
+    /// Fails with the parser's explanation when `source` is not a valid RE2-style regex.
+    pub fn new(source: &str) -> Result<TopicRegex, regex::Error> {
+        // Check the expression on its own first so "a)|(b" cannot sneak past the wrapper.
+        regex::Regex::new(source)?;
+        let whole = regex::Regex::new(&format!("^(?:{source})$"))?;
+        Ok(TopicRegex {
+            source: source.to_string(),
+            whole,
+        })
+    }
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+    pub fn matches(&self, topic: &str) -> bool {
+        self.whole.is_match(topic)
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct ConsumerState {
     pub epoch: i32,
@@ -52,6 +94,8 @@ pub struct ConsumerState {
     pub(super) counts: BTreeMap<String, i32>,
     /// The server assignor the members asked for last ("uniform" unless one asked "range").
     pub assignor: Assignor,
+    /// Existing non-internal topics, what regexes resolve against.
+    pub(super) topics: BTreeSet<String>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -89,6 +133,8 @@ pub struct Heartbeat {
     pub rebalance_timeout_ms: i32,
     /// `None`: unchanged since the last heartbeat.
     pub subscribed: Option<Vec<String>>,
+    /// `None`: unchanged; `Some(None)`: cleared (an empty string on the wire).
+    pub regex: Option<Option<TopicRegex>>,
     /// `None`: unchanged since the last heartbeat.
     pub owned: Option<Assignment>,
     /// The server assignor the member asks for, if any.
@@ -128,11 +174,41 @@ impl ConsumerState {
         }
     }
 
+    /// Every topic some member subscribes to, by name or through its regex.
     pub fn subscribed_topics(&self) -> BTreeSet<String> {
         self.members
             .values()
-            .flat_map(|m| m.subscribed.iter().cloned())
+            .flat_map(|m| m.subscribed.iter().chain(m.matched.iter()).cloned())
             .collect()
+    }
+
+    /// Whether some member subscribes by regex (so the caller must list the topics).
+    pub fn uses_regex(&self) -> bool {
+        self.members.values().any(|m| m.regex.is_some())
+    }
+
+    /// The existing non-internal topics, for the next heartbeat's regex resolution.
+    pub fn observe_topics(&mut self, topics: BTreeSet<String>) {
+        self.topics = topics;
+    }
+
+    /// Re-match every member's regex; a changed match set bumps the group epoch.
+    fn resolve_regexes(&mut self) {
+        let topics = &self.topics;
+        let mut changed = false;
+        for m in self.members.values_mut() {
+            let matched: BTreeSet<String> = match &m.regex {
+                Some(re) => topics.iter().filter(|t| re.matches(t)).cloned().collect(),
+                None => BTreeSet::new(),
+            };
+            if matched != m.matched {
+                m.matched = matched;
+                changed = true;
+            }
+        }
+        if changed {
+            self.epoch += 1;
+        }
     }
 
     /// Handle one heartbeat. `counts` has the partition count of every existing topic the
@@ -179,8 +255,11 @@ impl ConsumerState {
                     self.target.remove(&o);
                 }
             }
-            let Some(subscribed) = hb.subscribed.clone() else {
-                return Err(ResponseError::InvalidRequest);
+            let regex = hb.regex.clone().flatten();
+            let subscribed = match (hb.subscribed.clone(), &regex) {
+                (Some(s), _) => s,
+                (None, Some(_)) => Vec::new(),
+                (None, None) => return Err(ResponseError::InvalidRequest),
             };
             self.members.insert(
                 id.clone(),
@@ -193,6 +272,8 @@ impl ConsumerState {
                     epoch: 0,
                     previous_epoch: 0,
                     subscribed,
+                    regex,
+                    matched: BTreeSet::new(),
                     rebalance_timeout_ms: hb.rebalance_timeout_ms,
                     assigned: Assignment::new(),
                     revoking: Assignment::new(),
@@ -202,6 +283,7 @@ impl ConsumerState {
                 },
             );
             self.epoch += 1;
+            self.resolve_regexes();
             return Ok(self.reconcile(&id, hb.owned.as_ref(), counts, now));
         }
         let Some(member) = self.members.get_mut(&hb.member_id) else {
@@ -224,6 +306,15 @@ impl ConsumerState {
                 self.epoch += 1;
             }
         }
+        if let Some(regex) = hb.regex {
+            if regex.as_ref().map(TopicRegex::as_str)
+                != member.regex.as_ref().map(TopicRegex::as_str)
+            {
+                member.regex = regex;
+                self.epoch += 1;
+            }
+        }
+        self.resolve_regexes();
         let id = hb.member_id.clone();
         Ok(self.reconcile(&id, hb.owned.as_ref(), counts, now))
     }
@@ -375,7 +466,7 @@ pub fn uniform_assignment(
     for (topic, count) in counts {
         let subscribers: Vec<&String> = members
             .values()
-            .filter(|m| m.subscribed.contains(topic))
+            .filter(|m| m.subscribes_to(topic))
             .map(|m| &m.id)
             .collect();
         if subscribers.is_empty() {
@@ -405,7 +496,7 @@ pub fn range_assignment(
     for (topic, count) in counts {
         let subscribers: Vec<&String> = members
             .values()
-            .filter(|m| m.subscribed.contains(topic))
+            .filter(|m| m.subscribes_to(topic))
             .map(|m| &m.id)
             .collect();
         let n = i32::try_from(subscribers.len()).unwrap_or(i32::MAX);
@@ -573,3 +664,7 @@ mod tests {
         assert_eq!(s.validate_commit("", -1), Ok(()));
     }
 }
+
+#[cfg(test)]
+#[path = "consumer_regex_tests.rs"]
+mod regex_tests;

@@ -11,11 +11,11 @@
 //! is dropped from the assignments on load. Pure functions over a group (the caller holds
 //! the coordinator lock and queues the records).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use uuid::Uuid;
 
-use super::consumer::{Assignment, Assignor, ConsumerMember, ConsumerState};
+use super::consumer::{Assignment, Assignor, ConsumerMember, ConsumerState, TopicRegex};
 use super::consumer_records::{self as cr, ConsumerKey, TopicPartitions};
 use super::group::{Group, Value};
 use super::records::Key;
@@ -70,7 +70,7 @@ pub fn snapshot(
                 client_id: m.client_id.clone(),
                 client_host: m.client_host.clone(),
                 subscribed: m.subscribed.clone(),
-                regex: None,
+                regex: m.regex.as_ref().map(|r| r.as_str().to_string()),
                 rebalance_timeout_ms: m.rebalance_timeout_ms,
                 server_assignor: Some(state.assignor.name().to_string()),
             }),
@@ -173,6 +173,9 @@ pub fn restore(
                         epoch: 0,
                         previous_epoch: 0,
                         subscribed: m.subscribed,
+                        // Matched again on the member's next heartbeat.
+                        regex: restore_regex(member, m.regex.as_deref()),
+                        matched: BTreeSet::new(),
                         rebalance_timeout_ms: m.rebalance_timeout_ms,
                         assigned: Assignment::new(),
                         revoking: Assignment::new(),
@@ -219,6 +222,18 @@ pub fn restore(
         .filter_map(|t| partitions(&t).map(|n| (t, n)))
         .collect();
     Some(state)
+}
+
+/// A persisted regex compiled again; one that no longer compiles is dropped with a warning.
+fn restore_regex(member: &str, source: Option<&str>) -> Option<TopicRegex> {
+    let source = source.filter(|s| !s.is_empty())?;
+    match TopicRegex::new(source) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            tracing::warn!(member, regex = source, error = %e, "dropping an unreadable subscription regex");
+            None
+        }
+    }
 }
 
 #[cfg(test)]

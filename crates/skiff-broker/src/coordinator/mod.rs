@@ -21,7 +21,7 @@ pub mod records;
 pub mod store;
 pub mod txn_offsets;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 
@@ -409,12 +409,14 @@ impl Coordinator {
         Ok(v)
     }
 
-    /// ConsumerGroupHeartbeat (KIP-848). `partitions` gives a topic's partition count.
+    /// ConsumerGroupHeartbeat (KIP-848). `partitions` gives a topic's partition count;
+    /// `user_topics` lists the non-internal topics, asked only when a regex is in use.
     pub fn consumer_heartbeat(
         &self,
         group_id: &str,
         hb: consumer::Heartbeat,
         partitions: impl Fn(&str) -> Option<i32>,
+        user_topics: impl Fn() -> BTreeSet<String>,
     ) -> Result<consumer::HeartbeatResult, ResponseError> {
         if group_id.is_empty() {
             return Err(ResponseError::InvalidGroupId);
@@ -440,6 +442,11 @@ impl Coordinator {
         let mut topics = state.subscribed_topics();
         if let Some(s) = &hb.subscribed {
             topics.extend(s.iter().cloned());
+        }
+        if state.uses_regex() || matches!(hb.regex, Some(Some(_))) {
+            let user = user_topics();
+            topics.extend(user.iter().cloned());
+            state.observe_topics(user);
         }
         let counts: HashMap<String, i32> = topics
             .into_iter()

@@ -58,6 +58,9 @@ pub fn handle(
                             .with_subscribed_topic_names(
                                 m.subscribed.iter().map(|t| topic_name(t)).collect(),
                             )
+                            .with_subscribed_topic_regex(
+                                m.regex.as_ref().map(|r| str_bytes(r.as_str())),
+                            )
                             .with_assignment(assignment(&m.assigned))
                             .with_target_assignment(assignment(
                                 &c.target.get(&m.id).cloned().unwrap_or_default(),
