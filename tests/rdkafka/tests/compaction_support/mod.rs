@@ -113,14 +113,32 @@ impl Env {
     /// Every record from the log start (EARLIEST): §6's "fetch from 0", which is the same
     /// offset on compact-only topics (compaction never moves the log start; s10–s14 check
     /// that), and what a consumer with `auto.offset.reset=earliest` reads after retention.
+    ///
+    /// Retention may move the log start between EARLIEST and the fetch; the fetch then answers
+    /// OFFSET_OUT_OF_RANGE and, like such a consumer, we look up EARLIEST again (bounded).
     pub fn read(&mut self, topic: &str) -> Vec<RawRecord> {
-        let start = self
-            .raw
-            .offset(topic, 0, skiff_e2e::raw::EARLIEST)
-            .expect("EARLIEST");
-        self.raw
-            .read_all(topic, 0, start)
-            .expect("fetch from the log start")
+        let mut attempt = 0;
+        loop {
+            let start = self
+                .raw
+                .offset(topic, 0, skiff_e2e::raw::EARLIEST)
+                .expect("EARLIEST");
+            match self.raw.read_all(topic, 0, start) {
+                Ok(records) => return records,
+                Err(e) => {
+                    let moved = self
+                        .raw
+                        .offset(topic, 0, skiff_e2e::raw::EARLIEST)
+                        .expect("EARLIEST")
+                        > start;
+                    attempt += 1;
+                    assert!(
+                        moved && attempt < 5,
+                        "fetch from the log start {start}: {e:#}"
+                    );
+                }
+            }
+        }
     }
 
     /// Writes with `segment.ms` at an hour (nothing rolls, so nothing is cleaned while the
