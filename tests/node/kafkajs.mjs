@@ -7,7 +7,7 @@ import kafkajs from 'kafkajs'
 import SnappyCodec from 'kafkajs-snappy'
 import { compressFrame, decompressFrame } from 'lz4-napi'
 import {
-  COMPACT_CONFIGS, Skip, assert, assertEq, parseArgs, runSuite, sleep, uniq, waitFor, withTimeout
+  COMPACT_CONFIGS, assert, assertEq, parseArgs, runSuite, sleep, uniq, waitFor, withTimeout
 } from './lib.mjs'
 
 const { Kafka, logLevel, CompressionTypes, CompressionCodecs, ConfigResourceTypes } = kafkajs
@@ -53,6 +53,9 @@ async function createTopic (ctx, admin, topic, { partitions = 1, configs = {} } 
   })
   assertEq(ok, true, `createTopics(${topic}) created`)
   ctx.defer(() => admin.deleteTopics({ topics: [topic], timeout: 5000 }).catch(() => {}))
+  // Apache Kafka hosts a new partition a moment after CreateTopics returns: wait until the
+  // leader answers ListOffsets for every partition.
+  await waitFor(`${topic} partitions hosted`, async () => (await admin.fetchTopicOffsets(topic)).length === partitions, { ms: 10000 })
 }
 
 async function topicConfigs (admin, topic, names) {
@@ -68,10 +71,11 @@ async function topicConfigs (admin, topic, names) {
 
 /** Reads `topic` through a fresh consumer group until `until(messages)` holds; returns
  * [{partition, offset, key, value, headers}] (offset a Number, key/value strings or null). */
-async function consume (ctx, kafka, topic, until, { groupId = uniq('kjs-read'), readUncommitted = true, ms = 20000, keep = false } = {}) {
+async function consume (ctx, kafka, topic, until, { groupId = uniq('kjs-read'), readUncommitted = true, ms = 20000, keep = false, onJoin, opts = {} } = {}) {
   const consumer = kafka.consumer({
-    groupId, readUncommitted, maxWaitTimeInMs: 100, sessionTimeout: 10000, heartbeatInterval: 1000, retry: { retries: 3 }
+    groupId, readUncommitted, maxWaitTimeInMs: 100, sessionTimeout: 10000, heartbeatInterval: 300, retry: { retries: 3 }, ...opts
   })
+  if (onJoin) consumer.on(consumer.events.GROUP_JOIN, e => onJoin(e.payload))
   await consumer.connect()
   const stop = async () => { await consumer.stop().catch(() => {}); await consumer.disconnect().catch(() => {}) }
   ctx.defer(stop)
@@ -89,9 +93,10 @@ async function consume (ctx, kafka, topic, until, { groupId = uniq('kjs-read'), 
         value: message.value?.toString() ?? null,
         headers: Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, v?.toString()]))
       })
-      if (until(got)) done()
+      if (until?.(got)) done()
     }
   })
+  if (!until) return { messages: got, consumer, stop }
   await withTimeout(finished, ms, `consume ${topic}: have ${got.length} messages`)
   if (!keep) await stop()
   return { messages: got, consumer, stop }
@@ -143,9 +148,23 @@ const scenarios = {
       topics: [{ topic: uniq('kjs-bad'), numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'nonsense' }] }]
     }), 'INVALID_CONFIG')
 
+    await expectKafkaError(() => admin.createPartitions({ topicPartitions: [{ topic, count: 2 }] }), 'INVALID_PARTITIONS')
+    // All configs of the topic: every entry carries a value source, and the ones we set say so.
+    const all = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic }] })
+    const entries = all.resources[0].configEntries
+    for (const name of ['cleanup.policy', 'retention.ms', 'segment.bytes', 'min.insync.replicas', 'compression.type', 'max.message.bytes']) {
+      assert(entries.some(e => e.configName === name), `describeConfigs (all) lists ${name}`)
+    }
+    // configSource 1 = TOPIC_CONFIG. Other non-default sources are broker-level (Kafka 4.4
+    // reports min.insync.replicas as DYNAMIC_DEFAULT_BROKER_CONFIG, 3); the note lists them.
+    assertEq(entries.filter(e => e.configSource === 1).map(e => e.configName).sort(), ['retention.ms'], 'TOPIC_CONFIG entries after AlterConfigs')
+    const brokerLevel = entries.filter(e => !e.isDefault && e.configSource !== 1).map(e => `${e.configName}(source ${e.configSource})`)
+
     await admin.deleteTopics({ topics: [topic], timeout: 5000 })
     await waitFor('topic gone from listTopics', async () => !(await admin.listTopics()).includes(topic), { ms: 5000 })
-    return 'create(configs)/list/describeConfigs/alterConfigs/createPartitions/delete; existing topic, INVALID_CONFIG'
+    await expectKafkaError(() => admin.deleteTopics({ topics: [topic], timeout: 2000 }), 'UNKNOWN_TOPIC_OR_PARTITION')
+    return 'create(configs)/list/describeConfigs/alterConfigs/createPartitions/delete; existing topic, INVALID_CONFIG, INVALID_PARTITIONS, delete unknown' +
+      `; non-default broker-level topic configs: ${brokerLevel.join(' ') || 'none'}`
   },
 
   async produce_consume (ctx) {
@@ -166,7 +185,35 @@ const scenarios = {
       sent.map(m => [m.key, m.value, m.headers]), 'keys, values and headers')
     const offs = await admin.fetchTopicOffsets(topic)
     assertEq(offs.map(o => [o.partition, o.low, o.high]), [[0, '0', '20']], 'low/high watermarks')
-    return '20 keyed records with headers, batch + single sends, order and watermarks'
+
+    // acks=0: the broker must not answer (an answer would desynchronise the connection);
+    // the records still land.
+    await producer.send({ topic, acks: 0, messages: [0, 1, 2].map(i => ({ key: 'noack', value: `noack-${i}`, partition: 0 })) })
+    await produce(producer, topic, [{ key: 'after-noack', value: 'x', partition: 0 }])
+    // Idempotent producer (InitProducerId + sequence numbers).
+    const idem = await connected(ctx, kafka.producer({ idempotent: true, maxInFlightRequests: 1 }))
+    for (let i = 0; i < 3; i++) await produce(idem, topic, [{ key: 'idem', value: `idem-${i}`, partition: 0 }, { key: 'idem', value: `idem-${i}b`, partition: 0 }])
+    const tail = await consume(ctx, kafka, topic, got => got.length >= 30)
+    assertEq(tail.messages.slice(20).map(m => m.value),
+      ['noack-0', 'noack-1', 'noack-2', 'x', 'idem-0', 'idem-0b', 'idem-1', 'idem-1b', 'idem-2', 'idem-2b'], 'acks=0 and idempotent records')
+
+    // A record over the topic's max.message.bytes is refused.
+    const small = uniq('kjs-small')
+    await createTopic(ctx, admin, small, { configs: { 'max.message.bytes': '2000' } })
+    await expectKafkaError(() => producer.send({ topic: small, acks: -1, messages: [{ key: 'big', value: 'x'.repeat(5000), partition: 0 }] }), 'MESSAGE_TOO_LARGE')
+
+    // 3 MB in 100 KB batches read with 40 KB partition / 64 KB fetch limits: a batch larger
+    // than the limit still comes back whole (KIP-74), order kept across many fetches.
+    const bulk = uniq('kjs-bulk')
+    await createTopic(ctx, admin, bulk)
+    const blob = 'b'.repeat(10000)
+    for (let j = 0; j < 30; j++) {
+      await produce(producer, bulk, Array.from({ length: 10 }, (_, i) => ({ key: `k${j * 10 + i}`, value: `${j * 10 + i}:${blob}`, partition: 0 })))
+    }
+    const big = await consume(ctx, kafka, bulk, got => got.length >= 300, { opts: { maxBytesPerPartition: 40000, maxBytes: 65536 } })
+    assertEq(big.messages.map(m => m.offset), [...Array(300).keys()], 'bulk offsets in order')
+    assert(big.messages.every(m => m.value === `${m.offset}:${blob}`), 'bulk values intact')
+    return '20 keyed records with headers, batch + single sends, order and watermarks; acks=0; idempotent; MESSAGE_TOO_LARGE; 3 MB with small fetch limits'
   },
 
   async compression (ctx) {
@@ -227,7 +274,23 @@ const scenarios = {
 
     await admin.deleteGroups([groupId])
     await waitFor('group gone from listGroups', async () => !(await admin.listGroups()).groups.some(x => x.groupId === groupId), { ms: 5000 })
-    return 'join, manual commit, describe (Stable/Empty), list, fetchOffsets, restart resumes, deleteGroups'
+
+    // Two members of one group split the two partitions (the first rejoins when the second arrives).
+    const pair = uniq('kjs-pair')
+    const joins = {}
+    const A = await consume(ctx, kafka, topic, null, { groupId: pair, onJoin: j => { joins.a = j } })
+    await waitFor('first member joined', () => joins.a, { ms: 15000 })
+    const B = await consume(ctx, kafka, topic, null, { groupId: pair, onJoin: j => { joins.b = j } })
+    await waitFor('both members hold one partition each', async () => {
+      const pa = joins.a?.memberAssignment?.[topic] ?? []
+      const pb = joins.b?.memberAssignment?.[topic] ?? []
+      return pa.length === 1 && pb.length === 1 && pa[0] !== pb[0]
+    }, { ms: 20000 })
+    const two = (await admin.describeGroups([pair])).groups[0]
+    assertEq([two.state, two.members.length], ['Stable', 2], 'describeGroups with two members')
+    await A.stop()
+    await B.stop()
+    return 'join, manual commit, describe (Stable/Empty), list, fetchOffsets, restart resumes, deleteGroups, 2-member rebalance'
   },
 
   async offsets_for_times (ctx) {
@@ -248,7 +311,12 @@ const scenarios = {
     assertEq(await byTs(base + 999999), [[0, '5']], 'timestamp after the last record gives the log end (kafkajs maps -1 to latest)')
     const offs = await admin.fetchTopicOffsets(topic)
     assertEq(offs.map(o => [o.partition, o.low, o.high, o.offset]), [[0, '0', '5', '5']], 'earliest/latest')
-    return 'fetchTopicOffsetsByTimestamp (first/between/last/after end), fetchTopicOffsets earliest+latest'
+    // DeleteRecords moves the log start offset: earliest follows, timestamps before it map to it.
+    await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '2' }] })
+    const after = await admin.fetchTopicOffsets(topic)
+    assertEq(after.map(o => [o.low, o.high]), [['2', '5']], 'earliest/latest after deleteTopicRecords')
+    assertEq(await byTs(base), [[0, '2']], 'offset for a timestamp before the log start')
+    return 'fetchTopicOffsetsByTimestamp (first/between/last/after end), fetchTopicOffsets earliest+latest, deleteTopicRecords'
   },
 
   async compaction (ctx) {
@@ -322,8 +390,10 @@ const scenarios = {
     assertEq(rc.messages.map(m => m.value), ['committed-1', 'committed-2', 'committed-3', 'end'], 'read_committed sees committed records only')
     const ru = await consume(ctx, kafka, topic, got => got.some(m => m.key === 'end'), { readUncommitted: true })
     assertEq(ru.messages.map(m => m.value), ['committed-1', 'committed-2', 'aborted-1', 'committed-3', 'end'], 'read_uncommitted sees the aborted record too')
-    // Offsets: records at 0,1 / marker 2 / aborted 3 / marker 4 / 5 / marker 6 / end 7.
-    assertEq(rc.messages.map(m => m.offset), [0, 1, 5, 7], 'committed record offsets (control markers take offsets)')
+    // Offsets: records at 0,1 / marker 2 / aborted 3 / marker 4 / 5 / then the last marker and
+    // `end` in either order (Kafka writes markers after EndTxn returns).
+    assertEq(rc.messages.slice(0, 3).map(m => m.offset), [0, 1, 5], 'committed record offsets (control markers take offsets)')
+    assert([6, 7].includes(rc.messages[3].offset), `end at 6 or 7, got ${rc.messages[3].offset}`)
     const offs = await admin.fetchOffsets({ groupId, topics: [source] })
     assertEq(offs[0].partitions.map(p => [p.partition, p.offset]), [[0, '42']], 'sendOffsets committed with the transaction')
     return 'commit, abort, read_committed vs read_uncommitted, sendOffsets'
@@ -370,10 +440,13 @@ const scenarios = {
 }
 
 async function expectKafkaError (fn, type) {
+  const typesOf = (e, depth = 0) => !e || depth > 4
+    ? []
+    : [e.type, ...(e.errors ?? []).flatMap(x => typesOf(x, depth + 1)), ...typesOf(e.originalError, depth + 1), ...typesOf(e.cause, depth + 1)]
   try {
     await fn()
   } catch (e) {
-    const types = [e.type, ...(e.errors ?? []).map(x => x.type)]
+    const types = typesOf(e).filter(Boolean)
     if (types.includes(type)) return
     throw new Error(`expected ${type}, got ${e.name}: ${e.message} [${types.join(',')}]`)
   }

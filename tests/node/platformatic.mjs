@@ -34,6 +34,12 @@ async function createTopic (ctx, a, topic, { partitions = 1, configs = {} } = {}
   })
   assertEq(created.map(t => [t.name, t.partitions]), [[topic, partitions]], 'createTopics result')
   ctx.defer(() => a.deleteTopics({ topics: [topic] }).catch(() => {}))
+  // Apache Kafka hosts a new partition a moment after CreateTopics returns: wait until the
+  // leader answers ListOffsets for every partition.
+  await waitFor(`${topic} partitions hosted`, async () => {
+    const r = await a.listOffsets({ topics: [{ name: topic, partitions: [...Array(partitions).keys()].map(i => ({ partitionIndex: i, timestamp: -1n })) }] })
+    return r[0].partitions.length === partitions
+  }, { ms: 10000 })
   return created[0]
 }
 
@@ -68,11 +74,11 @@ async function expectError (fn, needle) {
  * {partition, offset (Number), key, value, headers (object)}. */
 async function consume (ctx, topic, until, {
   groupId = uniq('plt-read'), mode = 'earliest', isolationLevel = FetchIsolationLevels.READ_UNCOMMITTED,
-  ms = 20000, keep = false, groupProtocol
+  ms = 20000, keep = false, groupProtocol, opts = {}
 } = {}) {
   const consumer = new Consumer({
     ...base('consumer'), groupId, deserializers: stringDeserializers,
-    maxWaitTime: 100, sessionTimeout: 10000, heartbeatInterval: 500, ...(groupProtocol ? { groupProtocol } : {})
+    maxWaitTime: 100, sessionTimeout: 10000, heartbeatInterval: 500, ...(groupProtocol ? { groupProtocol } : {}), ...opts
   })
   let stream
   const stop = async () => {
@@ -81,7 +87,7 @@ async function consume (ctx, topic, until, {
   }
   ctx.defer(stop)
   stream = await consumer.consume({
-    topics: [topic], mode, fallbackMode: 'earliest', autocommit: false, isolationLevel, maxWaitTime: 100
+    topics: [topic], mode, fallbackMode: 'earliest', autocommit: false, isolationLevel, maxWaitTime: 100, ...opts
   })
   const got = []
   let done, fail
@@ -94,9 +100,10 @@ async function consume (ctx, topic, until, {
       value: m.value ?? null,
       headers: Object.fromEntries(m.headers ?? [])
     })
-    if (until(got)) done()
+    if (until?.(got)) done()
   })
   stream.on('error', fail)
+  if (!until) return { messages: got, consumer, stop }
   await withTimeout(finished, ms, `consume ${topic}: have ${got.length} messages`)
   if (!keep) await stop()
   return { messages: got, consumer, stop }
@@ -144,9 +151,20 @@ const scenarios = {
       topics: [uniq('plt-bad')], partitions: 1, replicas: 1, configs: [{ name: 'cleanup.policy', value: 'nonsense' }]
     }), 'INVALID_CONFIG')
 
+    await expectError(() => a.createPartitions({ topics: [{ name: topic, count: 2 }] }), 'INVALID_PARTITIONS')
+    const all = await a.describeConfigs({ resources: [{ resourceType: ConfigResourceTypes.TOPIC, resourceName: topic }] })
+    const entries = all[0].configs
+    for (const name of ['cleanup.policy', 'retention.ms', 'segment.bytes', 'min.insync.replicas', 'compression.type', 'max.message.bytes']) {
+      assert(entries.some(e => e.name === name), `describeConfigs (all) lists ${name}`)
+    }
+    assertEq(entries.filter(e => e.configSource === 1).map(e => e.name).sort(), ['retention.ms'], 'TOPIC_CONFIG entries after the incremental alter')
+    const brokerLevel = entries.filter(e => ![1, 5].includes(e.configSource)).map(e => `${e.name}(source ${e.configSource})`)
+
     await a.deleteTopics({ topics: [topic] })
     await waitFor('topic gone from listTopics', async () => !(await a.listTopics()).includes(topic), { ms: 5000 })
-    return 'create(configs, topic id)/list/describeConfigs/incrementalAlterConfigs SET+DELETE/createPartitions/delete; TOPIC_ALREADY_EXISTS, INVALID_CONFIG'
+    await expectError(() => a.deleteTopics({ topics: [topic] }), 'UNKNOWN_TOPIC_OR_PARTITION')
+    return 'create(configs, topic id)/list/describeConfigs/incrementalAlterConfigs SET+DELETE/createPartitions/delete; TOPIC_ALREADY_EXISTS, INVALID_CONFIG, INVALID_PARTITIONS, delete unknown' +
+      `; non-default broker-level topic configs: ${brokerLevel.join(' ') || 'none'}`
   },
 
   async produce_consume (ctx) {
@@ -167,7 +185,33 @@ const scenarios = {
     const offs = await a.listOffsets({ topics: [{ name: topic, partitions: [{ partitionIndex: 0, timestamp: -2n }] }] })
     const end = await a.listOffsets({ topics: [{ name: topic, partitions: [{ partitionIndex: 0, timestamp: -1n }] }] })
     assertEq([offs[0].partitions[0].offset, end[0].partitions[0].offset], [0n, 20n], 'earliest/latest')
-    return '20 keyed records with headers, batch + single sends, order and watermarks'
+
+    // acks=0: the broker must not answer (an answer would desynchronise the connection);
+    // the records still land.
+    await send(p, [0, 1, 2].map(i => ({ topic, partition: 0, key: 'noack', value: `noack-${i}` })), { acks: 0 })
+    await send(p, [{ topic, partition: 0, key: 'after-noack', value: 'x' }])
+    const idem = producer(ctx, { idempotent: true })
+    for (let i = 0; i < 3; i++) await send(idem, [{ topic, partition: 0, key: 'idem', value: `idem-${i}` }, { topic, partition: 0, key: 'idem', value: `idem-${i}b` }])
+    const tail = await consume(ctx, topic, got => got.length >= 30)
+    assertEq(tail.messages.slice(20).map(m => m.value),
+      ['noack-0', 'noack-1', 'noack-2', 'x', 'idem-0', 'idem-0b', 'idem-1', 'idem-1b', 'idem-2', 'idem-2b'], 'acks=0 and idempotent records')
+
+    const small = uniq('plt-small')
+    await createTopic(ctx, a, small, { configs: { 'max.message.bytes': '2000' } })
+    await expectError(() => send(p, [{ topic: small, partition: 0, key: 'big', value: 'x'.repeat(5000) }]), 'MESSAGE_TOO_LARGE')
+
+    // 3 MB in 100 KB batches read with 40 KB partition / 64 KB fetch limits: a batch larger
+    // than the limit still comes back whole (KIP-74), order kept across many fetches.
+    const bulk = uniq('plt-bulk')
+    await createTopic(ctx, a, bulk)
+    const blob = 'b'.repeat(10000)
+    for (let j = 0; j < 30; j++) {
+      await send(p, Array.from({ length: 10 }, (_, i) => ({ topic: bulk, partition: 0, key: `k${j * 10 + i}`, value: `${j * 10 + i}:${blob}` })))
+    }
+    const big = await consume(ctx, bulk, got => got.length >= 300, { opts: { maxBytesPerPartition: 40000, maxBytes: 65536 } })
+    assertEq(big.messages.map(m => m.offset), [...Array(300).keys()], 'bulk offsets in order')
+    assert(big.messages.every(m => m.value === `${m.offset}:${blob}`), 'bulk values intact')
+    return '20 keyed records with headers, batch + single sends, order and watermarks; acks=0; idempotent; MESSAGE_TOO_LARGE; 3 MB with small fetch limits'
   },
 
   async compression (ctx) {
@@ -224,7 +268,23 @@ const scenarios = {
 
     await a.deleteGroups({ groups: [groupId] })
     await waitFor('group gone from listGroups', async () => !(await a.listGroups()).has(groupId), { ms: 5000 })
-    return 'join, commit, describe (STABLE/EMPTY), list, listConsumerGroupOffsets, restart resumes (mode committed), deleteGroups'
+
+    // Two members of one group split the two partitions (the first rejoins when the second arrives).
+    const pair = uniq('plt-pair')
+    const held = c => (c.assignments ?? []).filter(x => x.topic === topic).flatMap(x => x.partitions)
+    const A = await consume(ctx, topic, null, { groupId: pair })
+    await waitFor('first member holds both partitions', () => held(A.consumer).length === 2, { ms: 15000 })
+    const B = await consume(ctx, topic, null, { groupId: pair })
+    await waitFor('both members hold one partition each', () => {
+      const pa = held(A.consumer)
+      const pb = held(B.consumer)
+      return pa.length === 1 && pb.length === 1 && pa[0] !== pb[0]
+    }, { ms: 20000 })
+    const two = (await a.describeGroups({ groups: [pair] })).get(pair)
+    assertEq([two?.state, two?.members.size], ['STABLE', 2], 'describeGroups with two members')
+    await A.stop()
+    await B.stop()
+    return 'join, commit, describe (STABLE/EMPTY), list, listConsumerGroupOffsets, restart resumes (mode committed), deleteGroups, 2-member rebalance'
   },
 
   async offsets_for_times (ctx) {
@@ -253,7 +313,12 @@ const scenarios = {
     ctx.defer(() => c.close(true))
     const byConsumer = await c.listOffsets({ topics: [topic], timestamp: t0 + 15000n })
     assertEq(byConsumer.get(topic), [2n], 'consumer.listOffsets by timestamp')
-    return 'listOffsets by timestamp (first/between/last/after end), EARLIEST, LATEST, MAX_TIMESTAMP, consumer.listOffsets'
+    // DeleteRecords moves the log start offset: EARLIEST follows, timestamps before it map to it.
+    const del = await a.deleteRecords({ topics: [{ name: topic, partitions: [{ partition: 0, offset: 2n }] }] })
+    assertEq(del.map(t => t.partitions.map(x => [x.partition, x.lowWatermark])), [[[0, 2n]]], 'deleteRecords low watermark')
+    assertEq((await at(-2n))[0], 2n, 'EARLIEST after deleteRecords')
+    assertEq((await at(t0))[0], 2n, 'offset for a timestamp before the log start')
+    return 'listOffsets by timestamp (first/between/last/after end), EARLIEST, LATEST, MAX_TIMESTAMP, consumer.listOffsets, deleteRecords'
   },
 
   async compaction (ctx) {
@@ -314,7 +379,9 @@ const scenarios = {
 
     const rc = await consume(ctx, topic, got => got.some(m => m.key === 'end'), { isolationLevel: FetchIsolationLevels.READ_COMMITTED })
     assertEq(rc.messages.map(m => m.value), ['committed-1', 'committed-2', 'committed-3', 'end'], 'read_committed sees committed records only')
-    assertEq(rc.messages.map(m => m.offset), [0, 1, 5, 7], 'committed record offsets (control markers take offsets)')
+    // The last commit marker and `end` come in either order (Kafka writes markers after EndTxn returns).
+    assertEq(rc.messages.slice(0, 3).map(m => m.offset), [0, 1, 5], 'committed record offsets (control markers take offsets)')
+    assert([6, 7].includes(rc.messages[3].offset), `end at 6 or 7, got ${rc.messages[3].offset}`)
     const ru = await consume(ctx, topic, got => got.some(m => m.key === 'end'))
     assertEq(ru.messages.map(m => m.value), ['committed-1', 'committed-2', 'aborted-1', 'committed-3', 'end'], 'read_uncommitted sees the aborted record too')
     const lso = await a.listOffsets({ topics: [{ name: topic, partitions: [{ partitionIndex: 0, timestamp: -1n }] }], isolationLevel: FetchIsolationLevels.READ_COMMITTED })
