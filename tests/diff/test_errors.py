@@ -1,10 +1,13 @@
 """Error codes and messages for invalid requests and bad configs, sent as raw frames (so no
 client library validates or rewords them) to both brokers and compared field by field."""
 
+import time
+
 from kafka.protocol.admin.configs import AlterConfigsRequest, IncrementalAlterConfigsRequest
 from kafka.protocol.admin.topics import CreatePartitionsRequest, CreateTopicsRequest, DeleteTopicsRequest
 from kafka.protocol.consumer.group import HeartbeatRequest, OffsetCommitRequest, OffsetFetchRequest, SyncGroupRequest
 from kafka.protocol.consumer.offsets import ListOffsetsRequest
+from kafka.protocol.metadata.metadata import MetadataRequest
 from kafka.protocol.producer.produce import ProduceRequest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
@@ -23,12 +26,31 @@ def both(brokers, fn):
     return out
 
 
+def wait_topic(c, name, timeout=15.0):
+    """Kafka answers CreateTopics before its broker's metadata cache has the topic (KRaft
+    propagates it asynchronously); wait until Metadata shows every partition with a leader so
+    the next request sees the topic on both brokers."""
+    M = MetadataRequest
+    deadline = time.monotonic() + timeout
+    while True:
+        r = c.send(M, 9, topics=[M.MetadataRequestTopic(name=name)], allow_auto_topic_creation=False,
+                   include_topic_authorized_operations=False)
+        t = r.topics[0]
+        if t.error_code == 0 and t.partitions and all(p.leader_id >= 0 for p in t.partitions):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"topic {name} not in Metadata {timeout}s after CreateTopics (error {t.error_code})")
+        time.sleep(0.05)
+
+
 def create(c, name, partitions=1, rf=1, configs=(), validate_only=False, version=7):
     r = c.send(CT, version, timeout_ms=15000, validate_only=validate_only, topics=[
         CT.CreatableTopic(name=name, num_partitions=partitions, replication_factor=rf, assignments=[],
                           configs=[CT.CreatableTopic.CreatableTopicConfig(name=k, value=v) for k, v in configs])])
     t = to_plain(r)["topics"][0]
     t.pop("topic_id", None)
+    if t["error_code"] == 0 and not validate_only:
+        wait_topic(c, name)
     if t["error_code"] == 0:
         # The echoed configs (v5+) are compared in test_describe_configs; here only the outcome.
         t["configs"] = len(t["configs"]) > 0

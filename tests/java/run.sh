@@ -33,8 +33,14 @@ fi
 start_broker "$KIND"
 
 rc=0
+mvn_started=$(date +%s)
 # shellcheck disable=SC2086
 E2E_BOOTSTRAP=$BOOTSTRAP E2E_BROKER=$KIND mvn -B -ntp -f "$JAVA_SUITE_DIR/pom.xml" ${MVN_ARGS:-} test || rc=1
+if [[ -n ${MATRIX_RESULTS:-} ]]; then
+    # Client-matrix lines (issue 6) for java and streams from this run's surefire reports.
+    python3 "$REPO_ROOT/tests/matrix/junit_to_tsv.py" "$JAVA_SUITE_DIR/target/surefire-reports" \
+        --since "$mvn_started" >>"$MATRIX_RESULTS" || rc=1
+fi
 
 if [[ $TOOLS -eq 1 ]]; then
     E2E_BOOTSTRAP=$BOOTSTRAP E2E_SEGMENTS_DIR=$SEGMENTS_DIR E2E_BROKER=$KIND \

@@ -31,8 +31,30 @@ SEG=${E2E_SEGMENTS_DIR:?E2E_SEGMENTS_DIR must name the broker log dir}
 echo "tools: Kafka CLI tools against ${E2E_BROKER:-broker} at $B (log dir $SEG)"
 
 PASSED=0 FAILED=0
-ok() { echo "ok   $*"; PASSED=$((PASSED + 1)); }
-bad() { echo "FAIL $*" >&2; FAILED=$((FAILED + 1)); }
+# Client-matrix bookkeeping (issue 6): each check counts for the scenario in SCEN; with
+# MATRIX_RESULTS set, one `kafka-cli` line per scenario is appended at the end.
+SCEN=admin
+declare -A SCEN_OK=() SCEN_BAD=()
+ok() { echo "ok   $*"; PASSED=$((PASSED + 1)); SCEN_OK[$SCEN]=$(( ${SCEN_OK[$SCEN]:-0} + 1 )); }
+bad() { echo "FAIL $*" >&2; FAILED=$((FAILED + 1)); SCEN_BAD[$SCEN]="${SCEN_BAD[$SCEN]:-}${SCEN_BAD[$SCEN]:+; }$*"; }
+matrix_report() {
+    [[ -n ${MATRIX_RESULTS:-} ]] || return 0
+    local sc note
+    for sc in admin produce_consume groups offsets_for_times special; do
+        case $sc in
+            admin) note="kafka-topics create/describe/alter/list, kafka-configs alter/describe" ;;
+            produce_consume) note="kafka-console-producer/consumer keyed round trip" ;;
+            groups) note="kafka-consumer-groups list/describe/state/reset-offsets" ;;
+            offsets_for_times) note="kafka-get-offsets latest/earliest (no by-time lookup)" ;;
+            special) note="kafka-producer-perf-test; kafka-dump-log reads the broker's segments and indexes" ;;
+        esac
+        if [[ -n ${SCEN_BAD[$sc]:-} ]]; then
+            printf 'kafka-cli\t%s\tFAIL\t%s\n' "$sc" "$(printf '%s' "${SCEN_BAD[$sc]}" | tr '\t\n' '  ' | cut -c1-300)"
+        elif [[ -n ${SCEN_OK[$sc]:-} ]]; then
+            printf 'kafka-cli\t%s\tPASS\t%s\n' "$sc" "$note"
+        fi
+    done >>"$MATRIX_RESULTS"
+}
 # t NAME ARGS... : runs a tool, output (stdout+stderr) in $OUT/last.txt; non-zero exit is a failure.
 t() {
     local rc=0
@@ -53,6 +75,7 @@ PERF=tools-perf-$SUF
 GROUP=tools-group-$SUF
 
 # ---- kafka-topics ----
+SCEN=admin
 if t kafka-topics --bootstrap-server "$B" --create --topic "$TOPIC" --partitions 2 --replication-factor 1 \
         --config retention.ms=3600000 && has "Created topic $TOPIC"; then
     ok "kafka-topics --create $TOPIC (2 partitions, retention.ms)"
@@ -98,6 +121,7 @@ if t kafka-configs --bootstrap-server "$B" --describe --all --entity-type broker
 else show; bad "kafka-configs --describe --all (broker)"; fi
 
 # ---- console producer / consumer round trip, consumer groups, get-offsets ----
+SCEN=produce_consume
 N=200
 for i in $(seq 1 $N); do echo "key-$i:value-$i"; done >"$OUT/in.txt"
 if t kafka-topics --bootstrap-server "$B" --create --topic "$RT" --partitions 1 --replication-factor 1 \
@@ -113,6 +137,7 @@ if t kafka-console-consumer --bootstrap-server "$B" --topic "$RT" --group "$GROU
         && diff -q "$OUT/in.txt" "$OUT/out.txt" >/dev/null; then
     ok "kafka-console-consumer --group read the $N lines back in order with their keys"
 else show; { diff "$OUT/in.txt" "$OUT/out.txt" 2>/dev/null | head -5 >&2 || true; }; bad "kafka-console-consumer round trip"; fi
+SCEN=groups
 if t kafka-consumer-groups --bootstrap-server "$B" --list && has "^$GROUP\$"; then
     ok "kafka-consumer-groups --list"
 else show; bad "kafka-consumer-groups --list"; fi
@@ -130,12 +155,14 @@ if t kafka-consumer-groups --bootstrap-server "$B" --reset-offsets --group "$GRO
         && has "$GROUP[[:space:]]+$RT[[:space:]]+0[[:space:]]+50[[:space:]]+$N[[:space:]]+$((N - 50))"; then
     ok "kafka-consumer-groups --reset-offsets --to-offset 50: lag $((N - 50))"
 else show; bad "kafka-consumer-groups --reset-offsets"; fi
+SCEN=offsets_for_times
 if t kafka-get-offsets --bootstrap-server "$B" --topic "$RT" && has "^$RT:0:$N\$" \
         && t kafka-get-offsets --bootstrap-server "$B" --topic "$RT" --time -2 && has "^$RT:0:0\$"; then
     ok "kafka-get-offsets: latest $N, earliest 0"
 else show; bad "kafka-get-offsets"; fi
 
 # ---- producer perf test on a topic with 1 MiB segments (several segments, index entries) ----
+SCEN=special
 if t kafka-topics --bootstrap-server "$B" --create --topic "$PERF" --partitions 1 --replication-factor 1 \
         --config segment.bytes=1048576 \
         && t kafka-producer-perf-test --topic "$PERF" --num-records 30000 --record-size 100 --throughput -1 \
@@ -178,5 +205,6 @@ for f in "$BASE.index" "$BASE.timeindex"; do
     else show; bad "kafka-dump-log $f"; fi
 done
 
+matrix_report
 echo "tools: $PASSED passed, $FAILED failed"
 [[ $FAILED -eq 0 ]]

@@ -7,6 +7,8 @@
 #   kcat -C -e reads them back in order with their offsets and keys; a read from an offset in
 #   the middle; one round trip per compression codec.
 # Binary: $E2E_SKIFF_BIN, else ${CARGO_TARGET_DIR:-<repo>/target}/debug/skiff.
+# MATRIX_RESULTS=<file>: appends one client-matrix line per scenario (client id kcat):
+#   special = kcat -L (metadata), produce_consume = steps 2-3, compression = step 4.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -34,7 +36,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() { echo "kcat smoke: FAIL: $*" >&2; exit 1; }
+# Client-matrix lines (issue 6): the scenario now running fails with the message of fail().
+SCENARIO=
+matrix() {
+    [[ -n ${MATRIX_RESULTS:-} ]] || return 0
+    printf 'kcat\t%s\t%s\t%s\n' "$1" "$2" "$(printf '%s' "$3" | tr '\t\n' '  ')" >>"$MATRIX_RESULTS"
+}
+fail() {
+    echo "kcat smoke: FAIL: $*" >&2
+    [[ -n $SCENARIO ]] && matrix "$SCENARIO" FAIL "$*"
+    exit 1
+}
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 B=127.0.0.1:$PORT
@@ -58,12 +70,16 @@ kc() { timeout "$KCAT_TIMEOUT" kcat -b "$B" "$@"; }
 echo "kcat smoke: $(kcat -V 2>&1 | grep -o 'Version [^ ]*.*librdkafka [0-9.]*' || true)"
 
 # 1. Metadata
+SCENARIO=special
 kc -L >"$WORK/meta.txt" 2>&1 || { cat "$WORK/meta.txt" >&2; fail "kcat -L failed"; }
 grep -q "1 brokers:" "$WORK/meta.txt" || { cat "$WORK/meta.txt" >&2; fail "kcat -L does not list one broker"; }
 grep -q "broker 1 at 127.0.0.1:$PORT" "$WORK/meta.txt" || { cat "$WORK/meta.txt" >&2; fail "kcat -L does not show broker 1 at $B"; }
 echo "ok   kcat -L lists broker 1 at $B"
 
+matrix special PASS "kcat -L metadata with Debian's librdkafka $(kcat -V 2>&1 | grep -o 'librdkafka [0-9.]*' | head -1 | cut -d' ' -f2)"
+
 # 2. Produce 1000 keyed lines (topic auto-created), read back in order with offsets and keys.
+SCENARIO=produce_consume
 T=kcat-smoke
 for i in $(seq 0 999); do echo "key-$i:value-$i"; done >"$WORK/in.txt"
 kc -P -t "$T" -p 0 -K: -X acks=all <"$WORK/in.txt" 2>"$WORK/p.err" || { cat "$WORK/p.err" >&2; fail "kcat -P failed"; }
@@ -84,7 +100,10 @@ printf '500 key-500 value-500\n501 key-501 value-501\n502 key-502 value-502\n' |
     || fail "kcat -C -o 500 -c 3 returned the wrong records"
 echo "ok   kcat -C -o 500 -c 3"
 
+matrix produce_consume PASS "1000 keyed lines in order with offsets, read from the middle (no headers)"
+
 # 4. Every codec kcat's librdkafka has.
+SCENARIO=compression
 for codec in gzip snappy lz4 zstd; do
     t="kcat-$codec"
     for i in $(seq 0 99); do echo "$codec line $i $codec $codec $codec $codec"; done >"$WORK/$codec.txt"
@@ -94,4 +113,6 @@ for codec in gzip snappy lz4 zstd; do
     echo "ok   kcat -z $codec round trip (100 lines)"
 done
 
+matrix compression PASS "codecs: gzip snappy lz4 zstd"
+SCENARIO=
 echo "kcat smoke: all checks passed"

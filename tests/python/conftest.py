@@ -163,3 +163,90 @@ def topic(request):
     """A topic name unique to this test run."""
     name = request.node.name.replace("[", "-").replace("]", "").replace("_", "-")
     return f"py-{name}-{os.getpid()}-{next(_counter)}"
+
+
+# ---------- client-matrix results (issue 6) ----------
+# When MATRIX_RESULTS names a file, one TSV line per (client, scenario) this run touched is
+# appended at the end of the session: `<client>\t<scenario>\t<PASS|FAIL|SKIP>\t<note>`.
+# A scenario is PASS only when every test mapped to it passed; tests not in the map are not
+# reported. Keys are (module file, test function name without parameters).
+MATRIX_MAP = {
+    ("test_confluent.py", "test_produce_consume_keys_headers"): [("confluent-kafka", "produce_consume")],
+    ("test_confluent.py", "test_acks"): [("confluent-kafka", "produce_consume")],
+    ("test_confluent.py", "test_compression"): [("confluent-kafka", "compression")],
+    ("test_confluent.py", "test_admin_create_describe_topics"): [("confluent-kafka", "admin")],
+    ("test_confluent.py", "test_describe_cluster"): [("confluent-kafka", "admin")],
+    ("test_confluent.py", "test_auto_create_on_produce"): [("confluent-kafka", "special")],
+    ("test_kafka_python.py", "test_produce_consume"): [("kafka-python", "produce_consume")],
+    ("test_kafka_python.py", "test_acks"): [("kafka-python", "produce_consume")],
+    ("test_kafka_python.py", "test_interop_kafka_python_to_confluent"): [("kafka-python", "produce_consume")],
+    ("test_kafka_python.py", "test_compression"): [("kafka-python", "compression")],
+    ("test_kafka_python.py", "test_admin"): [("kafka-python", "admin")],
+    ("test_kafka_python.py", "test_api_version_autodetect"): [("kafka-python", "special")],
+    ("test_kafka_python.py", "test_default_idempotent_producer"): [("kafka-python", "special")],
+    ("test_groups.py", "test_kafka_python_group_shares_partitions_and_rebalances"): [("kafka-python", "groups")],
+    ("test_groups.py", "test_kafka_python_admin_group_apis"): [("kafka-python", "groups")],
+    ("test_groups.py", "test_confluent_group_resumes_after_restart"): [("confluent-kafka", "groups")],
+    ("test_groups.py", "test_confluent_cooperative_sticky_pair"): [("confluent-kafka", "groups")],
+    ("test_groups.py", "test_confluent_admin_lists_describes_and_deletes_groups"): [("confluent-kafka", "groups")],
+    ("test_compaction.py", "test_keyless_record_rejected"): [("confluent-kafka", "compaction")],
+    ("test_compaction.py", "test_latest_value_per_key_after_cleaning"): [("confluent-kafka", "compaction")],
+    ("test_compaction.py", "test_tombstone_kept_then_removed"): [("confluent-kafka", "compaction")],
+    ("test_transactions.py", "test_kafka_python_abort_then_commit"): [("kafka-python", "transactions")],
+    ("test_transactions.py", "test_kafka_python_consume_transform_produce"): [("kafka-python", "transactions")],
+    ("test_transactions.py", "test_confluent_kafka_commit_and_abort"): [("confluent-kafka", "transactions")],
+}
+# What "special" means for each client here (the TSV note).
+MATRIX_SPECIAL = {
+    "confluent-kafka": "auto topic creation on produce",
+    "kafka-python": "ApiVersions auto-detection; idempotent producer by default",
+}
+_matrix_outcomes = {}  # nodeid -> (passed|failed|skipped, short error)
+
+
+def pytest_runtest_logreport(report):
+    """Keep the worst outcome of each test's setup/call/teardown for the matrix lines."""
+    if not os.environ.get("MATRIX_RESULTS"):
+        return
+    prev = _matrix_outcomes.get(report.nodeid, ("passed", ""))
+    if report.failed:
+        msg = str(report.longrepr.reprcrash.message) if hasattr(report.longrepr, "reprcrash") else str(report.longrepr)
+        _matrix_outcomes[report.nodeid] = ("failed", msg.splitlines()[0][:160] if msg else "")
+    elif report.skipped and prev[0] == "passed" and report.when in ("setup", "call"):
+        _matrix_outcomes[report.nodeid] = ("skipped", "")
+    elif report.nodeid not in _matrix_outcomes:
+        _matrix_outcomes[report.nodeid] = prev
+
+
+def pytest_sessionfinish(session, exitstatus):
+    path = os.environ.get("MATRIX_RESULTS")
+    if not path or not _matrix_outcomes:
+        return
+    groups = {}  # (client, scenario) -> [(test id, outcome, error)]
+    for nodeid, (outcome, err) in _matrix_outcomes.items():
+        file = nodeid.split("::")[0].rsplit("/", 1)[-1]
+        func = nodeid.split("::")[-1].split("[")[0]
+        for key in MATRIX_MAP.get((file, func), []):
+            groups.setdefault(key, []).append((nodeid.split("::")[-1], outcome, err))
+    lines = []
+    for (client, scenario), results in sorted(groups.items()):
+        failed = [r for r in results if r[1] == "failed"]
+        passed = [r for r in results if r[1] == "passed"]
+        if failed:
+            status = "FAIL"
+            note = "; ".join(f"{t}: {e}" for t, _, e in failed)
+        elif passed:
+            status = "PASS"
+            if scenario == "compression":
+                codecs = sorted({t.split("[", 1)[1].rstrip("]") for t, _, _ in passed if "[" in t})
+                note = "codecs: " + " ".join(codecs)
+            elif scenario == "special":
+                note = MATRIX_SPECIAL.get(client, "")
+            else:
+                note = ", ".join(sorted({t.split("[")[0] for t, _, _ in passed}))
+        else:
+            status, note = "SKIP", "all tests skipped"
+        note = note.replace("\t", " ").replace("\n", " ")[:300]
+        lines.append(f"{client}\t{scenario}\t{status}\t{note}\n")
+    with open(path, "a") as f:
+        f.writelines(lines)
