@@ -23,6 +23,8 @@ pub fn log_error_code(err: &LogError) -> ResponseError {
         // Kafka 2.7+ answers a produce from a stale epoch with INVALID_PRODUCER_EPOCH (the
         // client aborts and retries) rather than the fatal PRODUCER_FENCED.
         LogError::InvalidProducerEpoch { .. } => ResponseError::InvalidProducerEpoch,
+        // Kafka's UnifiedLog: "Record was not part of an ongoing transaction".
+        LogError::InvalidTxnState { .. } => ResponseError::InvalidTxnState,
         LogError::DirLocked(..) | LogError::MalformedFile { .. } => {
             ResponseError::KafkaStorageError
         }

@@ -528,7 +528,8 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
                 ListTransactionsRequest::default()
                     .with_state_filters(vec![s("Ongoing"), s("Bogus")])
                     .with_producer_id_filters(vec![ProducerId(0)])
-                    .with_duration_filter(if version >= 1 { 10 } else { -1 }),
+                    .with_duration_filter(if version >= 1 { 10 } else { -1 })
+                    .with_transactional_id_pattern((version >= 2).then(|| s("t.*"))),
             ),
         ],
         ApiKey::DescribeTransactions => vec![RequestKind::DescribeTransactions(

@@ -103,6 +103,15 @@ pub struct BrokerConfig {
     /// `transaction.abort.timed.out.transaction.cleanup.interval.ms`: how often open
     /// transactions are checked against their timeout.
     pub transaction_abort_timed_out_transaction_cleanup_interval_ms: i64,
+    /// `transaction.partition.verification.enable` (KIP-890): a transactional batch is
+    /// written only to a partition that is in its producer's ongoing transaction.
+    pub transaction_partition_verification_enable: bool,
+    /// `transactional.id.expiration.ms`: a transactional id with no transaction in progress
+    /// and no update for this long is removed.
+    pub transactional_id_expiration_ms: i64,
+    /// `transaction.remove.expired.transaction.cleanup.interval.ms`: how often transactional
+    /// ids are checked for expiry.
+    pub transaction_remove_expired_transaction_cleanup_interval_ms: i64,
     /// `shutdown.timeout.ms` (Skiff-only): how long a graceful shutdown may take.
     pub shutdown_timeout_ms: i64,
     /// Broker-level defaults for topic configs.
@@ -157,6 +166,9 @@ impl Default for BrokerConfig {
             transaction_max_timeout_ms: 900_000,
             transaction_state_log_num_partitions: 50,
             transaction_abort_timed_out_transaction_cleanup_interval_ms: 10_000,
+            transaction_partition_verification_enable: true,
+            transactional_id_expiration_ms: 604_800_000,
+            transaction_remove_expired_transaction_cleanup_interval_ms: 3_600_000,
             shutdown_timeout_ms: 30_000,
             log: LogConfig::default(),
             explicit: BTreeMap::new(),
@@ -416,15 +428,33 @@ pub(crate) fn build(
         "transaction.abort.timed.out.transaction.cleanup.interval.ms",
         cfg.transaction_abort_timed_out_transaction_cleanup_interval_ms,
     );
+    cfg.transaction_partition_verification_enable = bool_of(
+        "transaction.partition.verification.enable",
+        cfg.transaction_partition_verification_enable,
+    );
+    cfg.transactional_id_expiration_ms = i64_of(
+        "transactional.id.expiration.ms",
+        cfg.transactional_id_expiration_ms,
+    );
+    cfg.transaction_remove_expired_transaction_cleanup_interval_ms = i64_of(
+        "transaction.remove.expired.transaction.cleanup.interval.ms",
+        cfg.transaction_remove_expired_transaction_cleanup_interval_ms,
+    );
     for key in [
         "transaction.max.timeout.ms",
         "transaction.state.log.num.partitions",
         "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        "transactional.id.expiration.ms",
+        "transaction.remove.expired.transaction.cleanup.interval.ms",
     ] {
         let value = match key {
             "transaction.max.timeout.ms" => i64::from(cfg.transaction_max_timeout_ms),
             "transaction.state.log.num.partitions" => {
                 i64::from(cfg.transaction_state_log_num_partitions)
+            }
+            "transactional.id.expiration.ms" => cfg.transactional_id_expiration_ms,
+            "transaction.remove.expired.transaction.cleanup.interval.ms" => {
+                cfg.transaction_remove_expired_transaction_cleanup_interval_ms
             }
             _ => cfg.transaction_abort_timed_out_transaction_cleanup_interval_ms,
         };

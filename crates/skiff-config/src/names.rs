@@ -354,14 +354,14 @@ static DEFS: &[BrokerConfigDef] = &[
     def("telemetry.max.bytes", Int, Some("1048576"), Recognised),
     def("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, Some("10000"), Implemented),
     def("transaction.max.timeout.ms", Int, Some("900000"), Implemented),
-    def("transaction.partition.verification.enable", Boolean, Some("true"), Recognised),
-    def("transaction.remove.expired.transaction.cleanup.interval.ms", Int, Some("3600000"), Recognised),
+    def("transaction.partition.verification.enable", Boolean, Some("true"), Implemented),
+    def("transaction.remove.expired.transaction.cleanup.interval.ms", Int, Some("3600000"), Implemented),
     def("transaction.state.log.load.buffer.size", Int, Some("5242880"), Recognised),
     def("transaction.state.log.min.isr", Int, Some("2"), Recognised),
     def("transaction.state.log.num.partitions", Int, Some("50"), Implemented),
     def("transaction.state.log.replication.factor", Short, Some("3"), Recognised),
     def("transaction.state.log.segment.bytes", Int, Some("104857600"), Recognised),
-    def("transactional.id.expiration.ms", Int, Some("604800000"), Recognised),
+    def("transactional.id.expiration.ms", Int, Some("604800000"), Implemented),
     def("unclean.leader.election.enable", Boolean, Some("false"), Recognised),
 ];
 

@@ -97,6 +97,16 @@ pub enum LogError {
         current: i16,
     },
 
+    /// KIP-890: a transactional batch of a producer with no open transaction in this
+    /// partition arrived without a current verification (the partition was not added to the
+    /// transaction, or the transaction ended while it was being verified). Kafka
+    /// INVALID_TXN_STATE.
+    #[error(
+        "producer {producer_id} has no ongoing transaction on this partition that the \
+         transaction coordinator verified; add the partition to the transaction first"
+    )]
+    InvalidTxnState { producer_id: i64 },
+
     /// A file in the log directory has a format we cannot read (checkpoint files).
     #[error("malformed file {file}: {message}")]
     MalformedFile { file: String, message: String },

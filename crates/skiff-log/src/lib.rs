@@ -51,5 +51,6 @@ pub use producer_state::{BatchMetadata, CompletedTxn, ControlType, ProducerEntry
 pub use recovery::Recovery;
 pub use retention::RetentionOutcome;
 pub use txn_index::{
-    control_batch, decode_txn_index, parse_marker, AbortedTxn, TXN_INDEX_ENTRY_LEN,
+    control_batch, decode_txn_index, parse_marker, AbortedTxn, VerificationGuard,
+    TXN_INDEX_ENTRY_LEN,
 };

@@ -17,10 +17,10 @@ use crate::producer_state::{CompletedTxn, ProducerCheck, ProducerStateManager};
 use crate::recompress::recompress_for_topic;
 use crate::recovery::{load_segments, Recovery};
 use crate::segment::{read_guard, write_guard, BatchMeta, Segment};
-use crate::txn_index::{parse_marker, AbortedTxn};
+use crate::txn_index::{check_verified, parse_marker, AbortedTxn, Verify};
 use crate::validate::{validate_append, Origin};
 use skiff_records::{stamp_base_offset, stamp_leader_epoch, stamp_log_append_time, TimestampType};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
@@ -75,6 +75,10 @@ pub(crate) struct Inner {
     pub producers: ProducerStateManager,
     /// Aborted transactions by marker offset (`txn_index.rs`).
     pub aborted: Arc<Vec<AbortedTxn>>,
+    /// KIP-890 verification guards by producer id (`txn_index.rs`): (guard, created at ms).
+    pub verification: HashMap<i64, (u64, i64)>,
+    /// The next guard value: guards are never reused, so a stale verification can not match.
+    pub next_guard: u64,
 }
 
 /// What readers see: immutable, replaced wholesale under the append lock.
@@ -166,6 +170,8 @@ impl Log {
                 pins: Vec::new(),
                 producers: ProducerStateManager::new(0),
                 aborted: Arc::new(Vec::new()),
+                verification: HashMap::new(),
+                next_guard: 1,
             }),
             config: RwLock::new(Arc::new(config)),
             flushed: AtomicI64::new(leo),
@@ -224,7 +230,13 @@ impl Log {
         leader_epoch: i32,
         validation: &AppendValidation,
     ) -> Result<AppendInfo> {
-        self.append_with_origin(batches, leader_epoch, validation.now_ms, Origin::Client)
+        self.append_with_origin(
+            batches,
+            leader_epoch,
+            validation.now_ms,
+            Origin::Client,
+            Verify::No,
+        )
     }
 
     /// Appends batches written by the broker itself (group/offset records, transaction
@@ -237,15 +249,16 @@ impl Log {
         leader_epoch: i32,
         now_ms: i64,
     ) -> Result<AppendInfo> {
-        self.append_with_origin(batches, leader_epoch, now_ms, Origin::Internal)
+        self.append_with_origin(batches, leader_epoch, now_ms, Origin::Internal, Verify::No)
     }
 
-    fn append_with_origin(
+    pub(crate) fn append_with_origin(
         &self,
         batches: &[u8],
         leader_epoch: i32,
         now: i64,
         origin: Origin,
+        verify: Verify,
     ) -> Result<AppendInfo> {
         let config = self.config_arc();
         let validated = validate_append(batches, &config, now, origin)?;
@@ -281,7 +294,12 @@ impl Log {
                     .producers
                     .check_append(&headers, first_offset, stored_ts)?
                 {
-                    ProducerCheck::Append(updates) => updates,
+                    ProducerCheck::Append(updates) => {
+                        if let Verify::Required(guard) = verify {
+                            check_verified(&inner, &headers, guard)?;
+                        }
+                        updates
+                    }
                     ProducerCheck::Duplicate(dup) => {
                         return Ok(AppendInfo {
                             first_offset: dup.first_offset,
@@ -338,6 +356,15 @@ impl Log {
         }
         inner.leo = next;
         inner.producers.commit(producer_updates, next);
+        if !inner.verification.is_empty() {
+            // A data batch opened the transaction, a marker closed it: either way the guard
+            // has served (Kafka's `updateProducers`).
+            for (h, _) in &validated {
+                if h.is_transactional() {
+                    inner.verification.remove(&h.producer_id);
+                }
+            }
+        }
         self.record_completed(&mut inner, &completed);
         self.publish(&inner);
         let log_start_offset = inner.log_start;

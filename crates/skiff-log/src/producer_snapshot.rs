@@ -295,6 +295,7 @@ impl Log {
     pub fn remove_expired_producers(&self, expiration_ms: i64) -> usize {
         let now = self.clock.now_ms();
         let removed = self.lock().producers.remove_expired(now, expiration_ms);
+        self.remove_stale_guards(now, expiration_ms);
         if removed > 0 {
             tracing::debug!(dir = %self.dir.display(), removed, "expired idle producer ids");
         }

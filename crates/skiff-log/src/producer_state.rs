@@ -183,6 +183,13 @@ impl ProducerStateManager {
         self.ongoing.first().map(|(offset, _)| *offset)
     }
 
+    /// Whether `producer_id` has an open transaction in this partition.
+    pub fn has_ongoing_txn(&self, producer_id: i64) -> bool {
+        self.producers
+            .get(&producer_id)
+            .is_some_and(|e| e.current_txn_first_offset.is_some())
+    }
+
     /// `(producer id, first offset)` of every open transaction, oldest first.
     pub fn ongoing(&self) -> Vec<(i64, i64)> {
         self.ongoing.iter().map(|(o, p)| (*p, *o)).collect()

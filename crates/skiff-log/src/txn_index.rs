@@ -18,6 +18,16 @@
 //!
 //! LSO = min(high watermark, first offset of the oldest open transaction).
 //!
+//! KIP-890 part 1 verification guards (Kafka's `VerificationGuard`): before asking the
+//! transaction coordinator whether a partition is in a producer's transaction, the broker
+//! takes a guard from the log ([`Log::start_txn_verification`]); [`Log::append_verified`]
+//! then writes a transactional batch only while the producer already has an open
+//! transaction here or the guard is still the current one. Every transactional append (data
+//! or marker) drops the producer's guard, so a marker written between the coordinator's
+//! answer and the append makes that append fail (INVALID_TXN_STATE) instead of opening a
+//! transaction nobody will close. Guards live in memory only (a restart drops them; the next
+//! produce asks again).
+//!
 //! Thread-safety: in-memory state changes under the append lock; readers use the snapshot.
 //! `txn_files` serialises file reconciliation.
 
@@ -39,6 +49,44 @@ pub(crate) const TXN_INDEX_SUFFIX: &str = "txnindex";
 pub const TXN_INDEX_ENTRY_LEN: usize = 34;
 const ENTRY_VERSION: i16 = 0;
 const CONTROL_VERSION: i16 = 0;
+
+/// A KIP-890 verification in progress for one producer of one partition: an opaque value
+/// that matches only until the next transactional append of that producer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VerificationGuard(u64);
+
+/// Whether a client append must prove its transactional batches were verified.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verify {
+    No,
+    Required(Option<VerificationGuard>),
+}
+
+/// Caller holds the append lock; `headers` passed the producer-state check. A transactional
+/// data batch is refused unless its producer has an open transaction here or `guard` is the
+/// producer's current guard.
+pub(crate) fn check_verified(
+    inner: &Inner,
+    headers: &[skiff_records::BatchHeader],
+    guard: Option<VerificationGuard>,
+) -> Result<()> {
+    for h in headers {
+        if !h.is_transactional() || h.is_control() || inner.producers.has_ongoing_txn(h.producer_id)
+        {
+            continue;
+        }
+        let current = inner
+            .verification
+            .get(&h.producer_id)
+            .map(|(g, _)| VerificationGuard(*g));
+        if guard.is_none() || current != guard {
+            return Err(LogError::InvalidTxnState {
+                producer_id: h.producer_id,
+            });
+        }
+    }
+    Ok(())
+}
 
 /// One aborted transaction, as stored in the transaction index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,6 +239,54 @@ impl Log {
     /// `(producer id, first offset)` of the open transactions, oldest first.
     pub fn ongoing_transactions(&self) -> Vec<(i64, i64)> {
         self.lock().producers.ongoing()
+    }
+
+    /// Starts a KIP-890 verification for `producer_id`: `None` when the producer already has
+    /// an open transaction in this partition (nothing to verify), else its guard (the existing
+    /// one if a verification is already under way, as Kafka does).
+    pub fn start_txn_verification(&self, producer_id: i64) -> Option<VerificationGuard> {
+        let mut inner = self.lock();
+        if inner.producers.has_ongoing_txn(producer_id) {
+            return None;
+        }
+        let now = self.clock.now_ms();
+        let fresh = inner.next_guard;
+        let (guard, _) = *inner
+            .verification
+            .entry(producer_id)
+            .or_insert((fresh, now));
+        if guard == fresh {
+            inner.next_guard += 1;
+        }
+        Some(VerificationGuard(guard))
+    }
+
+    /// A client append whose transactional batches must be verified: like [`Log::append`],
+    /// but a transactional data batch of a producer without an open transaction here is
+    /// refused with [`LogError::InvalidTxnState`] unless `guard` (from
+    /// [`Log::start_txn_verification`], checked with the coordinator) is still current.
+    pub fn append_verified(
+        &self,
+        batches: &[u8],
+        leader_epoch: i32,
+        validation: &crate::AppendValidation,
+        guard: Option<VerificationGuard>,
+    ) -> Result<crate::AppendInfo> {
+        self.append_with_origin(
+            batches,
+            leader_epoch,
+            validation.now_ms,
+            crate::validate::Origin::Client,
+            Verify::Required(guard),
+        )
+    }
+
+    /// Drops verification guards older than `max_age_ms` (verifications that never led to
+    /// an append), alongside producer expiry.
+    pub(crate) fn remove_stale_guards(&self, now_ms: i64, max_age_ms: i64) {
+        self.lock()
+            .verification
+            .retain(|_, (_, created)| now_ms.saturating_sub(*created) < max_age_ms);
     }
 
     /// Writes a COMMIT or ABORT marker for `producer_id` at `epoch` (the transaction

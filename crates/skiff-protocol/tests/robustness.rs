@@ -192,7 +192,7 @@ fn gating_by_key_and_version() {
     // Unknown key (1000) and a known key we do not implement (Envelope = 58).
     let mut cases: Vec<(i16, i16)> = vec![(1000, 0), (ApiKey::Envelope as i16, 0), (-1, 0)];
     // Guarded but not (yet) served versions are refused before their body is looked at
-    // (a key may be served at some versions only, e.g. ListTransactions 0-1 of 0-2).
+    // (a key may be served at some versions only, e.g. EndTxn 0-4 of 0-5).
     cases.extend(guarded_not_supported().iter().map(|(k, v)| (*k as i16, *v)));
     for (key, version) in cases {
         assert_eq!(

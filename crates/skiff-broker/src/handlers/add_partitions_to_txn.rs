@@ -1,7 +1,9 @@
 //! AddPartitionsToTxn: v0-3 (one transaction, from producers) and v4-5 (KIP-890 batched form:
 //! several transactions, each possibly `verify_only`). Partitions of unknown topics fail with
 //! UNKNOWN_TOPIC_OR_PARTITION and the rest of that transaction with OPERATION_NOT_ATTEMPTED,
-//! as in Kafka; otherwise the coordinator's answer applies to every partition.
+//! as in Kafka; otherwise the coordinator's answer applies to every partition, except that a
+//! `verify_only` check answers per partition (TRANSACTION_ABORTABLE for one outside the
+//! ongoing transaction, the same check the produce path makes: `txn/verify.rs`).
 
 use std::sync::Arc;
 
@@ -64,6 +66,9 @@ fn answer(
     AddPartitionsToTxnResponse::default().with_results_by_transaction(results)
 }
 
+/// `((topic, partition), error code)`.
+type PartitionCode = ((String, i32), i16);
+
 /// The per-partition results of one transaction.
 fn one(
     broker: &Broker,
@@ -86,16 +91,37 @@ fn one(
             }
         }
     }
-    let outcome: Result<(), ResponseError> = if !unknown.is_empty() {
+    // Per partition: an error code for the partitions of known topics.
+    let outcome: Result<Vec<PartitionCode>, ResponseError> = if !unknown.is_empty() {
         Err(ResponseError::OperationNotAttempted)
     } else if transactional_id.0.is_empty() {
         Err(ResponseError::InvalidRequest)
     } else if verify_only {
-        verify(broker, &transactional_id.0, producer_id, epoch, &wanted)
+        // KIP-890 (Kafka's handleVerifyPartitionsInTransaction): a partition outside the
+        // ongoing transaction is TRANSACTION_ABORTABLE; the others pass.
+        broker
+            .txn
+            .verify_partitions(&transactional_id.0, producer_id, epoch, &wanted)
+            .map(|verdicts| {
+                wanted
+                    .iter()
+                    .cloned()
+                    .zip(verdicts)
+                    .map(|(p, ok)| {
+                        let code = if ok {
+                            0
+                        } else {
+                            ResponseError::TransactionAbortable.code()
+                        };
+                        (p, code)
+                    })
+                    .collect()
+            })
     } else {
         broker
             .txn
             .add_partitions(&transactional_id.0, producer_id, epoch, &wanted)
+            .map(|()| wanted.iter().map(|p| (p.clone(), 0)).collect())
     };
     topics
         .iter()
@@ -108,7 +134,12 @@ fn one(
                     let code = if unknown.contains(&key) {
                         ResponseError::UnknownTopicOrPartition.code()
                     } else {
-                        outcome.err().map_or(0, |e| e.code())
+                        match &outcome {
+                            Err(e) => e.code(),
+                            Ok(codes) => {
+                                codes.iter().find(|(k, _)| *k == key).map_or(0, |(_, c)| *c)
+                            }
+                        }
                     };
                     AddPartitionsToTxnPartitionResult::default()
                         .with_partition_index(p)
@@ -120,29 +151,4 @@ fn one(
                 .with_results_by_partition(results)
         })
         .collect()
-}
-
-/// KIP-890 verification: the producer is current and every partition is in its ongoing
-/// transaction (else INVALID_TXN_STATE).
-fn verify(
-    broker: &Broker,
-    transactional_id: &str,
-    producer_id: i64,
-    epoch: i16,
-    wanted: &[(String, i32)],
-) -> Result<(), ResponseError> {
-    broker
-        .txn
-        .check_producer(transactional_id, producer_id, epoch)?;
-    let m = broker
-        .txn
-        .describe(transactional_id)?
-        .ok_or(ResponseError::InvalidProducerIdMapping)?;
-    if m.state == crate::txn::state::TxnState::Ongoing
-        && wanted.iter().all(|p| m.partitions.contains(p))
-    {
-        Ok(())
-    } else {
-        Err(ResponseError::InvalidTxnState)
-    }
 }

@@ -1,6 +1,11 @@
-//! ListTransactions v0-1: the transactional ids this coordinator knows, filtered by state
-//! names (unknown names are echoed back in `unknown_state_filters`), producer ids and (v1)
-//! how long the transaction has been running. v2's transactional-id regex is not served.
+//! ListTransactions v0-2: the transactional ids this coordinator knows, filtered by state
+//! names (unknown names are echoed back in `unknown_state_filters`), producer ids, (v1) how
+//! long the transaction has been running and (v2, KIP-1152) a transactional-id regular
+//! expression. Kafka 4.4 compiles that pattern with RE2/J and requires a whole-id match
+//! (`Matcher.matches`); Skiff uses the `regex` crate (RE2 syntax too) anchored at both ends,
+//! so the two agree except at the edges of RE2 dialects (e.g. `\C`, or Unicode classes the
+//! `regex` crate knows and RE2/J does not). A null or empty pattern filters nothing; one
+//! that does not compile answers INVALID_REGULAR_EXPRESSION, as Kafka does.
 
 use std::sync::Arc;
 
@@ -29,6 +34,16 @@ pub fn handle(
     version: i16,
     request: ListTransactionsRequest,
 ) -> ListTransactionsResponse {
+    let pattern = match request
+        .transactional_id_pattern
+        .as_ref()
+        .filter(|p| version >= 2 && !p.is_empty())
+        .map(|p| id_pattern(p))
+        .transpose()
+    {
+        Ok(p) => p,
+        Err(e) => return ListTransactionsResponse::default().with_error_code(e.code()),
+    };
     let list = match broker.txn.list() {
         Ok(l) => l,
         Err(e) => return ListTransactionsResponse::default().with_error_code(e.code()),
@@ -55,6 +70,11 @@ pub fn handle(
         .filter(|m| states.is_empty() || states.iter().any(|s| s == m.state.name()))
         .filter(|m| pids.is_empty() || pids.contains(&m.producer_id))
         .filter(|m| duration < 0 || now.saturating_sub(m.start_ms) >= duration)
+        .filter(|m| {
+            pattern
+                .as_ref()
+                .is_none_or(|p| p.is_match(&m.transactional_id))
+        })
         .map(|m| {
             TransactionState::default()
                 .with_transactional_id(TransactionalId(str_bytes(&m.transactional_id)))
@@ -65,4 +85,16 @@ pub fn handle(
     ListTransactionsResponse::default()
         .with_unknown_state_filters(unknown)
         .with_transaction_states(transaction_states)
+}
+
+/// Compiles a KIP-1152 pattern for whole-id matches (Kafka's `Matcher.matches`).
+/// The pattern is compiled alone first: once it is valid its groups are balanced, so the
+/// anchored wrapper can not change its meaning.
+fn id_pattern(pattern: &str) -> Result<regex::Regex, kafka_protocol::ResponseError> {
+    regex::Regex::new(pattern)
+        .and_then(|_| regex::Regex::new(&format!("^(?:{pattern})$")))
+        .map_err(|e| {
+            tracing::debug!(pattern, error = %e, "ListTransactions: invalid transactional id pattern");
+            kafka_protocol::ResponseError::InvalidRegularExpression
+        })
 }

@@ -1,6 +1,12 @@
 //! Produce: validate and append each partition's batch, then answer at once (acks=1), after
 //! the fsync that covers it (acks=all, group commit), or not at all (acks=0; on error the
 //! connection is closed, as Kafka does).
+//!
+//! Transactional batches (KIP-890 part 1, `transaction.partition.verification.enable`): the
+//! first batch of a transaction on a partition is written only if the in-process transaction
+//! coordinator has the partition in the producer's ongoing transaction (`txn/verify.rs`);
+//! the log's verification guard, taken before asking, makes the check and the append atomic
+//! against a marker written in between. Non-transactional batches skip all of it.
 
 use std::sync::Arc;
 
@@ -10,7 +16,7 @@ use kafka_protocol::messages::produce_response::{
 };
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse, ResponseKind};
 use kafka_protocol::ResponseError;
-use skiff_log::{AppendValidation, LogError};
+use skiff_log::{AppendValidation, LogError, VerificationGuard};
 use uuid::Uuid;
 
 use super::{str_bytes, LEADER_EPOCH};
@@ -38,15 +44,31 @@ struct Outcome {
     durable: Option<(Arc<Partition>, i64)>,
 }
 
+/// What the transactional checks of one request need.
+struct TxnContext {
+    transactional_id: Option<String>,
+    /// Kafka refuses a request whose transactional batches come from several producers.
+    mixed_producers: bool,
+}
+
 pub async fn handle(broker: &Arc<Broker>, version: i16, request: ProduceRequest) -> Reply {
     let acks = request.acks;
+    let transactional_id = request
+        .transactional_id
+        .as_ref()
+        .map(|t| t.0.to_string())
+        .filter(|t| !t.is_empty());
     let (mut topics, targets) = resolve(broker, version, request.topic_data);
+    let txn = TxnContext {
+        transactional_id,
+        mixed_producers: mixed_producers(&targets),
+    };
     let valid_acks = matches!(acks, -1..=1);
     let b = broker.clone();
     let outcomes = blocking(move || {
         targets
             .into_iter()
-            .map(|t| append_one(&b, t, valid_acks, version))
+            .map(|t| append_one(&b, t, valid_acks, version, &txn))
             .collect::<Vec<_>>()
     })
     .await;
@@ -145,7 +167,38 @@ fn resolve(
     (responses, targets)
 }
 
-fn append_one(broker: &Broker, target: Target, valid_acks: bool, version: i16) -> Outcome {
+/// Whether the transactional batches of the request carry more than one producer id/epoch
+/// (Kafka's `handleProduceAppend` then fails the request with INVALID_PRODUCER_ID_MAPPING).
+fn mixed_producers(targets: &[Target]) -> bool {
+    let mut seen = None;
+    for t in targets {
+        let Some(h) = t
+            .records
+            .as_ref()
+            .and_then(|r| skiff_records::BatchHeader::parse(r).ok())
+        else {
+            continue;
+        };
+        if !h.is_transactional() {
+            continue;
+        }
+        let this = (h.producer_id, h.producer_epoch);
+        match seen {
+            None => seen = Some(this),
+            Some(first) if first != this => return true,
+            Some(_) => {}
+        }
+    }
+    false
+}
+
+fn append_one(
+    broker: &Broker,
+    target: Target,
+    valid_acks: bool,
+    version: i16,
+    txn: &TxnContext,
+) -> Outcome {
     let mut response = PartitionProduceResponse::default()
         .with_index(target.index)
         .with_base_offset(-1)
@@ -178,18 +231,28 @@ fn append_one(broker: &Broker, target: Target, valid_acks: bool, version: i16) -
             Some(ONE_BATCH.to_string()),
         );
     }
+    let header = skiff_records::BatchHeader::parse(&records).ok();
     // zstd needs Produce v7+ (KIP-110): older clients could not read it back.
-    let zstd = skiff_records::BatchHeader::parse(&records)
-        .ok()
-        .and_then(|h| h.compression().ok())
-        == Some(skiff_records::Compression::Zstd);
+    let zstd = header.and_then(|h| h.compression().ok()) == Some(skiff_records::Compression::Zstd);
     if zstd && version < 7 {
         return fail(response, ResponseError::UnsupportedCompressionType, None);
     }
     let validation = AppendValidation {
         now_ms: broker.clock.now_ms(),
     };
-    match partition.log.append(&records, LEADER_EPOCH, &validation) {
+    let appended = match header.filter(|h| h.is_transactional() && !h.is_control()) {
+        None => partition.log.append(&records, LEADER_EPOCH, &validation),
+        Some(h) => match verify_transactional(broker, &partition, &h, version, txn) {
+            Err((error, message)) => return fail(response, error, message),
+            Ok(None) => partition.log.append(&records, LEADER_EPOCH, &validation),
+            Ok(Some(guard)) => {
+                partition
+                    .log
+                    .append_verified(&records, LEADER_EPOCH, &validation, guard)
+            }
+        },
+    };
+    match appended {
         Ok(info) => {
             partition.wake_all();
             response.base_offset = info.first_offset;
@@ -222,6 +285,73 @@ fn append_one(broker: &Broker, target: Target, valid_acks: bool, version: i16) -
             }
             fail(response, code, Some(e.to_string()))
         }
+    }
+}
+
+/// The transactional checks before appending `h`'s batch: `Ok(None)` to append without
+/// verification (disabled), `Ok(Some(guard))` to append with the log's guard check, or the
+/// error (and message) to answer with. Error codes as Kafka 4.4's `ReplicaManager`
+/// (`handleProduceAppend`) and `AddPartitionsToTxnManager` translate the coordinator's
+/// answer for each Produce version (v0-10 "default error", v11 "generic error supported",
+/// v12+ "add partition").
+fn verify_transactional(
+    broker: &Broker,
+    partition: &Partition,
+    h: &skiff_records::BatchHeader,
+    version: i16,
+    txn: &TxnContext,
+) -> Result<Option<Option<VerificationGuard>>, (ResponseError, Option<String>)> {
+    // KafkaApis: transactional records need a transactional id the client may use.
+    let Some(transactional_id) = txn.transactional_id.as_deref() else {
+        return Err((ResponseError::TransactionalIdAuthorizationFailed, None));
+    };
+    if txn.mixed_producers {
+        return Err((
+            ResponseError::InvalidProducerIdMapping,
+            Some("Transactional records contained more than one producer ID".to_string()),
+        ));
+    }
+    if !broker.config.transaction_partition_verification_enable {
+        return Ok(None);
+    }
+    // The guard is taken before asking, so a marker written after the answer voids it.
+    let Some(guard) = partition.log.start_txn_verification(h.producer_id) else {
+        // The producer's transaction is already open here; the log checks that again.
+        return Ok(Some(None));
+    };
+    let key = [(partition.topic.to_string(), partition.index)];
+    match broker
+        .txn
+        .verify_partitions(transactional_id, h.producer_id, h.producer_epoch, &key)
+    {
+        Ok(v) if v.first() == Some(&true) => Ok(Some(Some(guard))),
+        // Produce v11+ clients know TRANSACTION_ABORTABLE; older ones get INVALID_TXN_STATE.
+        Ok(_) if version >= 11 => Err((ResponseError::TransactionAbortable, None)),
+        Ok(_) => Err((
+            ResponseError::InvalidTxnState,
+            Some("Partition was not added to the transaction".to_string()),
+        )),
+        // Producers expect INVALID_PRODUCER_EPOCH here (AddPartitionsToTxnManager).
+        Err(ResponseError::ProducerFenced) => Err((ResponseError::InvalidProducerEpoch, None)),
+        // Produce v12+ clients (KIP-890 part 2) retry CONCURRENT_TRANSACTIONS themselves.
+        Err(ResponseError::ConcurrentTransactions) if version >= 12 => {
+            Err((ResponseError::ConcurrentTransactions, None))
+        }
+        // Retriable coordinator errors become one every client retries without a metadata
+        // refresh, as Kafka does.
+        Err(
+            e @ (ResponseError::ConcurrentTransactions
+            | ResponseError::CoordinatorLoadInProgress
+            | ResponseError::CoordinatorNotAvailable
+            | ResponseError::NotCoordinator),
+        ) => Err((
+            ResponseError::NotEnoughReplicas,
+            Some(format!(
+                "Unable to verify the partition has been added to the transaction. \
+                 Underlying error: {e:?}"
+            )),
+        )),
+        Err(e) => Err((e, None)),
     }
 }
 

@@ -15,9 +15,11 @@
 //! for it get CONCURRENT_TRANSACTIONS), so writes for one id never interleave. All
 //! functions here block (appends and fsyncs): handlers call them on blocking threads.
 
+mod expire;
 pub mod records;
 pub mod state;
 mod store;
+mod verify;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -134,6 +136,7 @@ impl TxnCoordinator {
                     let plan = m.plan_init(timeout_ms, current, now, allocate)?;
                     if !matches!(plan, InitPlan::Current(..)) {
                         m.pending = true;
+                        m.ending = matches!(plan, InitPlan::AbortFirst(..));
                     }
                     Some(plan)
                 }
@@ -236,6 +239,7 @@ impl TxnCoordinator {
             let next = m.plan_end(producer_id, epoch, commit, now)?;
             if next.is_some() {
                 m.pending = true;
+                m.ending = true;
             }
             next
         };
@@ -268,6 +272,7 @@ impl TxnCoordinator {
     ) -> Result<TxnMetadata, ResponseError> {
         let mut stuck = prepared.clone();
         stuck.pending = false;
+        stuck.ending = false;
         if let Err(e) = write_markers(broker, &prepared, self.now()) {
             warn!(transactional_id = %prepared.transactional_id, error = %e,
                 "writing transaction markers failed; will retry");
@@ -299,6 +304,7 @@ impl TxnCoordinator {
 
     fn install(&self, mut m: TxnMetadata) {
         m.pending = false;
+        m.ending = false;
         self.lock().insert(m.transactional_id.clone(), m);
     }
 
@@ -311,6 +317,7 @@ impl TxnCoordinator {
     fn release(&self, transactional_id: &str) {
         if let Some(m) = self.lock().get_mut(transactional_id) {
             m.pending = false;
+            m.ending = false;
         }
     }
 
@@ -342,9 +349,11 @@ impl TxnCoordinator {
                 }
                 if matches!(m.state, TxnState::PrepareCommit | TxnState::PrepareAbort) {
                     m.pending = true;
+                    m.ending = true;
                     work.push((m.clone(), false));
                 } else if let Some(fenced) = m.plan_timeout(now, allocate) {
                     m.pending = true;
+                    m.ending = true;
                     work.push((fenced, true));
                 }
             }
@@ -408,7 +417,9 @@ fn write_markers(broker: &Broker, m: &TxnMetadata, now: i64) -> Result<(), LogEr
 
 /// Starts the coordinator's thread: replays `__transaction_state` (once the group
 /// coordinator has loaded, so offsets of prepared transactions are known), then aborts
-/// timed-out transactions every `transaction.abort.timed.out.transaction.cleanup.interval.ms`.
+/// timed-out transactions every `transaction.abort.timed.out.transaction.cleanup.interval.ms`
+/// and removes expired transactional ids every
+/// `transaction.remove.expired.transaction.cleanup.interval.ms`.
 pub fn spawn(broker: &Arc<Broker>) -> std::io::Result<()> {
     let weak: Weak<Broker> = Arc::downgrade(broker);
     std::thread::Builder::new()
@@ -444,21 +455,39 @@ fn run(weak: &Weak<Broker>) {
         elapsed_ms = started.elapsed().as_millis() as u64,
         "transaction coordinator loaded {TXN_STATE_TOPIC}"
     );
-    let interval = t.abort_interval;
+    let abort_interval = t.abort_interval;
+    let expiry_interval = Duration::from_millis(
+        u64::try_from(
+            b.config
+                .transaction_remove_expired_transaction_cleanup_interval_ms,
+        )
+        .unwrap_or(3_600_000)
+        .max(1),
+    );
+    let expiration_ms = b.config.transactional_id_expiration_ms;
     drop(b);
+    let mut next_abort = std::time::Instant::now();
+    let mut next_expiry = next_abort + expiry_interval;
     loop {
         let Some(b) = weak.upgrade() else { return };
-        b.txn.housekeeping(&b);
+        let now = std::time::Instant::now();
+        if now >= next_abort {
+            b.txn.housekeeping(&b);
+            next_abort = now + abort_interval;
+        }
+        if now >= next_expiry {
+            b.txn.expire_transactional_ids(expiration_ms);
+            next_expiry = now + expiry_interval;
+        }
         drop(b);
         // Sleep in short steps so a broker going away ends the thread promptly.
-        let step = Duration::from_millis(100).min(interval);
-        let mut waited = Duration::ZERO;
-        while waited < interval {
-            std::thread::sleep(step);
-            waited += step;
-            if weak.strong_count() == 0 {
-                return;
-            }
+        let due = next_abort.min(next_expiry);
+        std::thread::sleep(
+            due.saturating_duration_since(std::time::Instant::now())
+                .min(Duration::from_millis(100)),
+        );
+        if weak.strong_count() == 0 {
+            return;
         }
     }
 }

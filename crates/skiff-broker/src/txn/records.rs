@@ -139,6 +139,7 @@ pub fn decode_value(transactional_id: &str, buf: &[u8]) -> Result<TxnMetadata, C
         start_ms,
         last_update_ms,
         pending: false,
+        ending: false,
     })
 }
 

@@ -70,7 +70,7 @@ impl TxnState {
         }
     }
 
-    fn is_complete(self) -> bool {
+    pub fn is_complete(self) -> bool {
         matches!(
             self,
             TxnState::Empty | TxnState::CompleteCommit | TxnState::CompleteAbort
@@ -93,6 +93,9 @@ pub struct TxnMetadata {
     pub last_update_ms: i64,
     /// A transition is being written; not persisted.
     pub pending: bool,
+    /// The pending transition ends the transaction (Prepare*, markers): KIP-890 verification
+    /// must refuse it although the state still reads `Ongoing`. Not persisted.
+    pub ending: bool,
 }
 
 /// Kafka's `Short.MaxValue - 1` guard: at this epoch a new producer id is needed.
@@ -124,6 +127,7 @@ impl TxnMetadata {
             start_ms: -1,
             last_update_ms: now,
             pending: false,
+            ending: false,
         }
     }
 
@@ -293,6 +297,7 @@ impl TxnMetadata {
         next.start_ms = -1;
         next.last_update_ms = now;
         next.pending = false;
+        next.ending = false;
         next
     }
 }

@@ -1,5 +1,5 @@
-//! `__transaction_state`: creating it, appending one record per state change (waiting for the
-//! fsync), and replaying it at start (the latest value of each transactional id wins; a
+//! `__transaction_state`: creating it, appending one record per state change or a tombstone
+//! for an expired transactional id (waiting for the fsync), and replaying it at start (the latest value of each transactional id wins; a
 //! tombstone removes the id).
 //!
 //! On-disk format: Kafka's `TransactionLogKey`/`TransactionLogValue` (`records.rs`), one
@@ -42,16 +42,36 @@ pub fn open_topic(topics: &Topics, num_partitions: i32) -> Result<Vec<Arc<Partit
 
 /// Appends `m` and fsyncs it.
 pub fn write(partitions: &[Arc<Partition>], m: &TxnMetadata, now: i64) -> Result<(), String> {
+    let value = records::encode_value(m);
+    append(partitions, &m.transactional_id, Some(&value), now)
+}
+
+/// Appends a tombstone for `transactional_id` (an expired id) and fsyncs it: replay then
+/// forgets the id, and compaction eventually drops its records.
+pub fn write_tombstone(
+    partitions: &[Arc<Partition>],
+    transactional_id: &str,
+    now: i64,
+) -> Result<(), String> {
+    append(partitions, transactional_id, None, now)
+}
+
+fn append(
+    partitions: &[Arc<Partition>],
+    transactional_id: &str,
+    value: Option<&[u8]>,
+    now: i64,
+) -> Result<(), String> {
     let n = i32::try_from(partitions.len()).unwrap_or(i32::MAX);
-    let index = usize::try_from(partition_for(&m.transactional_id, n)).unwrap_or(0);
+    let index = usize::try_from(partition_for(transactional_id, n)).unwrap_or(0);
     let partition = partitions
         .get(index)
         .ok_or_else(|| format!("{TXN_STATE_TOPIC} has no partition {index}"))?;
     let mut b = BatchBuilder::new(0, Compression::None);
     b.push(
         now,
-        Some(&records::encode_key(&m.transactional_id)),
-        Some(&records::encode_value(m)),
+        Some(&records::encode_key(transactional_id)),
+        value,
         &[],
     );
     let batch = b.build().map_err(|e| e.to_string())?;

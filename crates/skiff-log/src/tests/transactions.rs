@@ -215,3 +215,62 @@ fn retention_drops_index_entries_of_deleted_segments() {
     assert!(log.aborted_txn_index().is_empty());
     assert!(txn_files(dir.path()).is_empty());
 }
+
+#[test]
+fn verification_guards_admit_only_verified_first_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = clock();
+    let log = open(dir.path(), config(), &c, Recovery::Clean);
+    // Without a guard the first transactional batch of a producer is refused, and nothing
+    // is written.
+    let err = log.append_verified(&txn(7, 0, 0, 2), 0, &v(&c), None);
+    assert!(matches!(
+        err,
+        Err(LogError::InvalidTxnState { producer_id: 7 })
+    ));
+    assert_eq!(log.log_end_offset(), 0);
+    // Non-transactional batches need nothing.
+    log.append_verified(&batch(1, T0), 0, &v(&c), None).unwrap();
+
+    let g = log.start_txn_verification(7).unwrap();
+    assert_eq!(
+        log.start_txn_verification(7),
+        Some(g),
+        "one guard per producer"
+    );
+    log.append_verified(&txn(7, 0, 0, 2), 0, &v(&c), Some(g))
+        .unwrap();
+    // The transaction is open here now: later batches need no verification.
+    assert_eq!(log.start_txn_verification(7), None);
+    log.append_verified(&txn(7, 0, 2, 1), 0, &v(&c), None)
+        .unwrap();
+    marker(&log, 7, 0, ControlType::Commit).unwrap();
+
+    // A marker written between the verification and the append voids the guard: the
+    // append would otherwise open a transaction the coordinator has already ended.
+    let stale = log.start_txn_verification(7).unwrap();
+    assert_ne!(stale, g, "guards are never reused");
+    marker(&log, 7, 0, ControlType::Abort).unwrap();
+    let end = log.log_end_offset();
+    let err = log.append_verified(&txn(7, 0, 3, 1), 0, &v(&c), Some(stale));
+    assert!(matches!(err, Err(LogError::InvalidTxnState { .. })));
+    // A new verification does not revive the stale guard (the ABA case).
+    let fresh = log.start_txn_verification(7).unwrap();
+    assert_ne!(fresh, stale);
+    let err = log.append_verified(&txn(7, 0, 3, 1), 0, &v(&c), Some(stale));
+    assert!(matches!(err, Err(LogError::InvalidTxnState { .. })));
+    assert_eq!(log.log_end_offset(), end);
+    assert!(
+        log.ongoing_transactions().is_empty(),
+        "no hanging transaction"
+    );
+
+    // Guards that never led to an append go with producer expiry.
+    c.advance(10_000);
+    log.remove_expired_producers(5_000);
+    let err = log.append_verified(&txn(7, 0, 3, 1), 0, &v(&c), Some(fresh));
+    assert!(matches!(err, Err(LogError::InvalidTxnState { .. })));
+    // The plain append path does not verify (verification disabled).
+    log.append(&txn(7, 0, 3, 1), 0, &v(&c)).unwrap();
+    assert_eq!(log.ongoing_transactions().len(), 1);
+}

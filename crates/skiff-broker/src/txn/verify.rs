@@ -1,0 +1,53 @@
+//! KIP-890 part 1: is a partition in a producer's ongoing transaction? Kafka's
+//! `TransactionCoordinator.handleVerifyPartitionsInTransaction`, asked in process by the
+//! produce handler (Kafka's leader asks with AddPartitionsToTxn `verify_only`, which Skiff
+//! also serves from here).
+//!
+//! Answers, as Kafka's coordinator gives them: an unknown transactional id or another
+//! producer id is INVALID_PRODUCER_ID_MAPPING, another epoch PRODUCER_FENCED, a transaction
+//! being ended (Prepare*, or a pending transition to it) CONCURRENT_TRANSACTIONS; otherwise
+//! each partition is in the transaction or not (the caller's TRANSACTION_ABORTABLE).
+//!
+//! A yes is only a snapshot: the transaction may end right after. The produce path closes
+//! that gap with the log's verification guard (taken before asking, voided by any marker).
+//!
+//! Thread safety: one lookup under the coordinator's mutex; no I/O.
+
+use kafka_protocol::ResponseError;
+
+use super::state::TxnState;
+use super::TxnCoordinator;
+
+impl TxnCoordinator {
+    /// For each of `partitions`, whether it is in the ongoing transaction of
+    /// `transactional_id` at `producer_id`/`epoch`.
+    pub fn verify_partitions(
+        &self,
+        transactional_id: &str,
+        producer_id: i64,
+        epoch: i16,
+        partitions: &[(String, i32)],
+    ) -> Result<Vec<bool>, ResponseError> {
+        if transactional_id.is_empty() {
+            return Err(ResponseError::InvalidRequest);
+        }
+        let txns = self.ready()?;
+        let m = txns
+            .get(transactional_id)
+            .ok_or(ResponseError::InvalidProducerIdMapping)?;
+        if m.producer_id != producer_id {
+            return Err(ResponseError::InvalidProducerIdMapping);
+        }
+        if m.producer_epoch != epoch {
+            return Err(ResponseError::ProducerFenced);
+        }
+        if m.ending || matches!(m.state, TxnState::PrepareCommit | TxnState::PrepareAbort) {
+            return Err(ResponseError::ConcurrentTransactions);
+        }
+        let ongoing = m.state == TxnState::Ongoing;
+        Ok(partitions
+            .iter()
+            .map(|p| ongoing && m.partitions.contains(p))
+            .collect())
+    }
+}
