@@ -11,12 +11,23 @@
 //! each run). Every wait is bounded by a deadline; the process stops itself.
 
 mod broker;
+mod canvas;
 mod cleanlog;
 mod compaction;
+mod compare;
 mod consume;
 mod keyed;
+mod latency;
+mod limits;
+mod matrix;
+mod plot;
+mod probe;
+mod procfs;
 mod produce;
+mod startup;
 mod stats;
+mod suite;
+mod targets;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -40,6 +51,10 @@ enum Mode {
     /// Log compaction: a keyed workload on a compacted topic, time until the cleaner is done,
     /// cleaning throughput, then a check of every key's latest value.
     Compaction,
+    /// Side by side with Apache Kafka 4.4.0 and Tansu 0.6.0 (issue 7): produce matrix,
+    /// catch-up consume, fixed-rate latency, start-up, idle RSS, physical limits; writes
+    /// compare.md and compare.png. With --smoke: seconds, Skiff only (for CI).
+    Compare,
 }
 
 /// Throughput benchmark for the skiff broker (release binary; the bench never builds it).
@@ -71,6 +86,8 @@ struct Cli {
     smoke: bool,
     #[command(flatten)]
     compaction: compaction::Args,
+    #[command(flatten)]
+    compare: compare::Args,
 }
 
 /// Default payload per produce phase: large enough that a phase takes seconds rather than a
@@ -107,9 +124,22 @@ fn main() {
 fn real_main(cli: Cli) -> Result<()> {
     let plan = plan(&cli)?;
     let bin = cli.broker_bin.clone().unwrap_or_else(default_broker_bin);
+    if cli.mode == Mode::Compare {
+        let workspace = workspace_root();
+        let command = std::env::args().collect::<Vec<_>>().join(" ");
+        return suite::run(&suite::Invocation {
+            args: &cli.compare,
+            runs: cli.runs,
+            smoke: cli.smoke,
+            producers: cli.producers,
+            skiff_bin: &bin,
+            workspace: &workspace,
+            command,
+        });
+    }
     let kind = BrokerKind::Skiff { bin: bin.clone() };
     kind.check()?;
-    let (clk_tck, clk_src) = broker::clk_tck();
+    let (clk_tck, clk_src) = procfs::clk_tck();
 
     if plan.mode == Mode::Compaction {
         return compaction_main(&cli, &kind, &bin, clk_tck);
@@ -131,7 +161,7 @@ fn real_main(cli: Cli) -> Result<()> {
 
     println!();
     println!("skiff-bench: {} ({})", kind.name(), bin.display());
-    println!("machine: {}", broker::machine_facts());
+    println!("machine: {}", procfs::machine_facts());
     println!(
         "load: {} records x {} B per phase ({:.1} MB), {} partition(s), {} producer thread(s), \
          {} run(s), fresh broker + data dir per run",
@@ -156,7 +186,7 @@ fn real_main(cli: Cli) -> Result<()> {
 /// The `compaction` mode: its own plan, runs and header.
 fn compaction_main(cli: &Cli, kind: &BrokerKind, bin: &Path, clk_tck: f64) -> Result<()> {
     let plan = compaction::plan(&cli.compaction, cli.runs, cli.smoke)?;
-    let load_before = broker::load_average();
+    let load_before = procfs::load_average();
     let mut table = Table::default();
     compaction::run(kind, &plan, clk_tck, &mut table)?;
     let w = &plan.workload;
@@ -166,10 +196,10 @@ fn compaction_main(cli: &Cli, kind: &BrokerKind, bin: &Path, clk_tck: f64) -> Re
         kind.name(),
         bin.display()
     );
-    println!("machine: {}", broker::machine_facts());
+    println!("machine: {}", procfs::machine_facts());
     println!(
         "load average (1/5/15 min): {load_before} at start, {} at end",
-        broker::load_average()
+        procfs::load_average()
     );
     println!(
         "load: 1 partition, {} keys x {} writes of {} B (key {} + value {}) = {:.1} MB, \
@@ -253,9 +283,20 @@ fn default_broker_bin() -> PathBuf {
     if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
         return Path::new(&t).join("release").join("skiff");
     }
+    workspace_root()
+        .join("target")
+        .join("release")
+        .join("skiff")
+}
+
+/// The workspace this crate was built in (for `tests/kafka` and the results dir).
+fn workspace_root() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let root = manifest.parent().and_then(Path::parent).unwrap_or(manifest);
-    root.join("target").join("release").join("skiff")
+    manifest
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(manifest)
+        .to_path_buf()
 }
 
 /// One run on a fresh broker: the phases the mode asks for, each recorded in `table`.

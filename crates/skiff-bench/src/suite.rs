@@ -1,0 +1,190 @@
+//! Runs the `compare` mode from start to end and writes its report: physical limits, the
+//! throughput matrix, the fixed-rate latency phases, the start-up figures, then the printed
+//! table, `compare.md` (header, table, limits, targets) and `compare.png` in the output dir.
+//!
+//! Owns: the order of the sections and the report text. Thread-safety: main thread only.
+//! On-disk: the report files (overwritten) plus whatever the phases use (temp dirs).
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use crate::compare::{self, Args, COLUMNS, SKIFF};
+use crate::limits;
+use crate::matrix::{fmt_num, Matrix};
+use crate::plot;
+use crate::procfs;
+use crate::startup;
+use crate::stats::summarize;
+use crate::targets::{self, Limits};
+
+/// Everything the `compare` mode needs from the command line.
+pub struct Invocation<'a> {
+    pub args: &'a Args,
+    pub runs: u32,
+    pub smoke: bool,
+    pub producers: usize,
+    pub skiff_bin: &'a Path,
+    pub workspace: &'a Path,
+    pub command: String,
+}
+
+pub fn run(inv: &Invocation<'_>) -> Result<()> {
+    let started = Instant::now();
+    let plan = compare::plan(inv.args, inv.runs, inv.smoke, inv.producers, inv.workspace)?;
+    let (clk_tck, _) = procfs::clk_tck();
+    let load_start = procfs::load_average();
+    let mut m = Matrix::new(&COLUMNS, SKIFF);
+    let contenders = compare::contenders(inv.args, inv.skiff_bin, inv.workspace, inv.smoke, &mut m);
+    // Every contender must at least start: a Skiff that cannot is a hard error.
+    contenders[0].kind.check()?;
+
+    eprintln!("physical limits ({} run(s))", plan.runs);
+    let scratch = tempfile::Builder::new()
+        .prefix("skiff-bench-limits-")
+        .tempdir()
+        .context("creating a temp dir for the disk test")?;
+    let (mut lo, mut disk) = (Vec::new(), Vec::new());
+    for _ in 0..plan.runs {
+        lo.push(limits::loopback_mb_per_sec(plan.limits_bytes)?);
+        disk.push(limits::disk_write_fsync_mb_per_sec(
+            scratch.path(),
+            plan.limits_bytes,
+        )?);
+    }
+    drop(scratch);
+
+    for run in 1..=plan.runs {
+        for c in &contenders {
+            eprintln!("throughput run {run}/{}: {}", plan.runs, c.label);
+            compare::throughput_run(c, &plan, clk_tck, &mut m);
+        }
+    }
+    let rate = compare::fixed_rate(&plan, &m);
+    if let Some(rate) = rate {
+        for run in 1..=plan.runs {
+            for c in &contenders {
+                eprintln!(
+                    "latency run {run}/{} at {rate:.0}/s: {}",
+                    plan.runs, c.label
+                );
+                compare::latency_run(c, &plan, rate, &mut m);
+            }
+        }
+    }
+    for run in 1..=plan.runs {
+        for c in contenders.iter().filter(|c| !c.acks_all_only) {
+            eprintln!("start-up run {run}/{}: {}", plan.runs, c.label);
+            startup::run(c, &plan, clk_tck, &mut m);
+        }
+    }
+
+    let limits = Limits {
+        loopback: summarize(&lo).map(|s| s.median),
+        disk: summarize(&disk).map(|s| s.median),
+    };
+    let latency_label = rate.map(|r| format!("latency 1 KiB @ {r:.0}/s acks=1"));
+    let outcomes = targets::evaluate(&m, limits, latency_label.as_deref());
+    let elapsed = started.elapsed().as_secs_f64();
+
+    let mut head = String::new();
+    let _ = writeln!(head, "command: `{}`", inv.command);
+    let _ = writeln!(head, "machine: {}", procfs::machine_facts());
+    let _ = writeln!(
+        head,
+        "load average (1/5/15 min): {load_start} at start, {} at end; wall time {:.0} s",
+        procfs::load_average(),
+        elapsed
+    );
+    let _ = writeln!(
+        head,
+        "skiff: {}; kafka: Apache Kafka 4.4.0 via tests/kafka (KRaft, 1 node, JVM -Xmx1g, \
+         data in the same temp dir tree as Skiff's); tansu: 0.6.0 with memory:// storage \
+         (nothing persists, nothing is written to disk)",
+        inv.skiff_bin.display()
+    );
+    let _ = writeln!(
+        head,
+        "load: produce phases {} MB each, {} producer thread(s) (one librdkafka client each, \
+         linger.ms 5, ~1 MB batches, no compression), catch-up {} MB, latency {} s per phase \
+         (linger.ms 1, consumer fetch.wait.max.ms 10, first 10% dropped), restart data {} MB; \
+         {} run(s), medians with (min–max); each broker fresh per run, throughput runs start \
+         with an untimed warm-up of a quarter phase",
+        plan.phase_bytes / 1_000_000,
+        plan.producers,
+        plan.catchup_bytes / 1_000_000,
+        plan.latency_secs,
+        plan.restart_bytes / 1_000_000,
+        plan.runs
+    );
+    let _ = writeln!(
+        head,
+        "durability: skiff fsyncs before answering acks=all (group commit) and has no switch to \
+         turn that off (its acks=1 rows are the no-fsync path); kafka default never fsyncs on \
+         produce; 'kafka flush=1' = log.flush.interval.messages=1 (fsync per append), acks=all \
+         rows only; tansu keeps everything in memory"
+    );
+    let _ = writeln!(
+        head,
+        "notes: MB = 10^6 payload bytes; CPU s/GB = broker process utime+stime (all threads, \
+         /proc) per 10^9 payload bytes; ratio columns are skiff's median over the peer's, \
+         inverted for lower-is-better metrics, so > 1x means skiff leads; start-up = spawn to \
+         the first answered ApiVersions (kafka: from running start.sh)"
+    );
+    let limits_line = format!(
+        "physical limits: loopback TCP {} MB/s, sequential write + fsync of the data disk {} MB/s \
+         ({} MB each, median of {})",
+        limits.loopback.map_or("—".into(), fmt_num),
+        limits.disk.map_or("—".into(), fmt_num),
+        plan.limits_bytes / 1_000_000,
+        plan.runs
+    );
+
+    let mut text = String::new();
+    let _ = writeln!(text, "\nskiff-bench compare\n{head}{limits_line}\n");
+    text.push_str(&m.render_text());
+    let _ = writeln!(text, "\ntargets (issue 7):");
+    for o in &outcomes {
+        let _ = writeln!(
+            text,
+            "  [{}] {} — {}",
+            o.verdict.label(),
+            o.target,
+            o.evidence
+        );
+    }
+    print!("{text}");
+
+    fs::create_dir_all(&plan.out).with_context(|| format!("creating {}", plan.out.display()))?;
+    let png = plan.out.join("compare.png");
+    let title = format!(
+        "skiff vs kafka 4.4.0 vs tansu 0.6.0 - {} - {} run(s)",
+        procfs::machine_facts().split(" (").next().unwrap_or(""),
+        plan.runs
+    );
+    plot::render(&m, &title, &png)?;
+    let mut md = String::new();
+    for l in head.lines() {
+        let _ = writeln!(md, "- {l}");
+    }
+    let _ = writeln!(md, "- {limits_line}\n");
+    md.push_str(&m.render_markdown());
+    let _ = writeln!(md, "\nTargets of issue 7:\n");
+    let _ = writeln!(md, "| target | measured | verdict |\n|---|---|---|");
+    for o in &outcomes {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} |",
+            o.target,
+            o.evidence,
+            o.verdict.label()
+        );
+    }
+    let md_path = plan.out.join("compare.md");
+    fs::write(&md_path, md).with_context(|| format!("writing {}", md_path.display()))?;
+    println!("\nwrote {} and {}", md_path.display(), png.display());
+    Ok(())
+}
