@@ -456,3 +456,91 @@ async fn transactional_data_on_a_compacted_topic_after_cleaning() {
     );
     assert_eq!(read_kv(&b, &topic, "read_committed"), expected);
 }
+
+/// KIP-890 part 1 against the real binary: a transactional batch for a partition that is
+/// not in the producer's ongoing transaction (a stray write, or a late one after the commit)
+/// is refused with Kafka's codes (INVALID_TXN_STATE for Produce v9, TRANSACTION_ABORTABLE
+/// for v11) and leaves no transaction open, so read_committed readers are never held back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_outside_the_transaction_are_refused_and_never_hang_the_partition() {
+    use kafka_protocol::messages::*;
+    use kafka_protocol::protocol::StrBytes;
+    let b = Broker::start().unwrap();
+    let topic = unique_topic("txn-verify");
+    create_topic(&admin(&b).unwrap(), &topic, 2, &[])
+        .await
+        .unwrap();
+    let p = txn_producer(&b, "txn-verify", &[]);
+    p.begin_transaction().unwrap();
+    send(&p, &topic, &values("in", 3)).await;
+
+    let described: DescribeTransactionsResponse = raw_call(
+        &b,
+        ApiKey::DescribeTransactions,
+        0,
+        &DescribeTransactionsRequest::default().with_transactional_ids(vec![TransactionalId(
+            StrBytes::from_static_str("txn-verify"),
+        )]),
+    )
+    .unwrap();
+    let d = &described.transaction_states[0];
+    let (pid, epoch) = (d.producer_id.0, d.producer_epoch);
+    let stray = |partition: i32, seq: i32, version: i16| -> (i16, i64) {
+        let mut builder = skiff_records::BatchBuilder::new(0, skiff_records::Compression::None)
+            .producer_id(pid)
+            .producer_epoch(epoch)
+            .base_sequence(seq)
+            .transactional(true);
+        builder.push(1_700_000_000_000, Some(b"k"), Some(b"stray"), &[]);
+        let req = ProduceRequest::default()
+            .with_transactional_id(Some(TransactionalId(StrBytes::from_static_str(
+                "txn-verify",
+            ))))
+            .with_acks(-1)
+            .with_timeout_ms(10_000)
+            .with_topic_data(vec![produce_request::TopicProduceData::default()
+                .with_name(TopicName(StrBytes::from_string(topic.clone())))
+                .with_partition_data(vec![
+                    produce_request::PartitionProduceData::default()
+                        .with_index(partition)
+                        .with_records(Some(builder.build().unwrap().into())),
+                ])]);
+        let r: ProduceResponse = raw_call(&b, ApiKey::Produce, version, &req).unwrap();
+        let part = &r.responses[0].partition_responses[0];
+        (part.error_code, part.base_offset)
+    };
+    // Partition 1 was never added to the transaction.
+    assert_eq!(stray(1, 0, 9), (48, -1), "INVALID_TXN_STATE");
+    assert_eq!(stray(1, 0, 11), (120, -1), "TRANSACTION_ABORTABLE");
+    p.commit_transaction(T).unwrap();
+    // After the commit partition 0 is out of the transaction too: a late batch would open a
+    // transaction no marker closes.
+    assert_eq!(stray(0, 3, 9), (48, -1));
+
+    let stable = |partition: i32| -> (i64, i64) {
+        let offsets = |isolation: i8| -> i64 {
+            let req = ListOffsetsRequest::default()
+                .with_replica_id(BrokerId(-1))
+                .with_isolation_level(isolation)
+                .with_topics(vec![list_offsets_request::ListOffsetsTopic::default()
+                    .with_name(TopicName(StrBytes::from_string(topic.clone())))
+                    .with_partitions(vec![
+                        list_offsets_request::ListOffsetsPartition::default()
+                            .with_partition_index(partition)
+                            .with_timestamp(-1),
+                    ])]);
+            let r: ListOffsetsResponse = raw_call(&b, ApiKey::ListOffsets, 5, &req).unwrap();
+            let part = &r.topics[0].partitions[0];
+            assert_eq!(part.error_code, 0);
+            part.offset
+        };
+        (offsets(0), offsets(1))
+    };
+    // 3 records and the COMMIT marker; read_committed sees up to the end.
+    assert_eq!(stable(0), (4, 4));
+    assert_eq!(stable(1), (0, 0));
+    assert_eq!(
+        read_values(&b, &topic, "read_committed", 3),
+        values("in", 3)
+    );
+}

@@ -20,11 +20,7 @@ impl TxnCoordinator {
         let due: Vec<String> = {
             let mut txns = self.lock();
             txns.values_mut()
-                .filter(|m| {
-                    !m.pending
-                        && m.state.is_complete()
-                        && now.saturating_sub(m.last_update_ms) >= expiration_ms
-                })
+                .filter(|m| m.is_expired(now, expiration_ms))
                 .map(|m| {
                     m.pending = true;
                     m.transactional_id.clone()

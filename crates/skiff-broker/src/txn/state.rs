@@ -285,6 +285,34 @@ impl TxnMetadata {
         Some(next)
     }
 
+    /// KIP-890 verification (Kafka's `handleVerifyPartitionsInTransaction`): for each of
+    /// `partitions`, whether it is in this producer's ongoing transaction. A transaction
+    /// being ended is CONCURRENT_TRANSACTIONS, even while the state still reads `Ongoing`.
+    pub fn verify_partitions(
+        &self,
+        producer_id: i64,
+        epoch: i16,
+        partitions: &[(String, i32)],
+    ) -> Result<Vec<bool>, ResponseError> {
+        self.check_producer(producer_id, epoch)?;
+        if self.ending || matches!(self.state, TxnState::PrepareCommit | TxnState::PrepareAbort) {
+            return Err(ResponseError::ConcurrentTransactions);
+        }
+        let ongoing = self.state == TxnState::Ongoing;
+        Ok(partitions
+            .iter()
+            .map(|p| ongoing && self.partitions.contains(p))
+            .collect())
+    }
+
+    /// `transactional.id.expiration.ms`: no transaction in progress, nothing being written,
+    /// and no update for `expiration_ms`.
+    pub fn is_expired(&self, now: i64, expiration_ms: i64) -> bool {
+        !self.pending
+            && self.state.is_complete()
+            && now.saturating_sub(self.last_update_ms) >= expiration_ms
+    }
+
     /// The metadata after every marker of a Prepare* state is written.
     pub fn completed(&self, now: i64) -> TxnMetadata {
         let mut next = self.clone();
@@ -431,6 +459,66 @@ mod tests {
         let t = on.plan_timeout(61_000, no_id).unwrap();
         assert_eq!((t.state, t.producer_epoch), (TxnState::PrepareAbort, 1));
         assert_eq!(t.completed(61_001).state, TxnState::CompleteAbort);
+    }
+
+    #[test]
+    fn verification_sees_only_partitions_of_the_ongoing_transaction() {
+        let m = fresh();
+        assert_eq!(m.verify_partitions(7, 0, &[p("a", 0)]), Ok(vec![false]));
+        let on = m.plan_add(7, 0, &[p("a", 0)], 10).unwrap().unwrap();
+        assert_eq!(
+            on.verify_partitions(7, 0, &[p("a", 0), p("a", 1)]),
+            Ok(vec![true, false])
+        );
+        assert_eq!(
+            on.verify_partitions(8, 0, &[p("a", 0)]),
+            Err(ResponseError::InvalidProducerIdMapping)
+        );
+        assert_eq!(
+            on.verify_partitions(7, 1, &[p("a", 0)]),
+            Err(ResponseError::ProducerFenced)
+        );
+        // An EndTxn being written: still `Ongoing` in memory, but markers may be on disk.
+        let mut ending = on.clone();
+        ending.pending = true;
+        ending.ending = true;
+        assert_eq!(
+            ending.verify_partitions(7, 0, &[p("a", 0)]),
+            Err(ResponseError::ConcurrentTransactions)
+        );
+        // Another partition being added does not stop the partitions already in.
+        let mut adding = on.clone();
+        adding.pending = true;
+        assert_eq!(adding.verify_partitions(7, 0, &[p("a", 0)]), Ok(vec![true]));
+        let prep = on.plan_end(7, 0, true, 20).unwrap().unwrap();
+        assert_eq!(
+            prep.verify_partitions(7, 0, &[p("a", 0)]),
+            Err(ResponseError::ConcurrentTransactions)
+        );
+        assert_eq!(
+            prep.completed(30).verify_partitions(7, 0, &[p("a", 0)]),
+            Ok(vec![false])
+        );
+    }
+
+    #[test]
+    fn only_idle_ids_without_a_transaction_expire() {
+        let m = fresh(); // Empty, updated at 1000
+        assert!(!m.is_expired(1999, 1000));
+        assert!(m.is_expired(2000, 1000));
+        let on = m.plan_add(7, 0, &[p("a", 0)], 1000).unwrap().unwrap();
+        assert!(
+            !on.is_expired(i64::MAX, 1000),
+            "an ongoing transaction never expires"
+        );
+        let prep = on.plan_end(7, 0, false, 1000).unwrap().unwrap();
+        assert!(!prep.is_expired(i64::MAX, 1000));
+        let done = prep.completed(1500);
+        assert!(!done.is_expired(2499, 1000));
+        assert!(done.is_expired(2500, 1000));
+        let mut busy = done.clone();
+        busy.pending = true;
+        assert!(!busy.is_expired(i64::MAX, 1000));
     }
 
     #[test]

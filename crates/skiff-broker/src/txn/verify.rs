@@ -11,11 +11,12 @@
 //! A yes is only a snapshot: the transaction may end right after. The produce path closes
 //! that gap with the log's verification guard (taken before asking, voided by any marker).
 //!
+//! The checks themselves are `TxnMetadata::verify_partitions` (`state.rs`, unit-tested).
+//!
 //! Thread safety: one lookup under the coordinator's mutex; no I/O.
 
 use kafka_protocol::ResponseError;
 
-use super::state::TxnState;
 use super::TxnCoordinator;
 
 impl TxnCoordinator {
@@ -31,23 +32,9 @@ impl TxnCoordinator {
         if transactional_id.is_empty() {
             return Err(ResponseError::InvalidRequest);
         }
-        let txns = self.ready()?;
-        let m = txns
+        self.ready()?
             .get(transactional_id)
-            .ok_or(ResponseError::InvalidProducerIdMapping)?;
-        if m.producer_id != producer_id {
-            return Err(ResponseError::InvalidProducerIdMapping);
-        }
-        if m.producer_epoch != epoch {
-            return Err(ResponseError::ProducerFenced);
-        }
-        if m.ending || matches!(m.state, TxnState::PrepareCommit | TxnState::PrepareAbort) {
-            return Err(ResponseError::ConcurrentTransactions);
-        }
-        let ongoing = m.state == TxnState::Ongoing;
-        Ok(partitions
-            .iter()
-            .map(|p| ongoing && m.partitions.contains(p))
-            .collect())
+            .ok_or(ResponseError::InvalidProducerIdMapping)?
+            .verify_partitions(producer_id, epoch, partitions)
     }
 }
