@@ -429,3 +429,40 @@ async fn idle_transactional_ids_expire_and_stay_gone_after_a_restart() {
     assert_eq!(epoch, 0);
     stop(broker).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactional_batches_of_two_producers_in_one_request_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = start(dir.path(), &[]).await;
+    create_topic(&broker, 2).await;
+    let (pid, epoch) = init(&broker, "tx").await;
+    add_partitions(&broker, "tx", pid, epoch, &[0, 1]).await;
+    let part = |index: i32, records: Bytes| {
+        produce_request::PartitionProduceData::default()
+            .with_index(index)
+            .with_records(Some(records))
+    };
+    let body = ProduceRequest::default()
+        .with_transactional_id(Some(tid("tx")))
+        .with_acks(-1)
+        .with_timeout_ms(1000)
+        .with_topic_data(vec![produce_request::TopicProduceData::default()
+            .with_name(TopicName(StrBytes::from_static_str("t")))
+            .with_partition_data(vec![
+                part(0, txn_batch(pid, epoch, 0)),
+                part(1, txn_batch(pid + 1, 0, 0)),
+            ])]);
+    let codes: Vec<i16> = match call(&broker, ApiKey::Produce, 9, RequestKind::Produce(body)).await
+    {
+        ResponseKind::Produce(r) => r.responses[0]
+            .partition_responses
+            .iter()
+            .map(|p| p.error_code)
+            .collect(),
+        other => panic!("{other:?}"),
+    };
+    let mapping = ResponseError::InvalidProducerIdMapping.code();
+    assert_eq!(codes, vec![mapping, mapping]);
+    assert_eq!((end_offset(&broker, 0), end_offset(&broker, 1)), (0, 0));
+    stop(broker).await;
+}

@@ -59,9 +59,12 @@ pub async fn handle(broker: &Arc<Broker>, version: i16, request: ProduceRequest)
         .map(|t| t.0.to_string())
         .filter(|t| !t.is_empty());
     let (mut topics, targets) = resolve(broker, version, request.topic_data);
+    // Without a transactional id every transactional batch is refused anyway, so requests of
+    // non-transactional producers skip this pass.
+    let mixed = transactional_id.is_some() && mixed_producers(&targets);
     let txn = TxnContext {
         transactional_id,
-        mixed_producers: mixed_producers(&targets),
+        mixed_producers: mixed,
     };
     let valid_acks = matches!(acks, -1..=1);
     let b = broker.clone();
