@@ -7,7 +7,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -31,6 +30,11 @@ func runGroups(ctx context.Context, e *env) (string, error) {
 			continue
 		}
 		notes = append(notes, label+": "+note)
+	}
+	if note, err := regexRound(ctx, e); err != nil {
+		errs = append(errs, "next-gen regex: "+err.Error())
+	} else {
+		notes = append(notes, note)
 	}
 	if len(errs) > 0 {
 		return "", fmt.Errorf("%s; passed: %s", strings.Join(errs, "; "), strings.Join(notes, "; "))
@@ -237,10 +241,6 @@ func describeClassic(ctx context.Context, adm *kadm.Client, group, memberID, sta
 func describeNextGen(ctx context.Context, adm *kadm.Client, group, memberID, state string, members int) error {
 	dg, err := adm.DescribeConsumerGroups(ctx, group)
 	if err != nil {
-		var se *kadm.ShardErrors
-		if !errors.As(err, &se) {
-			return fmt.Errorf("ConsumerGroupDescribe: %w", err)
-		}
 		return fmt.Errorf("ConsumerGroupDescribe: %w", err)
 	}
 	d, ok := dg[group]
@@ -263,4 +263,63 @@ func describeNextGen(ctx context.Context, adm *kadm.Client, group, memberID, sta
 		}
 	}
 	return nil
+}
+
+// regexRound: a KIP-848 member subscribed by regex (kgo.ConsumeRegex sends it to the broker
+// as SubscribedTopicRegex) is assigned every matching topic, including one created after
+// it joined, and none that does not match.
+func regexRound(ctx context.Context, e *env) (string, error) {
+	adm, acl, err := newAdmin(e)
+	if err != nil {
+		return "", err
+	}
+	defer acl.Close()
+	prefix := e.name("rx")
+	a, b, other := prefix+"-a", prefix+"-b", e.name("norx")
+	for _, t := range []string{a, other} {
+		if err := createTopic(ctx, adm, t, 1, nil); err != nil {
+			return "", err
+		}
+	}
+	p, err := newClient(e)
+	if err != nil {
+		return "", err
+	}
+	defer p.Close()
+	if _, err := produceSync(ctx, p, &kgo.Record{Topic: a, Value: []byte("a0")}, &kgo.Record{Topic: other, Value: []byte("x")}); err != nil {
+		return "", err
+	}
+	c, err := newClient(e, kgo.ConsumerGroup(e.name("g-rx")), kgo.ConsumeRegex(), kgo.ConsumeTopics("^"+prefix+"-.*"),
+		kgo.ServerSideBalancer(), kgo.Balancers(kgo.RangeBalancer()), kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.HeartbeatInterval(500*time.Millisecond),
+		kgo.MetadataMinAge(200*time.Millisecond), kgo.MetadataMaxAge(time.Second))
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	got, err := consumeN(ctx, c, 1)
+	if err != nil {
+		return "", fmt.Errorf("before the second topic: %w", err)
+	}
+	if err := createTopic(ctx, adm, b, 1, nil); err != nil {
+		return "", err
+	}
+	if _, err := produceSync(ctx, p, &kgo.Record{Topic: b, Value: []byte("b0")}); err != nil {
+		return "", err
+	}
+	more, err := consumeN(ctx, c, 1)
+	if err != nil {
+		return "", fmt.Errorf("after creating %s: %w", b, err)
+	}
+	got = append(got, more...)
+	extra, _ := drain(ctx, c, 500*time.Millisecond)
+	got = append(got, extra...)
+	var seen []string
+	for _, r := range got {
+		seen = append(seen, r.Topic+"="+string(r.Value))
+	}
+	if fmt.Sprint(seen) != fmt.Sprint([]string{a + "=a0", b + "=b0"}) {
+		return "", fmt.Errorf("regex member read %v, want only %s=a0 then %s=b0", seen, a, b)
+	}
+	return "next-gen regex: topic created after the join is assigned, non-matching topic is not", nil
 }

@@ -156,13 +156,23 @@ func groupTransact(ctx context.Context, e *env, in string) (string, error) {
 		}
 		seen += len(recs)
 	}
-	fo, err := adm.FetchOffsets(ctx, group)
+	// EndTxn returns before the commit markers are written (Kafka writes them
+	// asynchronously), so the transactional offset commit may become visible a little later.
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	err = pollUntil(pctx, 200*time.Millisecond, func() error {
+		fo, err := adm.FetchOffsets(pctx, group)
+		if err != nil {
+			return fmt.Errorf("OffsetFetch: %w", err)
+		}
+		// The committed offset is past the last data record (c2-1 at offset 10).
+		if o, ok := fo.Lookup(in, 0); !ok || o.Err != nil || o.At < 11 {
+			return fmt.Errorf("group offset for %s/0: present=%v at=%d err=%v, want >= 11", in, ok, o.At, o.Err)
+		}
+		return nil
+	})
 	if err != nil {
-		return "", fmt.Errorf("OffsetFetch: %w", err)
-	}
-	// The committed offset is past the last data record (c2-1 at offset 10).
-	if o, ok := fo.Lookup(in, 0); !ok || o.Err != nil || o.At < 11 {
-		return "", fmt.Errorf("group offset for %s/0: present=%v at=%d err=%v, want >= 11", in, ok, o.At, o.Err)
+		return "", err
 	}
 	c, err := newClient(e, kgo.ConsumeTopics(out), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
