@@ -131,6 +131,18 @@ func groupRound(ctx context.Context, e *env, nextGen bool) (string, error) {
 	if l.GroupType != "" && l.GroupType != wantType {
 		soft = append(soft, fmt.Sprintf("ListGroups v%d: %s has GroupType %q, Kafka answers %q", lgVersion(ctx, acl), group, l.GroupType, wantType))
 	}
+	// The KIP-848 types filter (ListGroups v5) and the states filter (v4).
+	otherType := map[string]string{"classic": "consumer", "consumer": "classic"}[wantType]
+	if in, err := adm.ListGroupsByType(ctx, []string{wantType}, "Stable"); err != nil {
+		return "", fmt.Errorf("ListGroups types=[%s] states=[Stable]: %w", wantType, err)
+	} else if _, ok := in[group]; !ok {
+		soft = append(soft, fmt.Sprintf("ListGroups types=[%s] states=[Stable] does not list %s", wantType, group))
+	}
+	if out, err := adm.ListGroupsByType(ctx, []string{otherType}); err != nil {
+		return "", fmt.Errorf("ListGroups types=[%s]: %w", otherType, err)
+	} else if _, ok := out[group]; ok {
+		soft = append(soft, fmt.Sprintf("ListGroups types=[%s] lists %s", otherType, group))
+	}
 	if l.State != "Stable" {
 		soft = append(soft, fmt.Sprintf("ListGroups: %s in state %q, want Stable", group, l.State))
 	}

@@ -39,7 +39,8 @@ args=()
 
 if [[ $target == external ]]; then
     trap 'rm -rf "$BIN_DIR"' EXIT
-    exec timeout "$SUITE_TIMEOUT" "$BIN_DIR/franzmatrix" -bootstrap "$bootstrap" "${args[@]}"
+    timeout "$SUITE_TIMEOUT" "$BIN_DIR/franzmatrix" -bootstrap "$bootstrap" "${args[@]}"
+    exit
 fi
 
 # broker.sh's EXIT trap stops the broker and removes its WORK dir; remove our binary too.

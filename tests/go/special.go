@@ -122,6 +122,9 @@ func runSpecial(ctx context.Context, e *env) (string, error) {
 		}
 	})
 	guess := bv.VersionGuess()
+	if _, avMax, _ := bv.KeyVersions(18); avMax < 5 && handshake == "5" {
+		handshake += " (broker max v" + fmt.Sprint(avMax) + "; kgo used the key table in the UNSUPPORTED_VERSION answer without a second request)"
+	}
 
 	probes := specialProbes(topic, group, topicID)
 
