@@ -19,7 +19,8 @@
 #                    <!-- compat-matrix:end --> (ignored with --kafka)
 #   --only           e.g. --only python,kcat
 # Output: $MATRIX_OUT (default ${CARGO_TARGET_DIR:-<repo>/target}/matrix): results.tsv,
-# suites.tsv, report.md, logs/<suite>.log. Exit status non-zero if any suite or scenario failed.
+# suites.tsv, diff-differences.tsv (tests/diff's unexplained differences), report.md,
+# logs/<suite>.log. Exit status non-zero if any suite or scenario failed.
 # Skiff's binary: $E2E_SKIFF_BIN, else ${CARGO_TARGET_DIR:-<repo>/target}/debug/skiff (built
 # with `cargo build -p skiff` when neither exists).
 set -euo pipefail
@@ -103,7 +104,8 @@ if [[ $DIFF -eq 1 ]]; then
     if command -v java >/dev/null; then
         # The differential suite writes no matrix lines; keep MATRIX_RESULTS out of its way.
         KAFKA_SAVE=$KAFKA; KAFKA=0
-        MATRIX_RESULTS= suite diff tests/diff 1200 1 "$VENV/bin/python" -m pytest -q -p no:cacheprovider -rf tests/diff
+        : >"$OUT/diff-differences.tsv"
+        MATRIX_RESULTS= DIFF_REPORT=$OUT/diff-differences.tsv suite diff tests/diff 1200 1 "$VENV/bin/python" -m pytest -q -p no:cacheprovider -rf tests/diff
         KAFKA=$KAFKA_SAVE
     else
         printf 'tests/diff\tskipped\t-\t-\tno java for the reference Kafka\n' >>"$SUITES"
@@ -115,6 +117,7 @@ sed -i -E 's#^tests/(go|node|connect)/run\.sh\t#tests/\1\t#' "$SUITES"
 grep -q $'\tFAIL\t' "$RESULTS" && FAILED=1
 title="Client compatibility matrix (against $([[ $KAFKA -eq 1 ]] && echo 'the reference Apache Kafka 4.4.0' || echo Skiff), $(date -u +%Y-%m-%d), $((SECONDS - t_all))s)"
 args=("$RESULTS" --suites "$SUITES" --title "$title")
+[[ $DIFF -eq 1 && -f $OUT/diff-differences.tsv ]] && args+=(--diff "$OUT/diff-differences.tsv")
 if [[ $UPDATE -eq 1 && $KAFKA -eq 0 ]]; then args+=(--update-readme "$ROOT/README.md"); fi
 python3 tests/matrix/report.py "${args[@]}" | tee "$OUT/report.md"
 echo "matrix: results $RESULTS, report $OUT/report.md, $((SECONDS - t_all))s"

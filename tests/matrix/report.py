@@ -4,7 +4,7 @@ as a markdown compatibility table: rows are clients, columns scenarios, cells PA
 SKIP / — (not run or not applicable), then notes (every FAIL's error, what PASS covered where
 the suite said so) and the per-suite summary written by tests/matrix.sh.
 
-    report.py RESULTS.tsv [--suites SUITES.tsv] [--title T] [--update-readme README.md]
+    report.py RESULTS.tsv [--suites SUITES.tsv] [--diff DIFF.tsv] [--title T] [--update-readme README.md]
 
 With --update-readme, the table replaces whatever is between `<!-- compat-matrix:begin -->`
 and `<!-- compat-matrix:end -->` in that file (the markers must be there).
@@ -70,6 +70,8 @@ def load_suites(path):
 
 def render(cells, suites, title):
     missing = {s[0] for s in suites if s[1] == "missing"}
+    crashed = {s[0]: s[2] for s in suites if s[1] == "ran" and s[2] != "0"}
+    errors = []
     out = [f"{title}", "", "| client | " + " | ".join(SCENARIOS) + " |",
            "|---|" + "---|" * len(SCENARIOS)]
     extra = sorted({c for c, _ in cells} - set(CLIENTS))
@@ -78,18 +80,24 @@ def render(cells, suites, title):
         if suite in missing and not any(c == client for c, _ in cells):
             out.append(f"| {label} | " + " | ".join(["missing"] * len(SCENARIOS)) + " |")
             continue
+        if suite in crashed and not any(c == client for c, _ in cells):
+            out.append(f"| {label} | " + " | ".join(["**ERR**"] * len(SCENARIOS)) + " |")
+            errors.append(f"- {client}: {suite} exited {crashed[suite]} without reporting any scenario")
+            continue
         row = []
         for sc in SCENARIOS:
             st = cells.get((client, sc), ("—", []))[0]
             row.append(f"**{st}**" if st == "FAIL" else st)
         out.append(f"| {label} | " + " | ".join(row) + " |")
     out += ["", "PASS: the scenario's assertions passed; FAIL: at least one failed; SKIP: the suite skipped it; "
-            "—: not run or not applicable to that client; missing: the suite is not in this checkout."]
+            "—: not run or not applicable to that client; missing: the suite is not in this checkout; "
+            "ERR: the suite exited non-zero without reporting this client."]
     fails = [(c, s, v) for (c, s), v in sorted(cells.items()) if v[0] == "FAIL"]
     notes = [(c, s, v) for (c, s), v in sorted(cells.items()) if v[0] != "FAIL" and v[1]]
-    if fails:
+    if fails or errors:
         out += ["", "Failures:", ""]
         out += [f"- {c} / {s}: {'; '.join(v[1])[:400]}" for c, s, v in fails]
+        out += errors
     if notes:
         out += ["", "<details><summary>What each cell covered</summary>", ""]
         out += [f"- {c} / {s}: {'; '.join(v[1])[:300]}" for c, s, v in notes]
@@ -102,6 +110,32 @@ def render(cells, suites, title):
             if note:
                 res += f" ({note})"
             out.append(f"| {name} | {res} | {secs}s |" if secs not in ("", "-") else f"| {name} | {res} | - |")
+    return "\n".join(out) + "\n"
+
+
+def render_diff(path):
+    """Summary of tests/diff's unexplained differences (DIFF_REPORT lines: case:path, request,
+    kafka=..., skiff=...), one bullet per case with the differing fields."""
+    by_case = {}
+    for line in Path(path).read_text(errors="replace").splitlines():
+        p = line.split("\t")
+        if len(p) < 4:
+            continue
+        case, _, field = p[0].partition(":")
+        # The suite's per-run topic/group names (diff-<test>-<pid>-<n>) would churn the README.
+        kafka, skiff = (re.sub(r"diff-test_[A-Za-z0-9_.-]*?-\d+-\d+", "<name>", v.split("=", 1)[1]) for v in p[2:4])
+        by_case.setdefault(case, []).append((field, kafka, skiff))
+    if not by_case:
+        return "\nDifferential suite (tests/diff): no unexplained difference from Apache Kafka 4.4.0.\n"
+    out = ["", f"Differential suite (tests/diff): {sum(map(len, by_case.values()))} unexplained differences "
+           f"from Apache Kafka 4.4.0 in {len(by_case)} cases (allowed ones: tests/diff/KNOWN_DIFFERENCES.md).", "",
+           "<details><summary>Differences (field: Kafka's answer / Skiff's answer)</summary>", ""]
+    for case, fields in sorted(by_case.items()):
+        if len(fields) > 4:
+            out.append(f"- `{case}`: {len(fields)} fields differ: " + ", ".join(f"`{f}`" for f, _, _ in fields)[:600])
+        else:
+            out.append(f"- `{case}`: " + "; ".join(f"`{f}`: {k[:140]} / {sk[:140]}" for f, k, sk in fields))
+    out += ["", "</details>"]
     return "\n".join(out) + "\n"
 
 
@@ -119,10 +153,13 @@ def main():
     ap.add_argument("results")
     ap.add_argument("--suites")
     ap.add_argument("--title", default="Client compatibility matrix")
+    ap.add_argument("--diff", help="tests/diff's DIFF_REPORT file")
     ap.add_argument("--update-readme", metavar="README")
     a = ap.parse_args()
     cells, bad = load(a.results)
     table = render(cells, load_suites(a.suites), a.title)
+    if a.diff and Path(a.diff).is_file():
+        table += render_diff(a.diff)
     if bad:
         print("report: ignored malformed result lines:\n  " + "\n  ".join(bad), file=sys.stderr)
     sys.stdout.write(table)
