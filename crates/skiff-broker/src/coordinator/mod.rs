@@ -96,7 +96,7 @@ pub struct Listed {
     pub id: String,
     pub protocol_type: String,
     pub state: &'static str,
-    /// "Classic" or "Consumer", as Kafka names group types.
+    /// "classic" or "consumer": Kafka 4.4 answers ListGroups v5 with the lower-case type names.
     pub group_type: &'static str,
 }
 
@@ -399,9 +399,9 @@ impl Coordinator {
                 },
                 state: g.state_name(),
                 group_type: if g.is_consumer_group() {
-                    "Consumer"
+                    "consumer"
                 } else {
-                    "Classic"
+                    "classic"
                 },
             })
             .collect();
