@@ -12,7 +12,7 @@ use kafka_protocol::messages::{ApiKey, ResponseHeader, ResponseKind};
 use kafka_protocol::protocol::Encodable;
 
 use crate::error::EncodeError;
-use crate::supported::SUPPORTED;
+use crate::supported::supported_range;
 
 /// Kafka's UNSUPPORTED_VERSION error code.
 pub const UNSUPPORTED_VERSION: i16 = 35;
@@ -44,21 +44,20 @@ pub fn encode_response(
 }
 
 /// The full frame (size prefix included) of an ApiVersions **v0** response with error
-/// UNSUPPORTED_VERSION (35) and every [`SUPPORTED`] range: the answer to an ApiVersions
-/// request at a version we do not support. Written by hand so it cannot fail:
+/// UNSUPPORTED_VERSION (35) and only the ApiVersions range: the answer to an ApiVersions
+/// request at a version we do not support. Like Kafka (KIP-511), the one entry tells the
+/// client which version to retry with. Written by hand so it cannot fail:
 /// `size i32 | correlation_id i32 | error_code i16 | [api_key i16, min i16, max i16]`.
 pub fn api_versions_fallback(correlation_id: i32) -> Bytes {
-    let body_len = 4 + 2 + 4 + SUPPORTED.len() * 6;
-    let mut buf = BytesMut::with_capacity(4 + body_len);
-    // body_len is a few hundred bytes at most: SUPPORTED is a small constant table.
-    buf.put_i32(body_len as i32);
+    let (min, max) = supported_range(ApiKey::ApiVersions).unwrap_or((0, 0));
+    let body_len: i32 = 4 + 2 + 4 + 6;
+    let mut buf = BytesMut::with_capacity(4 + body_len as usize);
+    buf.put_i32(body_len);
     buf.put_i32(correlation_id);
     buf.put_i16(UNSUPPORTED_VERSION);
-    buf.put_i32(SUPPORTED.len() as i32);
-    for &(key, min, max) in SUPPORTED {
-        buf.put_i16(key as i16);
-        buf.put_i16(min);
-        buf.put_i16(max);
-    }
+    buf.put_i32(1);
+    buf.put_i16(ApiKey::ApiVersions as i16);
+    buf.put_i16(min);
+    buf.put_i16(max);
     buf.freeze()
 }

@@ -63,11 +63,25 @@ pub fn supported_range(key: ApiKey) -> Option<(i16, i16)> {
         .map(|&(_, min, max)| (min, max))
 }
 
-/// The [`SUPPORTED`] table as ApiVersions response entries, in table order.
+/// The lowest Produce version put in ApiVersions answers, below the lowest one served (3).
+///
+/// Kafka 4.x does the same (KAFKA-18659): librdkafka before 2.8 decides whether the broker
+/// can take gzip, snappy and lz4 by looking for Produce v0 in the advertised range, and
+/// silently produces uncompressed batches when it is missing. A Produce request at v0-2 is
+/// still refused like any unserved version: the connection is closed.
+pub const ADVERTISED_PRODUCE_MIN: i16 = 0;
+
+/// The [`SUPPORTED`] table as ApiVersions response entries, in table order, with Produce's
+/// minimum lowered to [`ADVERTISED_PRODUCE_MIN`].
 pub fn api_version_entries() -> Vec<ApiVersion> {
     SUPPORTED
         .iter()
         .map(|&(key, min, max)| {
+            let min = if key == ApiKey::Produce {
+                ADVERTISED_PRODUCE_MIN
+            } else {
+                min
+            };
             ApiVersion::default()
                 .with_api_key(key as i16)
                 .with_min_version(min)

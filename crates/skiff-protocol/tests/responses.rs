@@ -9,8 +9,8 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 use skiff_protocol::{
-    api_version_entries, api_versions_fallback, encode_response, EncodeError, SUPPORTED,
-    UNSUPPORTED_VERSION,
+    api_version_entries, api_versions_fallback, encode_response, supported_range, EncodeError,
+    SUPPORTED, UNSUPPORTED_VERSION,
 };
 
 /// Splits a response frame into (correlation id, rest) after checking its size prefix.
@@ -81,7 +81,7 @@ fn api_versions_old_versions_round_trip() {
 }
 
 #[test]
-fn fallback_is_v0_with_unsupported_version_and_every_range() {
+fn fallback_is_v0_with_unsupported_version_and_only_the_api_versions_range() {
     let frame = api_versions_fallback(-7);
     let (corr, mut rest) = open_frame(&frame, 0);
     assert_eq!(corr, -7);
@@ -89,15 +89,31 @@ fn fallback_is_v0_with_unsupported_version_and_every_range() {
     assert_eq!(rest.remaining(), 0);
     assert_eq!(decoded.error_code, UNSUPPORTED_VERSION);
     assert_eq!(decoded.error_code, 35);
-    assert_eq!(decoded.api_keys.len(), SUPPORTED.len());
+    // KIP-511: only ApiVersions itself, so the client knows which version to retry with.
+    assert_eq!(decoded.api_keys.len(), 1);
+    let entry = &decoded.api_keys[0];
+    assert_eq!(entry.api_key, ApiKey::ApiVersions as i16);
+    assert_eq!(
+        (entry.min_version, entry.max_version),
+        supported_range(ApiKey::ApiVersions).unwrap()
+    );
+}
+
+#[test]
+fn produce_is_advertised_from_v0_but_served_from_v3() {
+    let entries = api_version_entries();
+    let produce = entries
+        .iter()
+        .find(|e| e.api_key == ApiKey::Produce as i16)
+        .unwrap();
+    assert_eq!(produce.min_version, 0);
+    assert_eq!(supported_range(ApiKey::Produce).map(|r| r.0), Some(3));
     for &(key, min, max) in SUPPORTED {
-        assert!(
-            decoded
-                .api_keys
-                .iter()
-                .any(|a| a.api_key == key as i16 && a.min_version == min && a.max_version == max),
-            "{key:?} missing"
-        );
+        let e = entries.iter().find(|e| e.api_key == key as i16).unwrap();
+        assert_eq!(e.max_version, max, "{key:?}");
+        if key != ApiKey::Produce {
+            assert_eq!(e.min_version, min, "{key:?}");
+        }
     }
 }
 
