@@ -105,7 +105,12 @@ fn run(broker: &Broker, stop: &(Mutex<bool>, Condvar)) {
                 let key = (p.topic.clone(), p.index);
                 let last = last_flush.entry(key).or_insert_with(Instant::now);
                 if last.elapsed() >= Duration::from_millis(u64::try_from(flush_ms).unwrap_or(0)) {
-                    if let Err(e) = p.log.flush() {
+                    let started = Instant::now();
+                    let flushed = p.log.flush();
+                    broker
+                        .metrics
+                        .record_fsync(crate::metrics::FsyncSite::Scheduled, started.elapsed());
+                    if let Err(e) = flushed {
                         warn!(topic = %p.topic, partition = p.index, error = %e, "flush.ms flush failed");
                     }
                     *last = Instant::now();

@@ -14,6 +14,7 @@ use tracing::info;
 
 use crate::coordinator::Coordinator;
 use crate::durability::Durability;
+use crate::metrics::{BrokerMetrics, FsyncSite};
 use crate::producer_ids::ProducerIds;
 use crate::topics::{TopicError, Topics};
 
@@ -37,6 +38,8 @@ pub struct Broker {
     pub cluster_id: String,
     pub topics: Arc<Topics>,
     pub durability: Arc<Durability>,
+    /// Request, connection and fsync metrics (atomics; rendered on scrape).
+    pub metrics: Arc<BrokerMetrics>,
     /// The log cleaner threads; `None` once stopped at shutdown.
     cleaner: Mutex<Option<CleanerPool>>,
     pub log_dir: Arc<LogDir>,
@@ -77,10 +80,14 @@ impl Broker {
             log_dir.clone(),
             clock.clone(),
         );
-        let durability = Arc::new(Durability::start().map_err(|e| StartError::Io {
-            context: "starting the flusher thread".into(),
-            source: e,
-        })?);
+        let metrics = Arc::new(BrokerMetrics::default());
+        let durability =
+            Arc::new(
+                Durability::start(metrics.clone()).map_err(|e| StartError::Io {
+                    context: "starting the flusher thread".into(),
+                    source: e,
+                })?,
+            );
         let coordinator = Coordinator::start(&topics, durability.clone(), &config, clock.clone())?;
         let producer_ids = ProducerIds::open(log_dir.root())?;
         let txn = crate::txn::TxnCoordinator::start(&topics, &config, clock.clone())?;
@@ -92,6 +99,7 @@ impl Broker {
             cluster_id,
             topics,
             durability,
+            metrics,
             cleaner: Mutex::new(Some(cleaner)),
             log_dir,
             clock,
@@ -151,6 +159,11 @@ impl Broker {
         partition: i32,
     ) -> Option<skiff_cleaner::CompactionStatus> {
         self.with_cleaner(|c| c.status(topic, partition)).flatten()
+    }
+
+    /// Compaction facts of every partition the cleaner has planned, by topic and partition.
+    pub fn compaction_statuses(&self) -> Vec<(String, i32, skiff_cleaner::CompactionStatus)> {
+        self.with_cleaner(CleanerPool::statuses).unwrap_or_default()
     }
 
     fn with_cleaner<T>(&self, f: impl FnOnce(&CleanerPool) -> T) -> Option<T> {
@@ -217,7 +230,11 @@ impl Broker {
             .iter()
             .map(|p| (p.topic.clone(), p.index, p.log.as_ref()))
             .collect();
-        self.log_dir.write_checkpoints(&entries)
+        let started = std::time::Instant::now();
+        let result = self.log_dir.write_checkpoints(&entries);
+        self.metrics
+            .record_fsync(FsyncSite::Checkpoint, started.elapsed());
+        result
     }
 }
 

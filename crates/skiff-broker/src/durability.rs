@@ -14,6 +14,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use tokio::sync::oneshot;
 use tracing::error;
 
+use crate::metrics::{BrokerMetrics, FsyncSite};
 use crate::partition::Partition;
 
 type Waiter = (Arc<Partition>, i64, oneshot::Sender<Result<(), String>>);
@@ -30,12 +31,13 @@ pub struct Durability {
 }
 
 impl Durability {
-    pub fn start() -> std::io::Result<Self> {
+    /// Starts the flusher thread; every fsync it runs is timed into `metrics`.
+    pub fn start(metrics: Arc<BrokerMetrics>) -> std::io::Result<Self> {
         let queue: Arc<(Mutex<Queue>, Condvar)> = Arc::default();
         let for_thread = queue.clone();
         let thread = std::thread::Builder::new()
             .name("skiff-flusher".into())
-            .spawn(move || flusher_loop(&for_thread))?;
+            .spawn(move || flusher_loop(&for_thread, &metrics))?;
         Ok(Durability {
             queue,
             thread: Mutex::new(Some(thread)),
@@ -79,7 +81,7 @@ impl Durability {
     }
 }
 
-fn flusher_loop(queue: &(Mutex<Queue>, Condvar)) {
+fn flusher_loop(queue: &(Mutex<Queue>, Condvar), metrics: &BrokerMetrics) {
     let (lock, cvar) = queue;
     loop {
         let batch = {
@@ -92,17 +94,20 @@ fn flusher_loop(queue: &(Mutex<Queue>, Condvar)) {
             }
             std::mem::take(&mut q.waiters)
         };
-        flush_round(batch);
+        flush_round(batch, metrics);
     }
 }
 
 /// Flush each distinct partition once and answer every waiter of this round.
-fn flush_round(batch: Vec<Waiter>) {
+fn flush_round(batch: Vec<Waiter>, metrics: &BrokerMetrics) {
     let mut results: HashMap<*const Partition, Result<i64, String>> = HashMap::new();
     for (partition, _, _) in &batch {
         let key = Arc::as_ptr(partition);
         results.entry(key).or_insert_with(|| {
-            partition.log.flush().map_err(|e| {
+            let started = std::time::Instant::now();
+            let flushed = partition.log.flush();
+            metrics.record_fsync(FsyncSite::GroupCommit, started.elapsed());
+            flushed.map_err(|e| {
                 error!(topic = %partition.topic, partition = partition.index, error = %e, "fsync failed");
                 e.to_string()
             })

@@ -12,6 +12,7 @@ pub mod dispatch;
 pub mod durability;
 pub mod errors;
 pub mod handlers;
+pub mod metrics;
 pub mod net;
 pub mod partition;
 pub mod producer_ids;

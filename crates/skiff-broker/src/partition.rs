@@ -1,4 +1,5 @@
-//! One partition as the broker sees it: its [`Log`] plus the wake-up list of parked fetches.
+//! One partition as the broker sees it: its [`Log`], the wake-up list of parked fetches and
+//! its traffic counters (atomics, so produces and fetches share no lock across partitions).
 //!
 //! Thread safety: `Log` synchronises itself; the waiter list is a std `Mutex` held only to
 //! push or drain (never across `.await`).
@@ -8,6 +9,8 @@ use std::sync::{Arc, Mutex, Weak};
 use skiff_log::Log;
 use tokio::sync::Notify;
 
+use crate::metrics::PartitionCounters;
+
 pub struct Partition {
     pub topic: String,
     pub index: i32,
@@ -16,6 +19,8 @@ pub struct Partition {
     /// Fetch requests parked until data arrives; each holds a `Notify` shared by all the
     /// partitions it waits on. Weak so that a finished fetch costs nothing here.
     waiters: Mutex<Vec<Weak<Notify>>>,
+    /// Bytes and records produced and fetched, for `/metrics`.
+    pub counters: PartitionCounters,
 }
 
 impl Partition {
@@ -25,6 +30,7 @@ impl Partition {
             index,
             log: Arc::new(log),
             waiters: Mutex::new(Vec::new()),
+            counters: PartitionCounters::default(),
         }
     }
 

@@ -22,4 +22,4 @@ pub use offset_map::{Lookup, OffsetMap};
 pub use pass::{run_pass, PassContext, PassStats, Throttler};
 pub use planner::{plan, CleanablePlan, UncleanableReason, Urgency};
 pub use pool::{CleanerConfig, CleanerPool, LogSource};
-pub use status::CompactionStatus;
+pub use status::{CompactionStatus, PassTotals};

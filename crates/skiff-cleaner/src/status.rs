@@ -48,6 +48,20 @@ pub struct CompactionStatus {
     /// Why an eligible log is not being cleaned (e.g. not enough free disk space).
     pub waiting_for: Option<String>,
     pub in_progress: bool,
+    /// Figures summed over every successful pass since the broker started (for counters).
+    pub totals: PassTotals,
+}
+
+/// Cumulative cleaning figures of one partition since start-up; only ever grow.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PassTotals {
+    pub passes: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Records dropped from rewritten segments (superseded, tombstones, keyless).
+    pub records_removed: u64,
+    pub tombstones_removed: u64,
+    pub failures: u64,
 }
 
 impl CompactionStatus {
@@ -69,6 +83,16 @@ impl CompactionStatus {
         self.map_fill = stats.map_fill;
         self.tombstones_seen = stats.tombstones_kept;
         self.next_delete_horizon_ms = stats.next_delete_horizon_ms;
+        let t = &mut self.totals;
+        t.passes = t.passes.saturating_add(1);
+        t.bytes_read = t.bytes_read.saturating_add(stats.bytes_read);
+        t.bytes_written = t.bytes_written.saturating_add(stats.bytes_written);
+        t.records_removed = t
+            .records_removed
+            .saturating_add(stats.records_read.saturating_sub(stats.records_kept));
+        t.tombstones_removed = t
+            .tombstones_removed
+            .saturating_add(stats.tombstones_removed);
         self.last_pass = Some(stats.clone());
         self.last_pass_end_ms = Some(end_ms);
         self.last_error = None;
@@ -80,6 +104,7 @@ impl CompactionStatus {
     /// Records a failed pass and schedules the retry with exponential back-off.
     pub fn record_failure(&mut self, error: String, now_ms: i64, backoff_ms: u64) {
         self.consecutive_failures = self.consecutive_failures.saturating_add(1);
+        self.totals.failures = self.totals.failures.saturating_add(1);
         let delay = retry_delay_ms(self.consecutive_failures, backoff_ms);
         self.retry_at_ms = Some(now_ms.saturating_add(i64::try_from(delay).unwrap_or(i64::MAX)));
         self.last_error = Some(error);
@@ -128,5 +153,30 @@ mod tests {
         assert_eq!(s.first_dirty_offset, 42);
         assert_eq!(s.next_delete_horizon_ms, Some(99));
         assert_eq!(s.tombstones_seen, 3);
+        assert_eq!(s.totals.failures, 2);
+    }
+
+    #[test]
+    fn totals_add_up_over_passes() {
+        let mut s = CompactionStatus::default();
+        let stats = PassStats {
+            bytes_read: 100,
+            bytes_written: 40,
+            records_read: 10,
+            records_kept: 4,
+            tombstones_removed: 2,
+            ..PassStats::default()
+        };
+        s.record_pass(&stats, 1);
+        s.record_pass(&stats, 2);
+        let want = PassTotals {
+            passes: 2,
+            bytes_read: 200,
+            bytes_written: 80,
+            records_removed: 12,
+            tombstones_removed: 4,
+            failures: 0,
+        };
+        assert_eq!(s.totals, want);
     }
 }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use skiff_log::LogConfig;
 
 use crate::error::ConfigError;
-use crate::listener::{parse_listeners, parse_protocol_map, Listener};
+use crate::listener::{parse_host_port, parse_listeners, parse_protocol_map, HostPort, Listener};
 use crate::names::{self, KeyStatus};
 use crate::topic::{self, apply, check_cross, topic_config_defs};
 use crate::types::{parse_value, ConfigSource, ConfigType, DescribedConfig, Parsed, Validator};
@@ -114,6 +114,8 @@ pub struct BrokerConfig {
     pub transaction_remove_expired_transaction_cleanup_interval_ms: i64,
     /// `shutdown.timeout.ms` (Skiff-only): how long a graceful shutdown may take.
     pub shutdown_timeout_ms: i64,
+    /// `metrics.listener` (Skiff-only): where to serve Prometheus `/metrics`; `None` = off.
+    pub metrics_listener: Option<HostPort>,
     /// Broker-level defaults for topic configs.
     pub log: LogConfig,
     /// Every key the user set (file, `--set`, environment), normalized to Kafka's string form.
@@ -170,6 +172,7 @@ impl Default for BrokerConfig {
             transactional_id_expiration_ms: 604_800_000,
             transaction_remove_expired_transaction_cleanup_interval_ms: 3_600_000,
             shutdown_timeout_ms: 30_000,
+            metrics_listener: None,
             log: LogConfig::default(),
             explicit: BTreeMap::new(),
             topics: Vec::new(),
@@ -465,6 +468,10 @@ pub(crate) fn build(
         }
     }
 
+    if let Some(s) = settings.get("metrics.listener") {
+        cfg.metrics_listener =
+            Some(parse_host_port(&s.value).map_err(|m| invalid("metrics.listener", s, m))?);
+    }
     build_dirs(&mut cfg, settings)?;
     build_listeners(&mut cfg, settings)?;
     build_log_defaults(&mut cfg, settings, &parsed)?;

@@ -25,7 +25,9 @@ pub use broker::{
     broker_config_type, describe_broker_configs, validate_topic_name, BrokerConfig, TopicSpec,
 };
 pub use error::{ConfigError, TopicConfigError};
-pub use listener::{parse_listeners, parse_protocol_map, Listener, DEFAULT_PROTOCOL_MAP};
+pub use listener::{
+    parse_host_port, parse_listeners, parse_protocol_map, HostPort, Listener, DEFAULT_PROTOCOL_MAP,
+};
 pub use load::{env_var_name, load, load_str, ENV_PREFIX, RESERVED_ENV};
 pub use names::{broker_config_def, broker_config_names, closest_name, BrokerConfigDef, KeyStatus};
 pub use topic::{

@@ -97,6 +97,52 @@ pub fn parse_listeners(
     Ok(out)
 }
 
+/// A plain `host:port` endpoint (IPv6 hosts in brackets), e.g. `metrics.listener`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostPort {
+    /// Host to bind, without brackets for IPv6.
+    pub host: String,
+    pub port: u16,
+}
+
+impl fmt::Display for HostPort {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.host.contains(':') {
+            write!(f, "[{}]:{}", self.host, self.port)
+        } else {
+            write!(f, "{}:{}", self.host, self.port)
+        }
+    }
+}
+
+/// Parse `host:port` (`[v6]:port`). The host is required: binding every interface must be
+/// asked for (`0.0.0.0:9100`), never implied by a missing host.
+pub fn parse_host_port(raw: &str) -> Result<HostPort, String> {
+    let raw = raw.trim();
+    let bad = |why: &str| format!("`{raw}` is not HOST:PORT ({why}), e.g. 127.0.0.1:9100");
+    let (host, port) = if let Some(stripped) = raw.strip_prefix('[') {
+        stripped
+            .split_once("]:")
+            .ok_or_else(|| bad("bad IPv6 address"))?
+    } else {
+        raw.rsplit_once(':').ok_or_else(|| bad("missing port"))?
+    };
+    if host.contains(':') && !raw.starts_with('[') {
+        return Err(bad("IPv6 hosts must be in brackets"));
+    }
+    if host.is_empty() {
+        return Err(bad("missing host"));
+    }
+    if host.contains('/') || host.chars().any(char::is_whitespace) {
+        return Err(bad("bad host"));
+    }
+    let port: u16 = port.parse().map_err(|_| bad("port must be 0..65535"))?;
+    Ok(HostPort {
+        host: host.to_string(),
+        port,
+    })
+}
+
 fn parse_one(entry: &str) -> Result<Listener, String> {
     let bad = |why: &str| format!("listener `{entry}` is not NAME://host:port ({why})");
     let (name, rest) = entry
@@ -132,6 +178,29 @@ fn parse_one(entry: &str) -> Result<Listener, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_port() {
+        let hp = parse_host_port("127.0.0.1:9100").unwrap();
+        assert_eq!((hp.host.as_str(), hp.port), ("127.0.0.1", 9100));
+        let v6 = parse_host_port(" [::1]:9100 ").unwrap();
+        assert_eq!(
+            (v6.host.as_str(), v6.to_string().as_str()),
+            ("::1", "[::1]:9100")
+        );
+        for bad in [
+            "",
+            "9100",
+            ":9100",
+            "h:",
+            "h:70000",
+            "::1:9100",
+            "http://h:1",
+            "[::1]",
+        ] {
+            assert!(parse_host_port(bad).is_err(), "{bad}");
+        }
+    }
 
     fn defaults() -> BTreeMap<String, String> {
         parse_protocol_map(DEFAULT_PROTOCOL_MAP).unwrap()

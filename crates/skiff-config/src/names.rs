@@ -203,6 +203,7 @@ static DEFS: &[BrokerConfigDef] = &[
     def("metadata.max.retention.bytes", Long, Some("104857600"), Recognised),
     def("metadata.max.retention.ms", Long, Some("604800000"), Recognised),
     def("metric.reporters", List, Some(""), Recognised),
+    def("metrics.listener", String, None, Skiff),
     def("metrics.num.samples", Int, Some("2"), Recognised),
     def("metrics.recording.level", String, Some("INFO"), Recognised),
     def("metrics.sample.window.ms", Long, Some("30000"), Recognised),

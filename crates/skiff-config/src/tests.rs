@@ -196,6 +196,24 @@ fn bad_value_is_an_error_naming_the_key() {
 }
 
 #[test]
+fn metrics_listener_is_off_by_default_and_validated() {
+    let (cfg, _) = from_toml("").unwrap();
+    assert_eq!(cfg.metrics_listener, None);
+    let (cfg, warnings) = from_toml("[broker]\nmetrics.listener = \"0.0.0.0:9100\"\n").unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let hp = cfg.metrics_listener.unwrap();
+    assert_eq!((hp.host.as_str(), hp.port), ("0.0.0.0", 9100));
+    let e = from_toml("[broker]\nmetrics.listener = \"9100\"\n").unwrap_err();
+    match e {
+        ConfigError::InvalidValue { key, message, .. } => {
+            assert_eq!(key, "metrics.listener");
+            assert!(message.contains("HOST:PORT"), "{message}");
+        }
+        e => panic!("{e}"),
+    }
+}
+
+#[test]
 fn container_listeners_with_advertised_host() {
     let (cfg, _) = from_toml(
         "[broker]\nlisteners = \"PLAINTEXT://0.0.0.0:9092\"\nadvertised.listeners = \"PLAINTEXT://kafka:9092\"\n",

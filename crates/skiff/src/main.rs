@@ -1,4 +1,11 @@
-//! The `skiff` binary: command line, logging, wiring, signals.
+//! The `skiff` binary: command line, logging, wiring, signals, and the `compaction-status`
+//! subcommand that reads a running broker's metrics listener.
+
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+mod compaction_status;
+mod exposition;
+mod scrape;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -6,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use skiff_broker::background::Housekeeper;
 use skiff_broker::Broker;
 use tokio::net::TcpListener;
@@ -17,6 +24,8 @@ use tracing::{error, info, warn};
 #[derive(Parser, Debug)]
 #[command(name = "skiff", version)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// TOML config file (`[broker]` with Kafka broker property names, `[[topic]]` entries).
     #[arg(long, env = "SKIFF_CONFIG")]
     config: Option<PathBuf>,
@@ -32,12 +41,29 @@ struct Cli {
     log_format: String,
 }
 
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print the compaction status of every compacted partition of a running broker, read
+    /// from its metrics listener (`metrics.listener` in `[broker]`).
+    CompactionStatus {
+        /// HOST:PORT of the broker's `metrics.listener`.
+        #[arg(long, value_name = "HOST:PORT")]
+        metrics: String,
+        /// Show only this topic's partitions.
+        #[arg(long)]
+        topic: Option<String>,
+    },
+}
+
 /// Upper bound of the drain (in-flight requests finishing) after SIGTERM; the rest of
 /// `shutdown.timeout.ms` is left for flushing and fsync.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    if let Some(Command::CompactionStatus { metrics, topic }) = &cli.command {
+        return compaction_status::run(metrics, topic.as_deref());
+    }
     let filter = cli
         .log
         .clone()
@@ -81,7 +107,16 @@ async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
     let broker: Arc<Broker> = tokio::task::spawn_blocking(move || Broker::start(config))
         .await
         .context("storage start-up task")??;
-    // Bind every listener before serving any, so a taken port fails the start as a whole.
+    // Bind every listener before serving any, so a taken port fails the start as a whole;
+    // metrics first, so it is up once a Kafka port accepts (what readiness probes wait for).
+    let metrics_listener = match &broker.config.metrics_listener {
+        Some(hp) => Some(
+            TcpListener::bind(hp.to_string())
+                .await
+                .with_context(|| format!("binding metrics.listener {hp}"))?,
+        ),
+        None => None,
+    };
     let mut bound = Vec::new();
     for l in &broker.config.listeners {
         let addr = format!("{}:{}", l.host, l.port);
@@ -104,9 +139,21 @@ async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
             skiff_broker::serve_listener(listener, &name, broker, stop_rx).await;
         });
     }
+    let metrics_addr = match metrics_listener {
+        Some(listener) => {
+            let addr = listener.local_addr().map(|a| a.to_string()).ok();
+            let (broker, stop_rx) = (broker.clone(), stop_rx.clone());
+            servers.spawn(skiff_broker::metrics::http::serve(
+                listener, broker, stop_rx,
+            ));
+            addr
+        }
+        None => None,
+    };
     info!(
         listeners = %addrs.join(","),
         node_id = broker.node_id(),
+        metrics = metrics_addr.as_deref().unwrap_or("off"),
         startup_ms = started.elapsed().as_millis() as u64,
         "skiff is ready"
     );

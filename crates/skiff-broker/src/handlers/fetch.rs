@@ -242,6 +242,9 @@ fn build_response(
     read_committed: bool,
 ) -> FetchResponse {
     for (w, mut data) in wanted.iter().zip(results) {
+        if let (Ok(partition), Some(records)) = (&w.partition, &data.records) {
+            partition.counters.fetched(records);
+        }
         if read_committed && data.aborted_transactions.is_none() {
             data.aborted_transactions = Some(Vec::new());
         }

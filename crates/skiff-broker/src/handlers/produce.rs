@@ -257,6 +257,9 @@ fn append_one(
     };
     match appended {
         Ok(info) => {
+            partition
+                .counters
+                .produced(records.len() as u64, crate::metrics::record_count(&records));
             partition.wake_all();
             response.base_offset = info.first_offset;
             response.log_append_time_ms = info.log_append_time.unwrap_or(-1);

@@ -5,10 +5,13 @@
 //! appended in order, as Kafka does), but a request that waits — acks=all durability, a
 //! fetch long poll — hands its wait to the writer as a future, so the next request is
 //! read meanwhile. The writer awaits those futures in request order.
+//!
+//! Metrics: the connection counts itself open while it runs; each request is counted on
+//! arrival and its latency (arrival to response written) recorded by the writer.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kafka_protocol::messages::{ApiKey, ResponseKind};
@@ -20,6 +23,7 @@ use tracing::{debug, warn, Instrument};
 
 use crate::broker::Broker;
 use crate::dispatch::{dispatch_on, Reply, ResponseFuture};
+use crate::metrics::BrokerMetrics;
 
 /// Responses queued behind a slow one before the reader stops reading (back-pressure).
 const MAX_IN_FLIGHT: usize = 64;
@@ -39,6 +43,8 @@ struct Header {
     correlation_id: i32,
     api_key: ApiKey,
     version: i16,
+    /// When the request's frame was read, for the latency histogram.
+    started: Instant,
 }
 
 /// `listener` is the name of the `listeners` entry the client connected to.
@@ -51,10 +57,12 @@ pub async fn run(
 ) {
     let span = tracing::info_span!("connection", %peer);
     async move {
+        let _open = broker.metrics.connection_opened();
         let _ = stream.set_nodelay(true);
         let (mut reader, writer) = stream.into_split();
         let (tx, rx) = mpsc::channel::<Outgoing>(MAX_IN_FLIGHT);
-        let writer_task = tokio::spawn(write_loop(writer, rx).in_current_span());
+        let metrics = broker.metrics.clone();
+        let writer_task = tokio::spawn(write_loop(writer, rx, metrics).in_current_span());
         let max_size = usize::try_from(broker.config.socket_request_max_bytes).unwrap_or(0);
         let client_host = format!("/{}", peer.ip());
         loop {
@@ -82,17 +90,24 @@ pub async fn run(
             if reader.read_exact(&mut body).await.is_err() {
                 break;
             }
+            let started = Instant::now();
             let outgoing = match skiff_protocol::decode_request(Bytes::from(body)) {
                 Ok(request) => {
                     let header = Header {
                         correlation_id: request.header.correlation_id,
                         api_key: request.api_key,
                         version: request.api_version,
+                        started,
                     };
+                    broker.metrics.request_received(request.api_key as i16);
                     match dispatch_on(&broker, request, &client_host, listener).await {
                         Reply::Respond(response) => Outgoing::Now(header, response),
                         Reply::Later(future) => Outgoing::Later(header, future),
-                        Reply::NoResponse => continue,
+                        Reply::NoResponse => {
+                            let key = header.api_key as i16;
+                            broker.metrics.request_done(key, started.elapsed());
+                            continue;
+                        }
                         Reply::Close(reason) => {
                             warn!(%reason, "closing connection");
                             Outgoing::Close
@@ -123,14 +138,18 @@ pub async fn run(
     .await
 }
 
-async fn write_loop(mut writer: OwnedWriteHalf, mut rx: mpsc::Receiver<Outgoing>) {
+async fn write_loop(
+    mut writer: OwnedWriteHalf,
+    mut rx: mpsc::Receiver<Outgoing>,
+    metrics: Arc<BrokerMetrics>,
+) {
     while let Some(outgoing) = rx.recv().await {
-        let frame = match outgoing {
-            Outgoing::Raw(bytes) => Ok(bytes),
-            Outgoing::Now(h, response) => encode(&h, &response),
+        let (frame, timing) = match outgoing {
+            Outgoing::Raw(bytes) => (Ok(bytes), None),
+            Outgoing::Now(h, response) => (encode(&h, &response), Some((h.api_key, h.started))),
             Outgoing::Later(h, future) => {
                 let response = future.await;
-                encode(&h, &response)
+                (encode(&h, &response), Some((h.api_key, h.started)))
             }
             Outgoing::Close => break,
         };
@@ -143,6 +162,9 @@ async fn write_loop(mut writer: OwnedWriteHalf, mut rx: mpsc::Receiver<Outgoing>
         };
         if writer.write_all(&frame).await.is_err() {
             break;
+        }
+        if let Some((api_key, started)) = timing {
+            metrics.request_done(api_key as i16, started.elapsed());
         }
     }
     let _ = writer.shutdown().await;
