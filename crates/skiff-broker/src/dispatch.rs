@@ -133,6 +133,9 @@ pub async fn dispatch_on(
         RequestKind::DescribeProducers(r) => Reply::Respond(ResponseKind::DescribeProducers(
             handlers::describe_producers::handle(broker, version, r),
         )),
+        RequestKind::DescribeAcls(r) => handlers::acls::describe(version, r),
+        RequestKind::CreateAcls(r) => handlers::acls::create(version, r),
+        RequestKind::DeleteAcls(r) => handlers::acls::delete(version, r),
         _ => Reply::Close(format!(
             "{:?} is advertised by no handler; closing",
             request.api_key

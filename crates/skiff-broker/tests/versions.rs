@@ -545,6 +545,36 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
                     .with_partition_indexes(vec![0, 7]),
             ]),
         )],
+        // What MirrorMaker 2 and kafka-acls.sh send: TOPIC (2) / ANY (1) codes, one null string.
+        ApiKey::DescribeAcls => vec![RequestKind::DescribeAcls(
+            DescribeAclsRequest::default()
+                .with_resource_type_filter(2)
+                .with_pattern_type_filter(1)
+                .with_operation(1)
+                .with_permission_type(1),
+        )],
+        ApiKey::CreateAcls => vec![RequestKind::CreateAcls(
+            CreateAclsRequest::default().with_creations(vec![
+                create_acls_request::AclCreation::default()
+                    .with_resource_type(2)
+                    .with_resource_name(s("t"))
+                    .with_resource_pattern_type(3)
+                    .with_principal(s("User:alice"))
+                    .with_host(s("*"))
+                    .with_operation(3)
+                    .with_permission_type(3),
+            ]),
+        )],
+        ApiKey::DeleteAcls => vec![RequestKind::DeleteAcls(
+            DeleteAclsRequest::default().with_filters(vec![
+                delete_acls_request::DeleteAclsFilter::default()
+                    .with_resource_type_filter(2)
+                    .with_resource_name_filter(Some(s("t")))
+                    .with_pattern_type_filter(1)
+                    .with_operation(1)
+                    .with_permission_type(1),
+            ]),
+        )],
         other => panic!("no representative request for advertised API {other:?}: add one"),
     }
 }

@@ -1,6 +1,8 @@
 //! One module per Kafka API. Each exposes `handle(broker, version, request) -> Reply`
-//! (or the response itself when it cannot wait or fail as a whole).
+//! (or the response itself when it cannot wait or fail as a whole). `acls` serves the three
+//! ACL APIs together: without an authorizer they answer alike.
 
+pub mod acls;
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_configs;

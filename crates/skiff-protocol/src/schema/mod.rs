@@ -15,6 +15,7 @@
 //!
 //! Thread-safety: plain `static` data. No on-disk format.
 
+mod acls;
 mod admin;
 mod core;
 mod groups;
@@ -127,6 +128,9 @@ static SCHEMAS: &[(ApiKey, i16, i16, &Struct)] = &[
     ),
     (ApiKey::DescribeCluster, 0, 2, &admin::DESCRIBE_CLUSTER),
     (ApiKey::DescribeLogDirs, 1, 4, &admin::DESCRIBE_LOG_DIRS),
+    (ApiKey::DescribeAcls, 1, 3, &acls::DESCRIBE_ACLS),
+    (ApiKey::CreateAcls, 1, 3, &acls::CREATE_ACLS),
+    (ApiKey::DeleteAcls, 1, 3, &acls::DELETE_ACLS),
     (ApiKey::FindCoordinator, 0, 6, &groups::FIND_COORDINATOR),
     (ApiKey::JoinGroup, 0, 9, &groups::JOIN_GROUP),
     (ApiKey::SyncGroup, 0, 5, &groups::SYNC_GROUP),
@@ -216,7 +220,8 @@ mod tests {
             assert!(schema_for(key, min - 1).is_none() && schema_for(key, max + 1).is_none());
         }
         assert_eq!(guarded_range(ApiKey::JoinGroup), Some((0, 9)));
-        assert_eq!(guarded_range(ApiKey::DescribeAcls), None);
+        assert_eq!(guarded_range(ApiKey::DescribeAcls), Some((1, 3)));
+        assert_eq!(guarded_range(ApiKey::AlterPartitionReassignments), None);
         assert_eq!(guarded_apis().count(), SCHEMAS.len());
     }
 }

@@ -1,7 +1,7 @@
 //! Shared test helpers: a filled request of every guarded API (every API that has a guard
 //! schema, a superset of SUPPORTED) at every version, built with kafka-protocol itself, and
 //! frame assembly the way a client does it. Group samples live in `groups.rs`, transaction
-//! and DescribeLogDirs samples in `txn.rs`.
+//! and DescribeLogDirs samples in `txn.rs`, ACL samples in `acls.rs`.
 #![allow(dead_code, clippy::unwrap_used)]
 
 use bytes::{Bytes, BytesMut};
@@ -39,6 +39,7 @@ macro_rules! tag {
     }};
 }
 
+mod acls;
 mod groups;
 mod txn;
 
@@ -438,6 +439,7 @@ pub fn sample_request(key: ApiKey, v: i16) -> RequestKind {
         }
         other => groups::sample(other, v, f)
             .or_else(|| txn::sample(other, v, f))
+            .or_else(|| acls::sample(other, v, f))
             .unwrap_or_else(|| panic!("no sample for {other:?}: add one with its schema")),
     }
 }
