@@ -166,8 +166,11 @@ mod tests {
 
     #[test]
     fn create_fails_each_creation() {
-        let request = CreateAclsRequest::default()
-            .with_creations(vec![creation("a"), creation("b"), creation("c")]);
+        let request = CreateAclsRequest::default().with_creations(vec![
+            creation("a"),
+            creation("b"),
+            creation("c"),
+        ]);
         let ResponseKind::CreateAcls(r) = respond(create(2, request)) else {
             panic!("wrong response kind");
         };
@@ -211,11 +214,15 @@ mod tests {
             .with_operation(0)
             .with_permission_type(1);
         assert!(matches!(describe(3, unknown_describe), Reply::Close(_)));
-        let unknown_creation = CreateAclsRequest::default()
-            .with_creations(vec![creation("a"), creation("b").with_resource_pattern_type(0)]);
+        let unknown_creation = CreateAclsRequest::default().with_creations(vec![
+            creation("a"),
+            creation("b").with_resource_pattern_type(0),
+        ]);
         assert!(matches!(create(3, unknown_creation), Reply::Close(_)));
-        let unknown_filter = DeleteAclsRequest::default()
-            .with_filters(vec![any_filter(), any_filter().with_resource_type_filter(0)]);
+        let unknown_filter = DeleteAclsRequest::default().with_filters(vec![
+            any_filter(),
+            any_filter().with_resource_type_filter(0),
+        ]);
         assert!(matches!(delete(3, unknown_filter), Reply::Close(_)));
         // A code Kafka does not know but that is not 0 passes its parser: answered normally.
         let odd = DescribeAclsRequest::default()
