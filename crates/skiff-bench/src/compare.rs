@@ -292,7 +292,7 @@ pub fn first_line(e: &anyhow::Error) -> String {
 pub fn throughput_run(c: &Contender, plan: &Plan, clk_tck: f64, m: &mut Matrix) {
     with_broker(c, m, "throughput", |b, m| {
         // Untimed warm-up (JIT for Kafka's JVM, page cache and allocator for everyone).
-        let warm = (plan.phase_bytes / 4).max(1_000_000) / 1024;
+        let warm = plan.phase_bytes.max(1_000_000) / 1024;
         produce::create_topic(&b.bootstrap(), "bench-warmup", 1)?;
         produce_n(
             b,
@@ -447,6 +447,18 @@ pub fn fixed_rate(plan: &Plan, m: &Matrix) -> Option<f64> {
 /// durability variant, and acks=all).
 pub fn latency_run(c: &Contender, plan: &Plan, rate: f64, m: &mut Matrix) {
     with_broker(c, m, "latency", |b, m| {
+        // Untimed warm-up at the same rate, so the first measured phase does not pay for a
+        // cold JVM (Kafka) or cold caches.
+        produce::create_topic(&b.bootstrap(), "bench-latency-warmup", 1)?;
+        latency::run(&LatencySpec {
+            bootstrap: b.bootstrap(),
+            topic: "bench-latency-warmup".to_string(),
+            rate,
+            secs: plan.latency_secs.min(3.0),
+            size: 1024,
+            acks: Acks::Leader,
+        })
+        .context("latency warm-up")?;
         for acks in [Acks::Leader, Acks::All] {
             if c.acks_all_only && acks != Acks::All {
                 continue;

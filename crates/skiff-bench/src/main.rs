@@ -4,7 +4,9 @@
 //! Owns: the CLI, the plan of one run (fresh broker → produce acks=1 → produce acks=all →
 //! consume with the default `fetch.wait.max.ms` and with 1 ms → SIGTERM), the per-phase
 //! broker CPU/RSS sampling around each phase, and printing the summary table. The
-//! `compaction` mode has its own plan and run loop in [`compaction`].
+//! `compaction` mode has its own plan and run loop in [`compaction`]; the `compare` mode
+//! (Skiff side by side with Apache Kafka and Tansu, issue 7) lives in [`suite`] and
+//! [`compare`].
 //!
 //! Thread-safety: the main thread drives everything; produce phases spawn their own threads
 //! and join them before returning. On-disk: only the broker's temp data dir (removed after

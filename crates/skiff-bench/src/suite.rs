@@ -112,7 +112,7 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
          linger.ms 5, ~1 MB batches, no compression), catch-up {} MB, latency {} s per phase \
          (linger.ms 1, consumer fetch.wait.max.ms 10, first 10% dropped), restart data {} MB; \
          {} run(s), medians with (min–max); each broker fresh per run, throughput runs start \
-         with an untimed warm-up of a quarter phase",
+         with an untimed warm-up of one phase (1 KiB, acks=1), latency runs with up to 3 s at the fixed rate",
         plan.phase_bytes / 1_000_000,
         plan.producers,
         plan.catchup_bytes / 1_000_000,
