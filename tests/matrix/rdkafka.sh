@@ -46,6 +46,9 @@ for entry in "${MAP[@]}"; do
         code=$?
         failing=$(grep -oE '^    [a-z0-9_:]+$' "$log" | tr -d ' ' | tr '\n' ' ' | cut -c1-200)
         [[ -n $failing ]] || failing="$(grep -m1 -E 'error(\[|:)' "$log" | cut -c1-200)"
+        # The first panic: where, and the assertion message on the next line.
+        why=$(grep -m1 -A1 'panicked at' "$log" | sed -E 's/^thread .* panicked at //' | tr '\n' ' ' | cut -c1-200 || true)
+        [[ -z $why ]] || failing="$failing- $why"
         printf 'rdkafka\t%s\tFAIL\tcargo test exit %s: %s\n' "$scenario" "$code" "${failing:-see log}" >>"$OUT"
         echo "---- rdkafka $scenario (cargo test -p skiff-e2e $args) ----" >&2
         tail -n 40 "$log" >&2
