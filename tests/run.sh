@@ -3,9 +3,12 @@
 # machine (idempotent, quick when already installed), then runs every check in order:
 #   fmt, clippy, build, cargo test --workspace (unit tests + the rdkafka e2e crate),
 #   pytest tests/python (confluent-kafka, kafka-python), tests/kcat/run.sh, tests/docker/run.sh
-#   (compose file checks), and (when java and
-#   mvn are on PATH) tests/java/run.sh: kafka-clients 4.x via Maven + Kafka's CLI tools, whose
-#   jars Maven fetches from Maven Central into ~/.m2 and tests/kafka's cache on first use.
+#   (compose file checks), tests/go/run.sh (franz-go), tests/node/run.sh (kafkajs,
+#   @platformatic/kafka), and (when java and mvn are on PATH) tests/java/run.sh: kafka-clients
+#   4.x via Maven + Kafka's CLI tools, tests/connect/run.sh (Connect distributed + MirrorMaker 2
+#   to the reference Kafka) and tests/diff (differential suite: Skiff vs the reference Kafka
+#   4.4), whose jars Maven fetches from Maven Central into ~/.m2 and the tests/kafka caches.
+#   The whole client matrix with its report is `bash tests/matrix.sh` (not part of this run).
 # Works without a terminal (CI=true, no stdin). Exit status is non-zero if any step fails;
 # later steps still run so one report shows everything, and a summary closes the output.
 set -euo pipefail
@@ -69,14 +72,28 @@ step "docker" bash tests/docker/run.sh
 if [[ $BUILD_OK == PASS ]]; then
     step "pytest" "$VENV/bin/python" -m pytest -q tests/python
     step "kcat" bash tests/kcat/run.sh
+    if command -v go >/dev/null || [[ -x /usr/local/go/bin/go ]]; then
+        step "franz-go" bash tests/go/run.sh
+    else
+        NAMES+=("franz-go"); RESULTS+=("SKIPPED (no go)"); TIMES+=("-")
+    fi
+    if command -v node >/dev/null && command -v npm >/dev/null; then
+        step "node" bash tests/node/run.sh
+    else
+        NAMES+=("node"); RESULTS+=("SKIPPED (no node/npm)"); TIMES+=("-")
+    fi
     if command -v java >/dev/null && command -v mvn >/dev/null; then
         step "java" bash tests/java/run.sh
+        step "connect+mm2" bash tests/connect/run.sh
+        step "diff" "$VENV/bin/python" -m pytest -q tests/diff
     else
-        NAMES+=("java"); RESULTS+=("SKIPPED (no java/mvn)"); TIMES+=("-")
+        NAMES+=("java" "connect+mm2" "diff"); RESULTS+=("SKIPPED (no java/mvn)" "SKIPPED (no java/mvn)" "SKIPPED (no java/mvn)")
+        TIMES+=("-" "-" "-")
     fi
 else
-    NAMES+=("pytest" "kcat" "java"); RESULTS+=("SKIPPED (no binary)" "SKIPPED (no binary)" "SKIPPED (no binary)")
-    TIMES+=("-" "-" "-")
+    for name in pytest kcat franz-go node java connect+mm2 diff; do
+        NAMES+=("$name"); RESULTS+=("SKIPPED (no binary)"); TIMES+=("-")
+    done
     FAILED=1
 fi
 
