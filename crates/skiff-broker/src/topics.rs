@@ -267,7 +267,7 @@ impl Topics {
         }
         if partitions < 1 {
             return Err(TopicError::InvalidPartitions(
-                "Number of partitions must be larger than 0.".to_string(),
+                "Number of partitions was set to an invalid non-positive value.".to_string(),
             ));
         }
         let log_config = self.resolve(&overrides)?;
@@ -339,9 +339,14 @@ impl Topics {
             .get(name)
             .ok_or_else(|| TopicError::Unknown(name.to_string()))?;
         let current = topic.partition_count();
-        if total <= current {
+        if total == current {
             return Err(TopicError::InvalidPartitions(format!(
-                "Topic currently has {current} partitions, which is higher than the requested {total}."
+                "Topic already has {current} partition(s)."
+            )));
+        }
+        if total < current {
+            return Err(TopicError::InvalidPartitions(format!(
+                "The topic {name} currently has {current} partition(s); {total} would not be an increase."
             )));
         }
         if validate_only {
@@ -429,27 +434,24 @@ impl skiff_cleaner::LogSource for Topics {
     }
 }
 
-/// Kafka's topic name rules: 1..=249 chars of `[a-zA-Z0-9._-]`, not "." or "..".
+/// Kafka's topic name rules: 1..=249 chars of `[a-zA-Z0-9._-]`, not "." or "..". The
+/// messages are Kafka's (`Topic name is invalid: <reason>`), so clients see the same text.
 pub fn validate_topic_name(name: &str) -> Result<(), TopicError> {
-    let invalid = |why: String| Err(TopicError::InvalidName(why));
-    if name.is_empty() {
-        return invalid("Topic name is illegal, it can't be empty".to_string());
-    }
-    if name == "." || name == ".." {
-        return invalid("Topic name cannot be \".\" or \"..\"".to_string());
-    }
-    if name.len() > MAX_TOPIC_NAME_LEN {
-        return invalid(format!(
-            "Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LEN} characters, topic name: {name}"
-        ));
-    }
-    if !name
+    let reason = if name.is_empty() {
+        "the empty string is not allowed".to_string()
+    } else if name == "." || name == ".." {
+        format!("'{name}' is not allowed")
+    } else if name.len() > MAX_TOPIC_NAME_LEN {
+        format!("the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LEN}")
+    } else if !name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-')
     {
-        return invalid(format!(
-            "Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
-        ));
-    }
-    Ok(())
+        format!("'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'")
+    } else {
+        return Ok(());
+    };
+    Err(TopicError::InvalidName(format!(
+        "Topic name is invalid: {reason}"
+    )))
 }

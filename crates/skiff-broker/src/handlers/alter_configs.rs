@@ -13,7 +13,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use skiff_config::ConfigType;
 
-use super::describe_configs::{check_broker_name, BROKER, TOPIC};
+use super::describe_configs::{BROKER, TOPIC};
 use super::str_bytes;
 use crate::broker::Broker;
 use crate::dispatch::{blocking, Reply};
@@ -35,19 +35,31 @@ pub async fn handle(broker: &Arc<Broker>, _version: i16, request: AlterConfigsRe
             .resources
             .into_iter()
             .map(|r| {
-                let outcome = alter(&b, r.resource_type, &r.resource_name, validate_only, |_| {
-                    let mut overrides = BTreeMap::new();
-                    for c in &r.configs {
-                        let value = c.value.as_ref().ok_or_else(|| {
-                            (
-                                ResponseError::InvalidRequest,
-                                format!("Null value not supported for : {}", c.name.as_str()),
-                            )
-                        })?;
-                        overrides.insert(c.name.to_string(), value.to_string());
-                    }
-                    Ok(overrides)
-                });
+                let values: Vec<(&str, Option<&str>)> = r
+                    .configs
+                    .iter()
+                    .map(|c| (c.name.as_str(), c.value.as_deref()))
+                    .collect();
+                let outcome = alter(
+                    &b,
+                    r.resource_type,
+                    &r.resource_name,
+                    &values,
+                    validate_only,
+                    |_| {
+                        let mut overrides = BTreeMap::new();
+                        for c in &r.configs {
+                            let value = c.value.as_ref().ok_or_else(|| {
+                                (
+                                    ResponseError::InvalidRequest,
+                                    format!("Null value not supported for : {}", c.name.as_str()),
+                                )
+                            })?;
+                            overrides.insert(c.name.to_string(), value.to_string());
+                        }
+                        Ok(overrides)
+                    },
+                );
                 let (code, message) = split(outcome);
                 alter_configs_response::AlterConfigsResourceResponse::default()
                     .with_resource_type(r.resource_type)
@@ -77,10 +89,17 @@ pub async fn handle_incremental(
             .resources
             .into_iter()
             .map(|r| {
+                let values: Vec<(&str, Option<&str>)> = r
+                    .configs
+                    .iter()
+                    .filter(|c| c.config_operation != DELETE)
+                    .map(|c| (c.name.as_str(), c.value.as_deref()))
+                    .collect();
                 let outcome = alter(
                     &b,
                     r.resource_type,
                     &r.resource_name,
+                    &values,
                     validate_only,
                     |current| {
                         let mut seen = HashSet::new();
@@ -126,6 +145,7 @@ fn alter(
     broker: &Broker,
     resource_type: i8,
     name: &StrBytes,
+    broker_values: &[(&str, Option<&str>)],
     validate_only: bool,
     next: impl FnOnce(&BTreeMap<String, String>) -> Result<BTreeMap<String, String>, Failure>,
 ) -> Result<(), Failure> {
@@ -134,7 +154,7 @@ fn alter(
             let topic = broker.topics.get(name.as_str()).ok_or_else(|| {
                 (
                     ResponseError::UnknownTopicOrPartition,
-                    format!("Topic '{}' does not exist.", name.as_str()),
+                    format!("The topic '{}' does not exist.", name.as_str()),
                 )
             })?;
             let overrides = next(&topic.overrides())?;
@@ -143,7 +163,14 @@ fn alter(
                 .map_err(|e| (topic_error_code(&e), e.to_string()))
         }
         BROKER => {
-            check_broker_name(broker, name.as_str())?;
+            check_alter_broker_name(broker, name.as_str())?;
+            for (key, value) in broker_values {
+                if let (Some(kind), Some(value)) = (skiff_config::broker_config_type(key), value) {
+                    check_value_type(key, kind, value)?;
+                }
+            }
+            // Kafka would store such an update as a dynamic config; Skiff has no dynamic
+            // broker configs, so it refuses rather than answer success for an unapplied change.
             Err((
                 ResponseError::InvalidRequest,
                 "Skiff reads broker configs from its TOML file at start; they cannot be changed dynamically".into(),
@@ -163,15 +190,16 @@ fn apply_op(
     op: i8,
     value: Option<&StrBytes>,
 ) -> Result<(), Failure> {
-    let def = skiff_config::topic_config_def(name).ok_or_else(|| {
-        (
-            ResponseError::InvalidConfig,
-            format!("Unknown topic config name: {name}"),
-        )
-    })?;
+    let def = skiff_config::topic_config_def(name);
     let value = value.map(|v| v.to_string());
     match op {
         SET => {
+            if def.is_none() {
+                return Err((
+                    ResponseError::InvalidConfig,
+                    format!("Unknown topic config name: {name}"),
+                ));
+            }
             let value = value.ok_or_else(|| {
                 (
                     ResponseError::InvalidRequest,
@@ -180,15 +208,16 @@ fn apply_op(
             })?;
             overrides.insert(name.to_string(), value);
         }
+        // As Kafka: deleting a key that is not set (known or not) is a no-op.
         DELETE => {
             overrides.remove(name);
         }
         APPEND | SUBTRACT => {
-            if def.kind != ConfigType::List {
-                let verb = if op == APPEND { "append" } else { "subtract" };
+            if def.map(|d| d.kind) != Some(ConfigType::List) {
+                let verb = if op == APPEND { "APPEND" } else { "SUBTRACT" };
                 return Err((
                     ResponseError::InvalidConfig,
-                    format!("Config value {verb} is not allowed for config key: {name}"),
+                    format!("Can't {verb} to key {name} because its type is not LIST."),
                 ));
             }
             let current = match overrides.get(name) {
@@ -215,6 +244,56 @@ fn apply_op(
         }
     }
     Ok(())
+}
+
+/// AlterConfigs names a broker by its id (empty for the cluster-wide defaults), with
+/// Kafka's messages for anything else.
+fn check_alter_broker_name(broker: &Broker, name: &str) -> Result<(), Failure> {
+    if name.is_empty() {
+        return Ok(());
+    }
+    let id: i32 = name.parse().map_err(|_| {
+        (
+            ResponseError::InvalidRequest,
+            format!("Node id must be an integer, but it is: {name}"),
+        )
+    })?;
+    if id != broker.node_id() {
+        return Err((
+            ResponseError::InvalidRequest,
+            format!(
+                "Unexpected broker id, expected {}, but received {name}",
+                broker.node_id()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Kafka rejects a broker value that does not parse as its key's type before anything else,
+/// with this text.
+fn check_value_type(key: &str, kind: ConfigType, value: &str) -> Result<(), Failure> {
+    let t = value.trim();
+    let ok = match kind {
+        ConfigType::Int => t.parse::<i32>().is_ok(),
+        ConfigType::Short => t.parse::<i16>().is_ok(),
+        ConfigType::Long => t.parse::<i64>().is_ok(),
+        ConfigType::Double => t.parse::<f64>().is_ok_and(|v| !v.is_nan()),
+        ConfigType::Boolean => t.eq_ignore_ascii_case("true") || t.eq_ignore_ascii_case("false"),
+        _ => true,
+    };
+    if ok {
+        return Ok(());
+    }
+    let reason = if kind == ConfigType::Boolean {
+        "Expected value to be either true or false".to_string()
+    } else {
+        format!("Not a number of type {}", kind.kafka_name())
+    };
+    Err((
+        ResponseError::InvalidRequest,
+        format!("Invalid value {value} for configuration {key}: {reason}"),
+    ))
 }
 
 /// The value in force for a topic config without an override (broker default or Kafka's).

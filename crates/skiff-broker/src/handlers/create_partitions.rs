@@ -10,6 +10,7 @@ use super::str_bytes;
 use crate::broker::Broker;
 use crate::dispatch::{blocking, Reply};
 use crate::errors::topic_error_code;
+use crate::topics::TopicError;
 
 pub async fn handle(
     broker: &Arc<Broker>,
@@ -46,6 +47,10 @@ pub async fn handle(
                 }
                 match b.topics.add_partitions(&t.name.0, t.count, validate_only) {
                     Ok(()) => result,
+                    // Kafka gives an unknown topic its code and no message.
+                    Err(e @ TopicError::Unknown(_)) => {
+                        result.with_error_code(topic_error_code(&e).code())
+                    }
                     Err(e) => fail(topic_error_code(&e), e.to_string()),
                 }
             })

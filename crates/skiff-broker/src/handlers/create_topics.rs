@@ -15,32 +15,35 @@ use super::str_bytes;
 use crate::broker::Broker;
 use crate::dispatch::{blocking, Reply};
 use crate::errors::topic_error_code;
+use crate::topics::{validate_topic_name, TopicError};
 
 pub async fn handle(broker: &Arc<Broker>, version: i16, request: CreateTopicsRequest) -> Reply {
     let b = broker.clone();
     let validate_only = request.validate_only;
     let answered = blocking(move || {
+        // As Kafka: a name given more than once is not created; it gets one error entry,
+        // after the results of the other topics.
         let mut seen = HashSet::new();
-        let duplicates: HashSet<String> = request
+        let mut duplicates = Vec::new();
+        for t in &request.topics {
+            if !seen.insert(t.name.0.as_str()) && !duplicates.contains(&t.name) {
+                duplicates.push(t.name.clone());
+            }
+        }
+        let mut topics: Vec<CreatableTopicResult> = request
             .topics
             .iter()
-            .filter(|t| !seen.insert(t.name.0.to_string()))
-            .map(|t| t.name.0.to_string())
+            .filter(|t| !duplicates.contains(&t.name))
+            .map(|t| create_one(&b, version, t.clone(), validate_only))
             .collect();
-        let topics = request
-            .topics
-            .into_iter()
-            .map(|t| {
-                if duplicates.contains(t.name.0.as_str()) {
-                    return failure(
-                        &t,
-                        ResponseError::InvalidRequest,
-                        "Create topics request contains multiple entries for this topic.".into(),
-                    );
-                }
-                create_one(&b, version, t, validate_only)
-            })
-            .collect();
+        topics.extend(duplicates.into_iter().map(|name| {
+            CreatableTopicResult::default()
+                .with_name(name)
+                .with_error_code(ResponseError::InvalidRequest.code())
+                .with_error_message(Some(str_bytes("Duplicate topic name.")))
+                .with_num_partitions(-1)
+                .with_replication_factor(-1)
+        }));
         CreateTopicsResponse::default().with_topics(topics)
     })
     .await;
@@ -57,6 +60,25 @@ fn create_one(
     validate_only: bool,
 ) -> CreatableTopicResult {
     let node = broker.node_id();
+    // Kafka's order: the name, whether the topic exists, then the numbers.
+    let early = validate_topic_name(t.name.0.as_str()).and_then(|()| {
+        match broker.topics.get(t.name.0.as_str()) {
+            Some(_) => Err(TopicError::AlreadyExists(t.name.0.to_string())),
+            None => Ok(()),
+        }
+    });
+    if let Err(e) = early {
+        return failure(&t, topic_error_code(&e), e.to_string());
+    }
+    // Kafka checks the replication factor's value before the partition count, and whether
+    // enough brokers exist after it.
+    if t.assignments.is_empty() && (t.replication_factor == 0 || t.replication_factor < -1) {
+        return failure(
+            &t,
+            ResponseError::InvalidReplicationFactor,
+            "Replication factor must be larger than 0, or -1 to use the default value.".into(),
+        );
+    }
     let partitions = if !t.assignments.is_empty() {
         if t.num_partitions != -1 || t.replication_factor != -1 {
             return failure(
@@ -91,28 +113,18 @@ fn create_one(
                 return failure(
                     &t,
                     ResponseError::InvalidPartitions,
-                    "Number of partitions must be larger than 0, or -1 to use the default value."
-                        .into(),
+                    "Number of partitions was set to an invalid non-positive value.".into(),
                 )
             }
         }
     };
-    match t.replication_factor {
-        -1 | 1 => {}
-        rf if rf > 1 => {
-            return failure(
-                &t,
-                ResponseError::InvalidReplicationFactor,
-                format!("Unable to replicate the partition {rf} time(s): The target replication factor of {rf} cannot be reached because only 1 broker(s) are registered."),
-            )
-        }
-        _ => {
-            return failure(
-                &t,
-                ResponseError::InvalidReplicationFactor,
-                "Replication factor must be larger than 0, or -1 to use the default value.".into(),
-            )
-        }
+    if t.replication_factor > 1 {
+        let rf = t.replication_factor;
+        return failure(
+            &t,
+            ResponseError::InvalidReplicationFactor,
+            format!("Unable to replicate the partition {rf} time(s): The target replication factor of {rf} cannot be reached because only 1 broker(s) are registered or some brokers have all their log directories cordoned."),
+        );
     }
     let mut overrides = BTreeMap::new();
     for c in &t.configs {
@@ -140,6 +152,7 @@ fn create_one(
         Ok(topic) => {
             let mut result = CreatableTopicResult::default()
                 .with_name(t.name.clone())
+                .with_error_message(None)
                 .with_num_partitions(partitions)
                 .with_replication_factor(1);
             if version >= 7 && !validate_only {

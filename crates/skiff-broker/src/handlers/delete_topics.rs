@@ -41,12 +41,21 @@ pub async fn handle(broker: &Arc<Broker>, version: i16, request: DeleteTopicsReq
                     .with_name(name.clone())
                     .with_topic_id(id);
                 let Some(topic) = topic else {
-                    let error = if name.is_some() {
-                        ResponseError::UnknownTopicOrPartition
+                    // Kafka's answer carries the error's standard description.
+                    let (error, message) = if name.is_some() {
+                        (
+                            ResponseError::UnknownTopicOrPartition,
+                            "This server does not host this topic-partition.",
+                        )
                     } else {
-                        ResponseError::UnknownTopicId
+                        (
+                            ResponseError::UnknownTopicId,
+                            "This server does not host this topic ID.",
+                        )
                     };
-                    return result.with_error_code(error.code());
+                    return result
+                        .with_error_code(error.code())
+                        .with_error_message(Some(str_bytes(message)));
                 };
                 if !b.config.delete_topic_enable {
                     return result.with_error_code(ResponseError::TopicDeletionDisabled.code());
