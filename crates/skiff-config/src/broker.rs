@@ -257,7 +257,7 @@ pub(crate) fn build(
             origin: s.origin.clone(),
             hint: names::closest_name(key).map(str::to_string),
         })?;
-        if def.status == KeyStatus::Recognised {
+        if !def.implemented() {
             not_implemented.push(key.clone());
         }
         let v = parse_value(key, def.kind, &s.value, broker_validator(key))
@@ -289,7 +289,8 @@ pub(crate) fn build(
         _ => d,
     };
 
-    cfg.node_id = i32_of("node.id", cfg.node_id);
+    let node_id = i32_of("node.id", cfg.node_id);
+    build_node_id(&mut cfg, settings, node_id, int("broker.id"))?;
     cfg.cluster_id = settings
         .get("cluster.id")
         .map(|s| s.value.trim().to_string());
@@ -479,6 +480,40 @@ pub(crate) fn build(
     Ok((cfg, warnings))
 }
 
+/// `broker.id` is Kafka's older name of `node.id`: as in Kafka, setting one sets the other
+/// (both then describe as static broker configs), and setting both to different ids is an
+/// error.
+fn build_node_id(
+    cfg: &mut BrokerConfig,
+    settings: &BTreeMap<String, Setting>,
+    node_id: i32,
+    broker_id: Option<i64>,
+) -> Result<(), ConfigError> {
+    cfg.node_id = node_id;
+    let Some(broker_id) = broker_id else {
+        if let Some(v) = cfg.explicit.get("node.id").cloned() {
+            cfg.explicit.insert("broker.id".to_string(), v);
+        }
+        return Ok(());
+    };
+    let s = settings.get("broker.id");
+    let broker_id = i32::try_from(broker_id).ok().filter(|id| *id >= 0);
+    match (broker_id, settings.get("node.id"), s) {
+        (None, _, Some(s)) => Err(invalid("broker.id", s, "must be a node id >= 0")),
+        (Some(id), None, _) => {
+            cfg.node_id = id;
+            cfg.explicit.insert("node.id".to_string(), id.to_string());
+            Ok(())
+        }
+        (Some(id), Some(_), Some(s)) if id != node_id => Err(invalid(
+            "broker.id",
+            s,
+            format!("must equal node.id ({node_id}); broker.id is the older name of node.id"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn build_dirs(
     cfg: &mut BrokerConfig,
     settings: &BTreeMap<String, Setting>,
@@ -662,12 +697,17 @@ fn build_topics(cfg: &BrokerConfig, raw: Vec<RawTopic>) -> Result<Vec<TopicSpec>
 pub fn describe_broker_configs(cfg: &BrokerConfig) -> Vec<DescribedConfig> {
     names::broker_config_names()
         .iter()
+        .filter(|d| d.described())
         .map(|d| {
             let sensitive = d.is_sensitive();
             let hide = |v: Option<String>| if sensitive { None } else { v };
             let default = d.default.map(str::to_string);
             let mut synonyms = Vec::new();
             let (value, source) = match cfg.explicit.get(d.name) {
+                // Unset, Skiff still runs as node 1 (Kafka would refuse to start).
+                None if d.name == "node.id" || d.name == "broker.id" => {
+                    (Some(cfg.node_id.to_string()), ConfigSource::Default)
+                }
                 Some(v) => {
                     synonyms.push((
                         d.name.to_string(),
@@ -690,7 +730,7 @@ pub fn describe_broker_configs(cfg: &BrokerConfig) -> Vec<DescribedConfig> {
                 kind: d.kind,
                 doc: match d.status {
                     KeyStatus::Implemented => "",
-                    KeyStatus::Recognised => {
+                    KeyStatus::Recognised | KeyStatus::DynamicOnly => {
                         "Apache Kafka config accepted by Skiff but not acted on."
                     }
                     KeyStatus::Skiff => "Skiff-only config.",

@@ -3,9 +3,11 @@
 //! SSL/SASL, metrics), with Kafka's type and default, and whether Skiff acts on each one.
 //! A few Skiff-only keys (which Kafka does not have) are listed too, marked `Skiff`.
 //!
-//! Built from Kafka's config definitions (names, types and defaults only), with 4.0's removals
-//! (ZooKeeper, message format / down-conversion, control plane listener) left out and 4.0's
-//! default changes (KIP-1030) applied. Static data; safe from any thread.
+//! Built from Kafka's config definitions (names, types and defaults only), with the removals up
+//! to Kafka 4.4 left out (ZooKeeper, message format / down-conversion, control plane listener,
+//! password encoder, controlled-shutdown retries, inter.broker.protocol.version,
+//! eligible.leader.replicas.enable, group.share.max.groups,
+//! leader.imbalance.per.broker.percentage) and Kafka 4.4's defaults applied. Static data; safe from any thread.
 
 use crate::types::ConfigType;
 
@@ -18,6 +20,10 @@ pub enum KeyStatus {
     Recognised,
     /// A Skiff-only key with no Kafka equivalent.
     Skiff,
+    /// A key Kafka 4.4 knows only as a dynamic broker config (the replication throttles):
+    /// accepted and not acted on, like `Recognised`, but DescribeConfigs does not list it
+    /// because Kafka does not list it for a broker that has not set it dynamically.
+    DynamicOnly,
 }
 
 /// One broker config key.
@@ -26,7 +32,9 @@ pub struct BrokerConfigDef {
     pub name: &'static str,
     pub kind: ConfigType,
     /// Default as DescribeConfigs prints it (Skiff's own default for the few keys where Skiff
-    /// differs from Kafka: `listeners`, `log.dirs`, `node.id`); `None` when there is none.
+    /// differs from Kafka: `listeners`, `log.dir`, `group.coordinator.rebalance.protocols`);
+    /// `None` when Kafka has none (`log.dirs`, `node.id`: Skiff still falls back to `log.dir`
+    /// and node 1, but like Kafka it reports no default synonym for them).
     pub default: Option<&'static str>,
     pub status: KeyStatus,
 }
@@ -38,7 +46,12 @@ impl BrokerConfigDef {
     }
 
     pub fn implemented(&self) -> bool {
-        self.status != KeyStatus::Recognised
+        matches!(self.status, KeyStatus::Implemented | KeyStatus::Skiff)
+    }
+
+    /// Whether DescribeConfigs(BROKER) lists this key.
+    pub fn described(&self) -> bool {
+        self.status != KeyStatus::DynamicOnly
     }
 }
 
@@ -61,7 +74,7 @@ use KeyStatus::*;
 
 /// Sorted by name (binary search relies on it; a test checks).
 static DEFS: &[BrokerConfigDef] = &[
-    def("advertised.listeners", String, None, Implemented),
+    def("advertised.listeners", List, None, Implemented),
     def("alter.config.policy.class.name", Class, None, Recognised),
     def("alter.log.dirs.replication.quota.window.num", Int, Some("11"), Recognised),
     def("alter.log.dirs.replication.quota.window.size.seconds", Int, Some("1"), Recognised),
@@ -70,7 +83,7 @@ static DEFS: &[BrokerConfigDef] = &[
     def("auto.leader.rebalance.enable", Boolean, Some("true"), Recognised),
     def("background.threads", Int, Some("10"), Recognised),
     def("broker.heartbeat.interval.ms", Int, Some("2000"), Recognised),
-    def("broker.id", Int, Some("-1"), Recognised),
+    def("broker.id", Int, Some("-1"), Implemented),
     def("broker.rack", String, None, Recognised),
     def("broker.session.timeout.ms", Int, Some("9000"), Recognised),
     def("client.quota.callback.class", Class, None, Recognised),
@@ -83,9 +96,7 @@ static DEFS: &[BrokerConfigDef] = &[
     def("connections.max.idle.ms", Long, Some("600000"), Implemented),
     def("connections.max.reauth.ms", Long, Some("0"), Recognised),
     def("controlled.shutdown.enable", Boolean, Some("true"), Recognised),
-    def("controlled.shutdown.max.retries", Int, Some("3"), Recognised),
-    def("controlled.shutdown.retry.backoff.ms", Long, Some("5000"), Recognised),
-    def("controller.listener.names", String, None, Recognised),
+    def("controller.listener.names", List, None, Recognised),
     def("controller.quorum.append.linger.ms", Int, Some("25"), Recognised),
     def("controller.quorum.bootstrap.servers", List, Some(""), Recognised),
     def("controller.quorum.election.backoff.max.ms", Int, Some("1000"), Recognised),
@@ -105,11 +116,10 @@ static DEFS: &[BrokerConfigDef] = &[
     def("delegation.token.secret.key", Password, None, Recognised),
     def("delete.records.purgatory.purge.interval.requests", Int, Some("1"), Recognised),
     def("delete.topic.enable", Boolean, Some("true"), Implemented),
-    def("early.start.listeners", String, None, Recognised),
-    def("eligible.leader.replicas.enable", Boolean, Some("false"), Recognised),
+    def("early.start.listeners", List, None, Recognised),
     def("fetch.max.bytes", Int, Some("57671680"), Implemented),
     def("fetch.purgatory.purge.interval.requests", Int, Some("1000"), Recognised),
-    def("follower.replication.throttled.rate", Long, Some("9223372036854775807"), Recognised),
+    def("follower.replication.throttled.rate", Long, Some("9223372036854775807"), DynamicOnly),
     def("group.consumer.assignors", List, Some("uniform,range"), Recognised),
     def("group.consumer.heartbeat.interval.ms", Int, Some("5000"), Implemented),
     def("group.consumer.max.heartbeat.interval.ms", Int, Some("15000"), Recognised),
@@ -118,16 +128,15 @@ static DEFS: &[BrokerConfigDef] = &[
     def("group.consumer.min.heartbeat.interval.ms", Int, Some("5000"), Recognised),
     def("group.consumer.min.session.timeout.ms", Int, Some("45000"), Recognised),
     def("group.consumer.session.timeout.ms", Int, Some("45000"), Implemented),
-    def("group.coordinator.append.linger.ms", Int, Some("10"), Recognised),
+    def("group.coordinator.append.linger.ms", Int, Some("-1"), Recognised),
     def("group.coordinator.rebalance.protocols", List, Some("classic,consumer"), Recognised),
-    def("group.coordinator.threads", Int, Some("1"), Recognised),
+    def("group.coordinator.threads", Int, Some("4"), Recognised),
     def("group.initial.rebalance.delay.ms", Int, Some("3000"), Implemented),
     def("group.max.session.timeout.ms", Int, Some("1800000"), Implemented),
     def("group.max.size", Int, Some("2147483647"), Recognised),
     def("group.min.session.timeout.ms", Int, Some("6000"), Implemented),
     def("group.share.delivery.count.limit", Int, Some("5"), Recognised),
     def("group.share.heartbeat.interval.ms", Int, Some("5000"), Recognised),
-    def("group.share.max.groups", Short, Some("10"), Recognised),
     def("group.share.max.heartbeat.interval.ms", Int, Some("15000"), Recognised),
     def("group.share.max.record.lock.duration.ms", Int, Some("60000"), Recognised),
     def("group.share.max.session.timeout.ms", Int, Some("60000"), Recognised),
@@ -135,19 +144,17 @@ static DEFS: &[BrokerConfigDef] = &[
     def("group.share.min.heartbeat.interval.ms", Int, Some("5000"), Recognised),
     def("group.share.min.record.lock.duration.ms", Int, Some("15000"), Recognised),
     def("group.share.min.session.timeout.ms", Int, Some("45000"), Recognised),
-    def("group.share.partition.max.record.locks", Int, Some("200"), Recognised),
+    def("group.share.partition.max.record.locks", Int, Some("2000"), Recognised),
     def("group.share.record.lock.duration.ms", Int, Some("30000"), Recognised),
     def("group.share.session.timeout.ms", Int, Some("45000"), Recognised),
     def("initial.broker.registration.timeout.ms", Int, Some("60000"), Recognised),
     def("inter.broker.listener.name", String, None, Recognised),
-    def("inter.broker.protocol.version", String, None, Recognised),
     def("kafka.metrics.polling.interval.secs", Int, Some("10"), Recognised),
     def("kafka.metrics.reporters", List, Some(""), Recognised),
     def("leader.imbalance.check.interval.seconds", Long, Some("300"), Recognised),
-    def("leader.imbalance.per.broker.percentage", Int, Some("10"), Recognised),
-    def("leader.replication.throttled.rate", Long, Some("9223372036854775807"), Recognised),
+    def("leader.replication.throttled.rate", Long, Some("9223372036854775807"), DynamicOnly),
     def("listener.security.protocol.map", String, Some("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"), Implemented),
-    def("listeners", String, Some("PLAINTEXT://127.0.0.1:9092"), Implemented),
+    def("listeners", List, Some("PLAINTEXT://127.0.0.1:9092"), Implemented),
     def("log.cleaner.backoff.ms", Long, Some("15000"), Implemented),
     def("log.cleaner.dedupe.buffer.size", Long, Some("134217728"), Implemented),
     def("log.cleaner.delete.retention.ms", Long, Some("86400000"), Implemented),
@@ -160,9 +167,9 @@ static DEFS: &[BrokerConfigDef] = &[
     def("log.cleaner.min.compaction.lag.ms", Long, Some("0"), Implemented),
     def("log.cleaner.threads", Int, Some("1"), Implemented),
     def("log.cleanup.policy", List, Some("delete"), Implemented),
-    def("log.dir", String, Some("./data"), Implemented),
+    def("log.dir", List, Some("./data"), Implemented),
     def("log.dir.failure.timeout.ms", Long, Some("30000"), Recognised),
-    def("log.dirs", String, Some("./data"), Implemented),
+    def("log.dirs", List, None, Implemented),
     def("log.flush.interval.messages", Long, Some("9223372036854775807"), Implemented),
     def("log.flush.interval.ms", Long, None, Implemented),
     def("log.flush.offset.checkpoint.interval.ms", Int, Some("60000"), Recognised),
@@ -176,6 +183,8 @@ static DEFS: &[BrokerConfigDef] = &[
     def("log.message.timestamp.before.max.ms", Long, Some("9223372036854775807"), Implemented),
     def("log.message.timestamp.type", String, Some("CreateTime"), Implemented),
     def("log.preallocate", Boolean, Some("false"), Implemented),
+    def("log.remote.copy.lag.bytes", Long, Some("-1"), Recognised),
+    def("log.remote.copy.lag.ms", Long, Some("0"), Recognised),
     def("log.retention.bytes", Long, Some("-1"), Implemented),
     def("log.retention.check.interval.ms", Long, Some("300000"), Implemented),
     def("log.retention.hours", Int, Some("168"), Implemented),
@@ -191,6 +200,7 @@ static DEFS: &[BrokerConfigDef] = &[
     def("max.connections", Int, Some("2147483647"), Implemented),
     def("max.connections.per.ip", Int, Some("2147483647"), Recognised),
     def("max.connections.per.ip.overrides", String, Some(""), Recognised),
+    def("max.decompressed.message.bytes", Int, Some("2147483639"), Recognised),
     def("max.incremental.fetch.session.cache.slots", Int, Some("1000"), Recognised),
     def("max.request.partition.size.limit", Int, Some("2000"), Recognised),
     def("message.max.bytes", Int, Some("1048588"), Implemented),
@@ -208,7 +218,7 @@ static DEFS: &[BrokerConfigDef] = &[
     def("metrics.recording.level", String, Some("INFO"), Recognised),
     def("metrics.sample.window.ms", Long, Some("30000"), Recognised),
     def("min.insync.replicas", Int, Some("1"), Recognised),
-    def("node.id", Int, Some("1"), Implemented),
+    def("node.id", Int, None, Implemented),
     def("num.io.threads", Int, Some("8"), Recognised),
     def("num.network.threads", Int, Some("3"), Recognised),
     def("num.partitions", Int, Some("1"), Implemented),
@@ -224,12 +234,6 @@ static DEFS: &[BrokerConfigDef] = &[
     def("offsets.topic.num.partitions", Int, Some("50"), Implemented),
     def("offsets.topic.replication.factor", Short, Some("3"), Recognised),
     def("offsets.topic.segment.bytes", Int, Some("104857600"), Recognised),
-    def("password.encoder.cipher.algorithm", String, Some("AES/CBC/PKCS5Padding"), Recognised),
-    def("password.encoder.iterations", Int, Some("4096"), Recognised),
-    def("password.encoder.key.length", Int, Some("128"), Recognised),
-    def("password.encoder.keyfactory.algorithm", String, None, Recognised),
-    def("password.encoder.old.secret", Password, None, Recognised),
-    def("password.encoder.secret", Password, None, Recognised),
     def("principal.builder.class", Class, Some("org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"), Recognised),
     def("process.roles", List, Some(""), Recognised),
     def("producer.id.expiration.ms", Int, Some("86400000"), Implemented),
@@ -262,7 +266,7 @@ static DEFS: &[BrokerConfigDef] = &[
     def("remote.log.storage.manager.class.path", String, None, Recognised),
     def("remote.log.storage.manager.impl.prefix", String, Some("rsm.config."), Recognised),
     def("remote.log.storage.system.enable", Boolean, Some("false"), Recognised),
-    def("replica.alter.log.dirs.io.max.bytes.per.second", Long, Some("9223372036854775807"), Recognised),
+    def("replica.alter.log.dirs.io.max.bytes.per.second", Long, Some("9223372036854775807"), DynamicOnly),
     def("replica.fetch.backoff.ms", Int, Some("1000"), Recognised),
     def("replica.fetch.max.bytes", Int, Some("1048576"), Recognised),
     def("replica.fetch.min.bytes", Int, Some("1"), Recognised),
@@ -298,7 +302,7 @@ static DEFS: &[BrokerConfigDef] = &[
     def("sasl.mechanism.controller.protocol", String, Some("GSSAPI"), Recognised),
     def("sasl.mechanism.inter.broker.protocol", String, Some("GSSAPI"), Recognised),
     def("sasl.oauthbearer.clock.skew.seconds", Int, Some("30"), Recognised),
-    def("sasl.oauthbearer.expected.audience", List, None, Recognised),
+    def("sasl.oauthbearer.expected.audience", List, Some(""), Recognised),
     def("sasl.oauthbearer.expected.issuer", String, None, Recognised),
     def("sasl.oauthbearer.jwks.endpoint.refresh.ms", Long, Some("3600000"), Recognised),
     def("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", Long, Some("10000"), Recognised),
@@ -311,7 +315,7 @@ static DEFS: &[BrokerConfigDef] = &[
     def("sasl.server.max.receive.size", Int, Some("524288"), Recognised),
     def("security.inter.broker.protocol", String, Some("PLAINTEXT"), Recognised),
     def("security.providers", String, None, Recognised),
-    def("share.coordinator.append.linger.ms", Int, Some("10"), Recognised),
+    def("share.coordinator.append.linger.ms", Int, Some("-1"), Recognised),
     def("share.coordinator.load.buffer.size", Int, Some("5242880"), Recognised),
     def("share.coordinator.snapshot.update.records.per.snapshot", Int, Some("500"), Recognised),
     def("share.coordinator.state.topic.compression.codec", Int, Some("0"), Recognised),

@@ -486,15 +486,11 @@ fn describe_topic_sources_and_synonyms() {
     assert_eq!(
         r.synonyms,
         vec![
+            // Like Kafka: no default synonym, as log.retention.ms has no default.
             (
                 "log.retention.hours".to_string(),
                 Some("2".to_string()),
                 ConfigSource::StaticBroker
-            ),
-            (
-                "log.retention.hours".to_string(),
-                Some("168".to_string()),
-                ConfigSource::Default
             ),
         ]
     );
@@ -510,13 +506,25 @@ fn describe_topic_sources_and_synonyms() {
         (Some("604800000"), ConfigSource::Default)
     );
     assert_eq!(s.kind, ConfigType::Long);
+    assert!(s.synonyms.is_empty(), "{:?}", s.synonyms);
+    assert!(find(&d, "flush.ms").synonyms.is_empty());
+    let lag = find(&d, "remote.copy.lag.ms");
     assert_eq!(
-        s.synonyms,
+        lag.synonyms,
         vec![(
-            "log.roll.hours".to_string(),
-            Some("168".to_string()),
+            "log.remote.copy.lag.ms".to_string(),
+            Some("0".to_string()),
             ConfigSource::Default
         )]
+    );
+    let dq = find(&d, "errors.deadletterqueue.group.enable");
+    assert_eq!(
+        (dq.value.as_deref(), dq.kind),
+        (Some("false"), ConfigType::Boolean)
+    );
+    assert_eq!(
+        find(&d, "max.decompressed.message.bytes").value.as_deref(),
+        Some("2147483639")
     );
     let rs = find(&d, "remote.storage.enable");
     assert_eq!(
@@ -527,11 +535,107 @@ fn describe_topic_sources_and_synonyms() {
 }
 
 #[test]
+fn broker_id_is_node_id() {
+    for toml in ["[broker]\nnode.id = 4\n", "[broker]\nbroker.id = 4\n"] {
+        let (cfg, warnings) = from_toml(toml).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(cfg.node_id, 4);
+        let d = describe_broker_configs(&cfg);
+        for name in ["node.id", "broker.id"] {
+            let c = find(&d, name);
+            assert_eq!(
+                (c.value.as_deref(), c.source),
+                (Some("4"), ConfigSource::StaticBroker),
+                "{toml} {name}"
+            );
+        }
+        assert_eq!(
+            find(&d, "broker.id").synonyms,
+            vec![
+                (
+                    "broker.id".to_string(),
+                    Some("4".to_string()),
+                    ConfigSource::StaticBroker
+                ),
+                (
+                    "broker.id".to_string(),
+                    Some("-1".to_string()),
+                    ConfigSource::Default
+                ),
+            ]
+        );
+    }
+    let err = from_toml("[broker]\nnode.id = 4\nbroker.id = 5\n").unwrap_err();
+    assert!(err.to_string().contains("must equal node.id (4)"), "{err}");
+    assert!(from_toml("[broker]\nbroker.id = -1\n").is_err());
+}
+
+#[test]
+fn kafka_4_4_removed_broker_keys_are_unknown() {
+    for key in [
+        "password.encoder.secret",
+        "inter.broker.protocol.version",
+        "controlled.shutdown.max.retries",
+        "eligible.leader.replicas.enable",
+        "group.share.max.groups",
+    ] {
+        let err = from_toml(&format!("[broker]\n{key} = 1\n")).unwrap_err();
+        assert!(
+            matches!(err, ConfigError::UnknownKey { .. }),
+            "{key}: {err}"
+        );
+    }
+    // Still accepted (Kafka has them as dynamic broker configs), with the not-acted-on warning.
+    let (_, warnings) = from_toml("[broker]\nleader.replication.throttled.rate = 100\n").unwrap();
+    assert!(warnings[0].contains("leader.replication.throttled.rate"));
+}
+
+#[test]
+fn new_kafka_4_4_topic_configs_validate() {
+    assert!(topic_err(&[("max.decompressed.message.bytes", "0")]).contains("at least 1"));
+    assert!(
+        topic_err(&[("max.decompressed.message.bytes", "2147483647")])
+            .contains("no more than 2147483639")
+    );
+    assert!(topic_err(&[("remote.copy.lag.ms", "-2")]).contains("at least -1"));
+    assert!(topic_err(&[("remote.copy.lag.bytes", "-2")]).contains("at least -1"));
+    assert!(topic_err(&[("errors.deadletterqueue.group.enable", "yes")]).contains("true or false"));
+    validate_topic_overrides(&map(&[
+        ("max.decompressed.message.bytes", "1"),
+        ("remote.copy.lag.ms", "-1"),
+        ("remote.copy.lag.bytes", "5"),
+        ("errors.deadletterqueue.group.enable", "true"),
+    ]))
+    .unwrap();
+}
+
+#[test]
 fn describe_broker_sources_and_secrets() {
     let (cfg, _) =
         from_toml("[broker]\nnum.partitions = 3\nssl.keystore.password = \"hunter2\"\n").unwrap();
     let d = describe_broker_configs(&cfg);
-    assert_eq!(d.len(), broker_config_names().len());
+    assert_eq!(
+        d.len(),
+        broker_config_names()
+            .iter()
+            .filter(|d| d.described())
+            .count()
+    );
+    // Kafka lists the replication throttles only once set dynamically.
+    assert!(d
+        .iter()
+        .all(|c| c.name != "leader.replication.throttled.rate"));
+    for name in ["listeners", "advertised.listeners", "log.dir", "log.dirs"] {
+        assert_eq!(find(&d, name).kind, ConfigType::List, "{name}");
+    }
+    // No default synonym for log.dirs and node.id (Kafka has no default for them).
+    let dirs = find(&d, "log.dirs");
+    assert_eq!((dirs.value.as_deref(), dirs.synonyms.len()), (None, 0));
+    let node = find(&d, "node.id");
+    assert_eq!(
+        (node.value.as_deref(), node.source, node.synonyms.len()),
+        (Some("1"), ConfigSource::Default, 0)
+    );
     let n = find(&d, "num.partitions");
     assert_eq!(
         (n.value.as_deref(), n.source),
@@ -587,10 +691,7 @@ fn example_config_defaults_match_code() {
     assert_eq!(cfg.topics.len(), 1);
     assert!(cfg.topics[0].config.contains_key("cleanup.policy"));
     // Every implemented key is documented in the example.
-    for d in broker_config_names()
-        .iter()
-        .filter(|d| d.status != KeyStatus::Recognised)
-    {
+    for d in broker_config_names().iter().filter(|d| d.implemented()) {
         assert!(
             EXAMPLE_CONFIG.contains(d.name),
             "{} is not documented in config/skiff.toml",

@@ -81,7 +81,7 @@ const COMPRESSION_TYPES: &[&str] = &["uncompressed", "zstd", "lz4", "snappy", "g
 use ConfigType as T;
 use Validator as V;
 
-static DEFS: [TopicConfigDef; 33] = [
+static DEFS: [TopicConfigDef; 37] = [
     def("cleanup.policy", T::List, &[syn("log.cleanup.policy")], "delete", V::ListOf(&["compact", "delete"]), true,
         "Which retention applies to old segments: delete (time/size), compact (latest value per key), both, or none (empty)."),
     def("compression.gzip.level", T::Int, &[syn("compression.gzip.level")], "-1", V::GzipLevel, false,
@@ -94,6 +94,8 @@ static DEFS: [TopicConfigDef; 33] = [
         "zstd level used when the broker recompresses with zstd."),
     def("delete.retention.ms", T::Long, &[syn("log.cleaner.delete.retention.ms")], "86400000", V::AtLeast(0), true,
         "How long compaction keeps tombstones so slow readers still see deletes."),
+    def("errors.deadletterqueue.group.enable", T::Boolean, &[], "false", V::None, false,
+        "Whether share groups may use this topic as their dead-letter queue (share groups are not available)."),
     def("file.delete.delay.ms", T::Long, &[syn("log.segment.delete.delay.ms")], "60000", V::AtLeast(0), true,
         "Grace period before a removed segment's files are unlinked."),
     def("flush.messages", T::Long, &[syn("log.flush.interval.messages")], I64_MAX, V::AtLeast(1), true,
@@ -112,6 +114,9 @@ static DEFS: [TopicConfigDef; 33] = [
         "Local time limit when tiered storage is on (tiered storage is not available)."),
     def("max.compaction.lag.ms", T::Long, &[syn("log.cleaner.max.compaction.lag.ms")], I64_MAX, V::AtLeast(1), true,
         "Longest a record may stay uncompacted before its segment becomes eligible."),
+    def("max.decompressed.message.bytes", T::Int, &[syn("max.decompressed.message.bytes")], "2147483639",
+        V::Between(1, 2_147_483_639), false,
+        "Per-record cap on decompressed size (not enforced per record; Skiff caps each whole decompressed batch at 128 MiB instead)."),
     def("max.message.bytes", T::Int, &[syn("message.max.bytes")], "1048588", V::AtLeast(0), true,
         "Largest record batch accepted, after compression."),
     def("message.timestamp.after.max.ms", T::Long, &[syn("log.message.timestamp.after.max.ms")], "3600000", V::AtLeast(0), true,
@@ -129,6 +134,10 @@ static DEFS: [TopicConfigDef; 33] = [
         "Replicas that must acknowledge acks=all writes (a single node has one)."),
     def("preallocate", T::Boolean, &[syn("log.preallocate")], "false", V::None, true,
         "Preallocate segment files on creation."),
+    def("remote.copy.lag.bytes", T::Long, &[syn("log.remote.copy.lag.bytes")], "-1", V::AtLeast(-1), false,
+        "Bytes of newer local data after which a segment may be copied to tiered storage (tiered storage is not available)."),
+    def("remote.copy.lag.ms", T::Long, &[syn("log.remote.copy.lag.ms")], "0", V::AtLeast(-1), false,
+        "Age after which a segment may be copied to tiered storage (tiered storage is not available)."),
     def("remote.log.copy.disable", T::Boolean, &[], "false", V::None, false,
         "Stop copying segments to tiered storage (tiered storage is not available)."),
     def("remote.log.delete.on.disable", T::Boolean, &[], "false", V::None, false,
@@ -291,7 +300,8 @@ pub(crate) fn convert_synonym(raw: &str, factor: i64) -> String {
 
 /// DescribeConfigs(TOPIC): every topic config with the value in force and where it comes from:
 /// the topic override, else the broker's static setting of a synonym, else Kafka's default.
-/// Synonyms follow Kafka's order: topic override, set broker synonyms, broker defaults.
+/// Synonyms follow Kafka's order: topic override, set broker synonyms, then the default of the
+/// first broker synonym when it has one.
 pub fn describe_topic_configs(
     overrides: &BTreeMap<String, String>,
     broker: &BrokerConfig,
@@ -320,7 +330,9 @@ pub fn describe_topic_configs(
                     }
                 }
             }
-            for s in d.broker_synonyms {
+            // Like Kafka, only the highest-precedence synonym reports its default: a topic whose
+            // first synonym has no default (retention.ms, segment.ms, flush.ms) lists none.
+            if let Some(s) = d.broker_synonyms.first() {
                 if let Some(default) = names::broker_config_def(s.name).and_then(|b| b.default) {
                     synonyms.push((
                         s.name.to_string(),

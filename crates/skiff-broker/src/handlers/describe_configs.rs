@@ -66,16 +66,18 @@ pub fn describe(
     name: &str,
 ) -> Result<Vec<DescribedConfig>, (ResponseError, String)> {
     match resource_type {
-        TOPIC => match broker.topics.get(name) {
-            Some(topic) => Ok(skiff_config::describe_topic_configs(
-                &topic.overrides(),
-                &broker.config,
-            )),
-            None => Err((
-                ResponseError::UnknownTopicOrPartition,
-                format!("Topic '{name}' does not exist."),
-            )),
-        },
+        TOPIC => {
+            check_topic_name(name)
+                .map_err(|message| (ResponseError::InvalidTopicException, message))?;
+            match broker.topics.get(name) {
+                Some(topic) => Ok(skiff_config::describe_topic_configs(
+                    &topic.overrides(),
+                    &broker.config,
+                )),
+                // Kafka 4.4 answers an unknown topic with the code and an empty message.
+                None => Err((ResponseError::UnknownTopicOrPartition, String::new())),
+            }
+        }
         BROKER => {
             check_broker_name(broker, name)?;
             Ok(skiff_config::describe_broker_configs(&broker.config))
@@ -86,6 +88,31 @@ pub fn describe(
         )),
     }
 }
+
+/// Kafka checks a described topic's name before looking it up, and words the rejection
+/// differently from CreateTopics ("Topic name is invalid: ...").
+fn check_topic_name(name: &str) -> Result<(), String> {
+    let problem = if name.is_empty() {
+        "the empty string is not allowed".to_string()
+    } else if name == "." || name == ".." {
+        format!("'{name}' is not allowed")
+    } else if name.len() > MAX_TOPIC_NAME_LEN {
+        format!("the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LEN}")
+    } else if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    {
+        format!(
+            "'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+        )
+    } else {
+        return Ok(());
+    };
+    Err(format!("Topic name is invalid: {problem}"))
+}
+
+/// Longest topic name Kafka accepts.
+const MAX_TOPIC_NAME_LEN: usize = 249;
 
 /// A broker resource names this node's id; an empty name means the cluster-wide default.
 pub fn check_broker_name(broker: &Broker, name: &str) -> Result<(), (ResponseError, String)> {
