@@ -81,6 +81,15 @@ impl Matrix {
         self.not_run.push((broker.to_string(), why.to_string()));
     }
 
+    /// Why `broker` was not measured (in part or at all); empty when it ran everything.
+    pub fn not_run_for(&self, broker: &str) -> Vec<&str> {
+        self.not_run
+            .iter()
+            .filter(|(b, _)| b == broker)
+            .map(|(_, why)| why.as_str())
+            .collect()
+    }
+
     /// Median of one cell.
     pub fn median(&self, scenario: &str, metric: &str, broker: &str) -> Option<f64> {
         let col = self.brokers.iter().position(|b| b == broker)?;
@@ -272,6 +281,8 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("not run: **tansu**: binary missing"), "{md}");
+        assert_eq!(m.not_run_for("tansu"), vec!["binary missing"]);
+        assert!(m.not_run_for("skiff").is_empty());
         let text = m.render_text();
         assert!(text.lines().count() >= 5, "{text}");
         assert!(text.contains("skiff vs kafka"), "{text}");

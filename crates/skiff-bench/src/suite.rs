@@ -186,5 +186,10 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
     let md_path = plan.out.join("compare.md");
     fs::write(&md_path, md).with_context(|| format!("writing {}", md_path.display()))?;
     println!("\nwrote {} and {}", md_path.display(), png.display());
+    // Peers may be missing; Skiff failing a phase must fail the command (CI runs --smoke).
+    let failed = m.not_run_for(SKIFF);
+    if !failed.is_empty() {
+        anyhow::bail!("skiff did not complete every phase: {}", failed.join("; "));
+    }
     Ok(())
 }
