@@ -65,6 +65,7 @@ def main():
 
     ports = [str(p) for p in svc.get("ports", [])]
     check("19092:19092" in ports, f"HOST listener port 19092 is published (ports: {ports})")
+    check("9644:9644" in ports, f"metrics port 9644 is published (ports: {ports})")
 
     volumes = svc.get("volumes", [])
     named = compose.get("volumes") or {}
@@ -107,6 +108,7 @@ def main():
     check("DOCKER://0.0.0.0:9092" in listeners, "config binds DOCKER on 0.0.0.0:9092")
     check("HOST://0.0.0.0:19092" in listeners, "config binds HOST on 0.0.0.0:19092")
     check(key("log.dirs") == "/var/lib/skiff", "config keeps data in /var/lib/skiff")
+    check(key("metrics.listener") == "0.0.0.0:9644", "config serves /metrics on 0.0.0.0:9644")
     timeout_ms = key("shutdown.timeout.ms")
     check(
         isinstance(timeout_ms, int) and timeout_ms < 30_000,
@@ -127,7 +129,7 @@ def main():
     check(has("USER skiff"), "runs as user skiff")
     check("--uid 10001" in text, "user skiff has uid 10001")
     check(has('VOLUME ["/var/lib/skiff"]'), "declares the data volume")
-    check(has("EXPOSE 9092 19092"), "exposes 9092 and 19092")
+    check(has("EXPOSE 9092 19092 9644"), "exposes 9092, 19092 and the metrics port 9644")
     check(has('ENTRYPOINT ["skiff"]'), "entrypoint is skiff")
     check(has('CMD ["--config", "/etc/skiff/skiff.toml"]'), "default command loads /etc/skiff/skiff.toml")
     check(has("COPY config/docker.toml /etc/skiff/skiff.toml"), "image carries config/docker.toml")

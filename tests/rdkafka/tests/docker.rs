@@ -1,13 +1,14 @@
 //! The container's broker without a container: runs the binary with the command and
 //! environment `docker/compose.yaml` gives the `skiff` service (`--config config/docker.toml`,
 //! `SKIFF_ADVERTISED_LISTENERS` from the compose default), changing only what a test machine
-//! needs — the data dir, the ports (9092 and 19092 become free ports) and 0.0.0.0 becoming
-//! 127.0.0.1 so only loopback is bound. Checks Kafka's per-listener rule: a client that
+//! needs — the data dir, the ports (9092, 19092 and the metrics port 9644 become free ports)
+//! and 0.0.0.0 becoming 127.0.0.1 so only loopback is bound. Checks Kafka's per-listener rule: a client that
 //! connects to the HOST listener is told `localhost:<host port>`, one on the DOCKER listener
 //! `skiff:<docker port>`; and librdkafka produces and consumes through the HOST listener.
 #![allow(clippy::unwrap_used)]
 
 use std::fs::{self, File};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -30,6 +31,8 @@ use skiff_e2e::{free_port, skiff_bin, unique_topic, workspace_root, START_TIMEOU
 /// Container ports in config/docker.toml and compose.yaml.
 const DOCKER_PORT: &str = "9092";
 const HOST_PORT: &str = "19092";
+/// The metrics port in config/docker.toml and compose.yaml.
+const METRICS_PORT: &str = "9644";
 
 /// The value of `key = "..."` in the `[broker]` table of config/docker.toml (a plain string
 /// line; the file keeps these keys on one line each).
@@ -85,6 +88,7 @@ struct ContainerLike {
     dir: tempfile::TempDir,
     docker_port: u16,
     host_port: u16,
+    metrics_port: u16,
 }
 
 impl ContainerLike {
@@ -95,10 +99,13 @@ impl ContainerLike {
         let compose = fs::read_to_string(root.join("docker").join("compose.yaml"))
             .context("reading docker/compose.yaml")?;
         let dir = tempfile::Builder::new().prefix("skiff-docker-").tempdir()?;
-        let (docker_port, host_port) = (free_port()?, free_port()?);
-        if docker_port == host_port {
+        let (docker_port, host_port, metrics_port) = (free_port()?, free_port()?, free_port()?);
+        if docker_port == host_port || metrics_port == docker_port || metrics_port == host_port {
             bail!("free_port returned the same port twice");
         }
+        let metrics = toml_string(&toml, "metrics.listener")?
+            .replace("0.0.0.0", "127.0.0.1")
+            .replace(&format!(":{METRICS_PORT}"), &format!(":{metrics_port}"));
         let listeners = map_ports(
             &toml_string(&toml, "listeners")?.replace("0.0.0.0", "127.0.0.1"),
             docker_port,
@@ -116,6 +123,8 @@ impl ContainerLike {
             .arg(&config)
             .arg("--set")
             .arg(format!("listeners={listeners}"))
+            .arg("--set")
+            .arg(format!("metrics.listener={metrics}"))
             .arg("--set")
             .arg(format!("log.dirs={}", data.display()));
         for (name, _) in std::env::vars_os() {
@@ -138,6 +147,7 @@ impl ContainerLike {
             dir,
             docker_port,
             host_port,
+            metrics_port,
         };
         me.wait_ready()?;
         Ok(me)
@@ -261,6 +271,27 @@ fn compose_settings_parse_as_expected() {
         toml_string(&toml, "advertised.listeners").unwrap()
     );
     assert_eq!(toml_string(&toml, "log.dirs").unwrap(), "/var/lib/skiff");
+    assert_eq!(
+        toml_string(&toml, "metrics.listener").unwrap(),
+        format!("0.0.0.0:{METRICS_PORT}")
+    );
+    assert!(compose.contains(&format!("\"{METRICS_PORT}:{METRICS_PORT}\"")));
+}
+
+/// `GET /metrics` on the mapped metrics port: (status code, body).
+fn scrape(port: u16) -> Result<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")?;
+    let mut text = String::new();
+    s.read_to_string(&mut text)?;
+    let code = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| anyhow!("no status line in {text:?}"))?;
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    Ok((code, body.to_string()))
 }
 
 #[test]
@@ -272,6 +303,15 @@ fn each_listener_advertises_its_own_address() {
     let want_docker = ("skiff".to_string(), i32::from(b.docker_port));
     assert_eq!(host, vec![want_host.clone(); 3], "HOST listener answers");
     assert_eq!(docker, vec![want_docker; 3], "DOCKER listener answers");
+    // The metrics listener the compose file publishes serves Prometheus text; the two raw
+    // clients above each connected once to each listener.
+    let (code, body) = scrape(b.metrics_port).unwrap();
+    assert_eq!(code, 200, "{body}");
+    let accepted = body
+        .lines()
+        .find_map(|l| l.strip_prefix("skiff_connections_accepted_total "))
+        .and_then(|v| v.trim().parse::<f64>().ok());
+    assert!(accepted.is_some_and(|n| n >= 2.0), "{body}");
     let logs = b.logs();
     assert!(logs.contains("skiff is ready"), "{logs}");
     assert!(
