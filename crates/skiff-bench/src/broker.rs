@@ -248,6 +248,11 @@ impl RunningBroker {
         format!("127.0.0.1:{}", self.port)
     }
 
+    /// Which broker this is.
+    pub fn kind(&self) -> &BrokerKind {
+        &self.kind
+    }
+
     /// Spawn to the first served request (for Kafka: from running `start.sh`).
     pub fn started_in(&self) -> Duration {
         self.started_in

@@ -12,6 +12,13 @@
 //! concurrent cleaning that is the usual end state). Cleaning throughput is the sum of the
 //! bytes the passes' summary lines report over the sum of their durations.
 //!
+//! Peers: the same run works on Apache Kafka ([`BrokerKind::Kafka`], `--kafka`): the same
+//! topic configs and broker properties (`log.cleaner.threads`, `log.cleaner.backoff.ms`,
+//! `log.cleaner.dedupe.buffer.size`), the same producer and verifier; its passes come from
+//! the cleaner's own report (see `kafkaclean`), its memory is the JVM's peak RSS plus the
+//! report's "Buffer utilization". Every run's figures also go to a [`Matrix`] (one column
+//! per broker) for the side-by-side table and the issue 7 target.
+//!
 //! Thread-safety: runs on the bench's main thread. On-disk: only the broker's temp data dir.
 
 use std::time::{Duration, Instant};
@@ -20,7 +27,9 @@ use anyhow::{bail, Context, Result};
 
 use crate::broker::{BrokerKind, Launch, RunningBroker};
 use crate::cleanlog::{parse_summary, segments, settled, LogTail, PassSummary, Settled};
+use crate::kafkaclean::KafkaReports;
 use crate::keyed::{self, Workload, MIN_VALUE};
+use crate::matrix::{Better, Matrix};
 use crate::produce::{alter_topic_configs, create_topic_with};
 use crate::stats::Table;
 
@@ -63,6 +72,10 @@ pub struct Args {
     /// write), so one cleaning of the whole log is measured.
     #[arg(long)]
     pub deferred: bool,
+    /// Also run the same workload on Apache Kafka 4.4.0 (tests/kafka, see --kafka-scripts),
+    /// interleaved with Skiff's runs, and report Skiff's ratios to it.
+    #[arg(long)]
+    pub kafka: bool,
 }
 
 /// A validated compaction benchmark.
@@ -164,33 +177,77 @@ pub fn plan(a: &Args, runs: u32, smoke: bool) -> Result<Plan> {
     })
 }
 
-/// Runs every series (thread count) `plan.runs` times, each on a fresh broker, and records
-/// the figures in `table` under "compaction t=N" (+ " deferred").
-pub fn run(kind: &BrokerKind, plan: &Plan, clk_tck: f64, table: &mut Table) -> Result<()> {
+/// Matrix scenario label of a series, e.g. "compaction 1074 MB, 100000 keys, 10% live, t=1
+/// deferred" (the target evaluation looks for the "compaction " prefix).
+pub fn scenario(plan: &Plan, threads: usize) -> String {
+    let w = &plan.workload;
+    format!(
+        "compaction {:.0} MB, {} keys, {:.0}% live, t={threads}{}",
+        w.total_bytes() as f64 / 1e6,
+        w.keys,
+        100.0 / f64::from(w.rounds),
+        if plan.deferred { " deferred" } else { "" }
+    )
+}
+
+/// Runs every series (thread count) `plan.runs` times for every broker in `kinds` (runs
+/// interleaved: run 1 of each broker, then run 2, ...), each on a fresh broker. Records the
+/// figures in `table` under "[name ]compaction t=N[ deferred]" and in `m` under
+/// [`scenario`] with the broker's name as column. A failed Skiff run is an error; a failed
+/// peer run is reported in `m` and the bench goes on.
+pub fn run(
+    kinds: &[BrokerKind],
+    plan: &Plan,
+    clk_tck: f64,
+    table: &mut Table,
+    m: &mut Matrix,
+) -> Result<()> {
     for &threads in &plan.threads {
         for run in 1..=plan.runs {
-            eprintln!(
-                "compaction threads={threads} run {run}/{}: starting {}",
-                plan.runs,
-                kind.name()
-            );
-            let mut b = kind.launch_with(&launch_options(plan, threads))?;
-            let result = one_run(&b, plan, clk_tck);
-            let stopped = b.stop();
-            match result {
-                Ok(f) => {
-                    let deferred = if plan.deferred { " deferred" } else { "" };
-                    f.record(&format!("compaction t={threads}{deferred}"), table);
+            for kind in kinds {
+                let name = kind.name();
+                eprintln!(
+                    "compaction threads={threads} run {run}/{}: starting {name}",
+                    plan.runs
+                );
+                match run_once(kind, plan, threads, clk_tck) {
+                    Ok(f) => {
+                        let deferred = if plan.deferred { " deferred" } else { "" };
+                        let prefix = match kind {
+                            BrokerKind::Skiff { .. } => String::new(),
+                            _ => format!("{name} "),
+                        };
+                        f.record(&format!("{prefix}compaction t={threads}{deferred}"), table);
+                        f.record_matrix(&scenario(plan, threads), name, m);
+                    }
+                    Err(e) if matches!(kind, BrokerKind::Skiff { .. }) => {
+                        return Err(e.context(format!("compaction threads={threads} run {run}")))
+                    }
+                    Err(e) => {
+                        eprintln!("  {name}: compaction threads={threads} run {run} failed: {e:#}");
+                        m.not_run(
+                            name,
+                            &format!(
+                                "compaction t={threads} run {run} failed: {}",
+                                crate::compare::first_line(&e)
+                            ),
+                        );
+                    }
                 }
-                Err(e) => bail!(
-                    "compaction threads={threads} run {run} failed: {e:#}\nbroker log tail:\n{}",
-                    b.log_tail(30)
-                ),
             }
-            stopped?;
         }
     }
     Ok(())
+}
+
+/// One run on a fresh broker, stopped afterwards; errors carry the broker's log tail.
+fn run_once(kind: &BrokerKind, plan: &Plan, threads: usize, clk_tck: f64) -> Result<Figures> {
+    let mut b = kind.launch_with(&launch_options(plan, threads))?;
+    let result = one_run(&b, plan, clk_tck);
+    let stopped = b.stop();
+    let f = result.map_err(|e| anyhow::anyhow!("{e:#}\nbroker log tail:\n{}", b.log_tail(30)))?;
+    stopped?;
+    Ok(f)
 }
 
 fn launch_options(plan: &Plan, threads: usize) -> Launch {
@@ -224,6 +281,11 @@ struct Figures {
     rss_at_end: u64,
     partition_bytes: u64,
     live_bytes: u64,
+    /// Bytes of the closed segments at the last write (all dirty in deferred mode).
+    closed_bytes: u64,
+    deferred: bool,
+    /// Kafka only: the highest "Buffer utilization" of a pass (share of the dedupe buffer).
+    buffer_utilization: Option<f64>,
 }
 
 impl Figures {
@@ -244,6 +306,7 @@ impl Figures {
                 "passes after last write",
                 self.passes_after_last_write as f64,
             ),
+            ("log MB closed @last write", mb(self.closed_bytes)),
             ("cleaner read MB", mb(self.read_bytes)),
             ("cleaner wrote MB", mb(self.written_bytes)),
             (
@@ -265,8 +328,74 @@ impl Figures {
         for (label, v) in rows {
             t.record_value(phase, label, v);
         }
+        if let Some(u) = self.buffer_utilization {
+            t.record_value(phase, "dedupe buffer utilization %", 100.0 * u);
+        }
+    }
+
+    /// The figures of the side-by-side table (and the issue 7 target).
+    fn record_matrix(&self, scenario: &str, broker: &str, m: &mut Matrix) {
+        let mib = |b: u64| b as f64 / MIB as f64;
+        let (h, l) = (Better::Higher, Better::Lower);
+        let per_pass_sec = |bytes: u64| bytes as f64 / 1e6 / self.pass_secs.max(1e-9);
+        // The brokers count "read" differently (Skiff: the offset-map scan and the copy
+        // scan; Kafka's "MB of log processed": the copy scan only), so the compared figure
+        // is the log the cleaning had to process over the time it took: every closed segment
+        // at the last write. Exact for deferred mode (one cleaning of the whole log).
+        if self.deferred {
+            m.add(
+                scenario,
+                METRIC_READ_MB_S,
+                h,
+                broker,
+                per_pass_sec(self.closed_bytes),
+            );
+        }
+        m.add(
+            scenario,
+            "own report: read MB/s",
+            h,
+            broker,
+            per_pass_sec(self.read_bytes),
+        );
+        m.add(scenario, "cleaner pass s (sum)", l, broker, self.pass_secs);
+        m.add(
+            scenario,
+            "s last write -> clean",
+            l,
+            broker,
+            self.secs_to_settle,
+        );
+        m.add(
+            scenario,
+            "cleaner threads CPU s",
+            l,
+            broker,
+            self.cleaner_cpu_secs,
+        );
+        m.add(scenario, METRIC_PEAK_RSS, l, broker, mib(self.rss_at_end));
+        m.add(
+            scenario,
+            "partition MB after",
+            l,
+            broker,
+            self.partition_bytes as f64 / 1e6,
+        );
+        if let Some(u) = self.buffer_utilization {
+            m.add(
+                scenario,
+                "dedupe buffer utilization %",
+                l,
+                broker,
+                100.0 * u,
+            );
+        }
     }
 }
+
+/// Matrix metric names the target evaluation reads.
+pub const METRIC_READ_MB_S: &str = "cleaner MB/s (closed log / pass s)";
+pub const METRIC_PEAK_RSS: &str = "peak RSS MiB (whole broker)";
 
 fn one_run(b: &RunningBroker, plan: &Plan, clk_tck: f64) -> Result<Figures> {
     let w = &plan.workload;
@@ -285,6 +414,10 @@ fn one_run(b: &RunningBroker, plan: &Plan, clk_tck: f64) -> Result<Figures> {
     let produced = keyed::produce(&b.bootstrap(), TOPIC, w, produce_deadline).context("produce")?;
     let last_write_unix = unix_now() - produced.last_write.elapsed().as_secs_f64();
     let at_last_write = b.sample(clk_tck)?;
+    let part_dir = b.data_dir().join(format!("{TOPIC}-0"));
+    // What a single cleaning of the whole log must process: every closed segment.
+    let closed = segments(&part_dir)?;
+    let closed_bytes: u64 = closed.iter().rev().skip(1).map(|s| s.bytes).sum();
     if plan.deferred {
         alter_topic_configs(&b.bootstrap(), TOPIC, &configs(plan.dirty_ratio))
             .context("releasing the cleaner")?;
@@ -297,8 +430,10 @@ fn one_run(b: &RunningBroker, plan: &Plan, clk_tck: f64) -> Result<Figures> {
         produced.secs
     );
 
-    let part_dir = b.data_dir().join(format!("{TOPIC}-0"));
     let mut tail = LogTail::new(b.log_path());
+    let is_kafka = matches!(b.kind(), BrokerKind::Kafka { .. });
+    let mut kafka_reports = KafkaReports::default();
+    let mut buffer_utilization: Option<f64> = None;
     let mut passes: Vec<(PassSummary, Instant)> = Vec::new();
     let confirm = Duration::from_millis(2 * plan.backoff_ms + 1000);
     let deadline = Instant::now() + plan.settle_timeout;
@@ -307,7 +442,17 @@ fn one_run(b: &RunningBroker, plan: &Plan, clk_tck: f64) -> Result<Figures> {
         let now = Instant::now();
         let mut new_pass = false;
         for line in tail.new_lines()? {
-            if let Some(p) = parse_summary(&line).filter(|p| p.topic == TOPIC && p.partition == 0) {
+            let pass = if is_kafka {
+                kafka_reports.feed(&line).map(|k| {
+                    let u = buffer_utilization
+                        .map_or(k.buffer_utilization, |u| u.max(k.buffer_utilization));
+                    buffer_utilization = Some(u);
+                    k.summary
+                })
+            } else {
+                parse_summary(&line)
+            };
+            if let Some(p) = pass.filter(|p| p.topic == TOPIC && p.partition == 0) {
                 passes.push((p, now));
                 new_pass = true;
             }
@@ -339,7 +484,14 @@ fn one_run(b: &RunningBroker, plan: &Plan, clk_tck: f64) -> Result<Figures> {
         std::thread::sleep(POLL);
     };
     let end = b.sample(clk_tck)?;
-    let cleaner_cpu_secs = b.threads_cpu_secs("skiff-cleaner", clk_tck)?;
+    // Linux truncates thread names to 15 bytes: Kafka's "kafka-log-cleaner-thread-0"
+    // shows as "kafka-log-clean".
+    let cleaner_threads = if is_kafka {
+        "kafka-log-clean"
+    } else {
+        "skiff-cleaner"
+    };
+    let cleaner_cpu_secs = b.threads_cpu_secs(cleaner_threads, clk_tck)?;
     // The end of the last pass, by the broker's log timestamp, is when the cleaner finished;
     // without timestamps, when the bench saw the log settle (within POLL).
     let last_pass_end = passes
@@ -404,6 +556,9 @@ fn one_run(b: &RunningBroker, plan: &Plan, clk_tck: f64) -> Result<Figures> {
         rss_at_end: end.peak_rss_bytes,
         partition_bytes: segs.iter().map(|s| s.bytes).sum(),
         live_bytes: w.live_bytes(),
+        closed_bytes,
+        deferred: plan.deferred,
+        buffer_utilization,
     })
 }
 
@@ -430,6 +585,7 @@ mod tests {
             backoff_ms: None,
             dedupe_buffer: None,
             deferred: false,
+            kafka: false,
         }
     }
 

@@ -37,6 +37,10 @@ pub struct Args {
     /// Leave Tansu out.
     #[arg(long)]
     pub no_tansu: bool,
+    /// Leave the compaction comparison out (it runs `compaction --deferred --threads 1`
+    /// with the compaction flags, on Skiff and Kafka).
+    #[arg(long)]
+    pub no_compaction: bool,
     /// MB (10^6 bytes) per produce phase [default: 256; smoke 2].
     #[arg(long)]
     pub phase_mb: Option<u64>,

@@ -18,6 +18,7 @@ mod cleanlog;
 mod compaction;
 mod compare;
 mod consume;
+mod kafkaclean;
 mod keyed;
 mod latency;
 mod limits;
@@ -131,6 +132,7 @@ fn real_main(cli: Cli) -> Result<()> {
         let command = std::env::args().collect::<Vec<_>>().join(" ");
         return suite::run(&suite::Invocation {
             args: &cli.compare,
+            compaction: &cli.compaction,
             runs: cli.runs,
             smoke: cli.smoke,
             producers: cli.producers,
@@ -190,7 +192,19 @@ fn compaction_main(cli: &Cli, kind: &BrokerKind, bin: &Path, clk_tck: f64) -> Re
     let plan = compaction::plan(&cli.compaction, cli.runs, cli.smoke)?;
     let load_before = procfs::load_average();
     let mut table = Table::default();
-    compaction::run(kind, &plan, clk_tck, &mut table)?;
+    let mut kinds = vec![kind.clone()];
+    if cli.compaction.kafka {
+        let scripts = cli
+            .compare
+            .kafka_scripts
+            .clone()
+            .unwrap_or_else(|| workspace_root().join("tests").join("kafka"));
+        let k = BrokerKind::Kafka { scripts };
+        k.check()?;
+        kinds.push(k);
+    }
+    let mut m = matrix::Matrix::new(&[compare::SKIFF, compare::KAFKA], compare::SKIFF);
+    compaction::run(&kinds, &plan, clk_tck, &mut table, &mut m)?;
     let w = &plan.workload;
     println!();
     println!(
@@ -237,6 +251,78 @@ fn compaction_main(cli: &Cli, kind: &BrokerKind, bin: &Path, clk_tck: f64) -> Re
     );
     println!();
     print!("{}", table.render());
+    if cli.compaction.kafka {
+        compaction_report(cli, &plan, &m, &load_before)?;
+    }
+    Ok(())
+}
+
+/// Side by side with Kafka: the table with ratios, the issue 7 target, and (unless --smoke)
+/// `compaction.md` in the results dir (or --out).
+fn compaction_report(
+    cli: &Cli,
+    plan: &compaction::Plan,
+    m: &matrix::Matrix,
+    load_before: &str,
+) -> Result<()> {
+    let outcome = targets::compaction(m, plan.dedupe_buffer);
+    println!("\nside by side (medians, min–max; ratio > 1x = skiff leads):");
+    print!("{}", m.render_text());
+    println!(
+        "target: [{}] {} — {}",
+        outcome.verdict.label(),
+        outcome.target,
+        outcome.evidence
+    );
+    if cli.smoke {
+        return Ok(());
+    }
+    let out = cli.compare.out.clone().unwrap_or_else(|| {
+        workspace_root()
+            .join("crates")
+            .join("skiff-bench")
+            .join("results")
+    });
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let w = &plan.workload;
+    let md = format!(
+        "- command: `{}`\n- machine: {}\n- load average (1/5/15 min): {load_before} at start, {} \
+         at end\n- workload: 1 partition, {} keys x {} writes of {} B = {:.1} MB ({:.1} MB \
+         live), segment.bytes {}, min.cleanable.dirty.ratio {}, log.cleaner.backoff.ms {}, \
+         dedupe buffer {} on both brokers; {}; the same rdkafka producer (acks=1) and verifier \
+         (read from 0: every key ends with its last acknowledged write) on both\n- kafka: \
+         Apache Kafka 4.4.0 via tests/kafka (JVM -Xmx1g); its figures are from the cleaner's own \
+         report (\"Log cleaner thread N cleaned log ...\", in kafka.out with the repo's log4j \
+         config); peak RSS is the whole process (skiff broker / Kafka JVM); {} run(s), \
+         interleaved, fresh broker each\n\n{}\n| target | measured | verdict |\n|---|---|---|\n\
+         | {} | {} | {} |\n",
+        std::env::args().collect::<Vec<_>>().join(" "),
+        procfs::machine_facts(),
+        procfs::load_average(),
+        w.keys,
+        w.rounds,
+        w.record_bytes(),
+        w.total_bytes() as f64 / 1e6,
+        w.live_bytes() as f64 / 1e6,
+        plan.segment_bytes,
+        plan.dirty_ratio,
+        plan.backoff_ms,
+        plan.dedupe_buffer
+            .map_or("default".to_string(), |d| format!("{} MiB", d >> 20)),
+        if plan.deferred {
+            "cleaning deferred until the last write (min.cleanable.dirty.ratio 1 -> AlterConfigs)"
+        } else {
+            "cleaning concurrent with the writes"
+        },
+        plan.runs,
+        m.render_markdown(),
+        outcome.target,
+        outcome.evidence,
+        outcome.verdict.label()
+    );
+    let path = out.join("compaction.md");
+    std::fs::write(&path, md).with_context(|| format!("writing {}", path.display()))?;
+    println!("wrote {}", path.display());
     Ok(())
 }
 

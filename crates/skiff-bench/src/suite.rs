@@ -12,18 +12,21 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use crate::compare::{self, Args, COLUMNS, SKIFF};
+use crate::compaction;
+use crate::compare::{self, Args, Contender, COLUMNS, KAFKA, SKIFF};
 use crate::limits;
 use crate::matrix::{fmt_num, Matrix};
 use crate::plot;
 use crate::procfs;
 use crate::startup;
-use crate::stats::summarize;
+use crate::stats::{summarize, Table};
 use crate::targets::{self, Limits};
 
 /// Everything the `compare` mode needs from the command line.
 pub struct Invocation<'a> {
     pub args: &'a Args,
+    /// The compaction mode's flags (workload size, segment size, back-off, buffer).
+    pub compaction: &'a compaction::Args,
     pub runs: u32,
     pub smoke: bool,
     pub producers: usize,
@@ -82,6 +85,10 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
         }
     }
 
+    if !inv.args.no_compaction {
+        compaction_section(inv, &plan, &contenders, clk_tck, &mut m)?;
+    }
+
     let limits = Limits {
         loopback: summarize(&lo).map(|s| s.median),
         disk: summarize(&disk).map(|s| s.median),
@@ -134,6 +141,17 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
          inverted for lower-is-better metrics, so > 1x means skiff leads; start-up = spawn to \
          the first answered ApiVersions (kafka: from running start.sh)"
     );
+    if !inv.args.no_compaction {
+        let _ = writeln!(
+            head,
+            "compaction: the `compaction --deferred --threads 1` workload (1 GiB over 100k keys, \
+             10% live, 64 MiB segments, min.cleanable.dirty.ratio 0.5, back-off 1 s unless \
+             flagged) on skiff and kafka; cleaner MB/s = closed-segment bytes at the last write \
+             / summed pass seconds of each cleaner's own report; peak RSS = whole broker \
+             process (Kafka: the JVM); each run ends with a read from 0 that checks every \
+             key's latest value"
+        );
+    }
     let limits_line = format!(
         "physical limits: loopback TCP {} MB/s, sequential write + fsync of the data disk {} MB/s \
          ({} MB each, median of {})",
@@ -190,6 +208,37 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
     let failed = m.not_run_for(SKIFF);
     if !failed.is_empty() {
         anyhow::bail!("skiff did not complete every phase: {}", failed.join("; "));
+    }
+    Ok(())
+}
+
+/// The compaction comparison: the same keyed workload on Skiff and on Kafka (not the
+/// flush=1 variant, not Tansu, which has no log cleaner), cleaning deferred until the last
+/// write, one cleaner thread unless --threads says otherwise. A failed Skiff run is recorded
+/// as not run (so the command fails at the end); a failed Kafka run likewise for Kafka.
+fn compaction_section(
+    inv: &Invocation<'_>,
+    plan: &compare::Plan,
+    contenders: &[Contender],
+    clk_tck: f64,
+    m: &mut crate::matrix::Matrix,
+) -> Result<()> {
+    let mut args = inv.compaction.clone();
+    args.deferred = true;
+    args.threads = Some(args.threads.unwrap_or(1));
+    let cplan = compaction::plan(&args, plan.runs, inv.smoke)?;
+    let kinds: Vec<_> = contenders
+        .iter()
+        .filter(|c| c.label == SKIFF || c.label == KAFKA)
+        .map(|c| c.kind.clone())
+        .collect();
+    let mut table = Table::default();
+    if let Err(e) = compaction::run(&kinds, &cplan, clk_tck, &mut table, m) {
+        eprintln!("  {SKIFF}: compaction failed: {e:#}");
+        m.not_run(
+            SKIFF,
+            &format!("compaction failed: {}", compare::first_line(&e)),
+        );
     }
     Ok(())
 }
