@@ -1,14 +1,15 @@
 //! Produce-side validation of an append, before anything is written (Kafka's
 //! `analyzeAndValidateRecords` + `LogValidator`): framing, magic 2, sizes, CRC32C, batch
 //! consistency, and — only when a rule needs it — per-record checks (keys on compacted topics,
-//! CreateTime bounds). Nothing is written if any batch fails.
+//! CreateTime bounds) by an allocation-free walk over the records. Nothing is written if any
+//! batch fails.
 //!
 //! Pure functions over borrowed bytes; thread-safe.
 
 use crate::config::LogConfig;
 use crate::error::{LogError, Result};
 use skiff_records::{
-    records, validate_batch, validate_produce_batch, BatchHeader, Batches, RecordsError,
+    validate_batch, validate_produce_batch, walk_records, BatchHeader, Batches, RecordsError,
     TimestampType, MAGIC_V2,
 };
 
@@ -115,7 +116,14 @@ fn corrupt(e: RecordsError, batch_index: usize) -> LogError {
     LogError::CorruptMessage(format!("batch {batch_index}: {e}"))
 }
 
-/// Per-record rules; decodes records only when a rule requires it.
+/// Per-record rules; walks the records only when a rule requires it.
+///
+/// The walk checks every record's framing and fields exactly as a full decode would (same
+/// errors) but reads only what the rules need, so no key, value or header is copied. The
+/// timestamp window cannot be decided from the header: `baseTimestamp` is the first record's
+/// timestamp, later deltas may be negative, and `maxTimestamp` is the producer's unverified
+/// claim — so every record's delta is checked (two comparisons on a value the walk has
+/// already decoded).
 fn check_records(h: &BatchHeader, batch: &[u8], config: &LogConfig, now_ms: i64) -> Result<()> {
     let create_time = config.message_timestamp_type == TimestampType::CreateTime;
     if create_time && h.timestamp_type() == TimestampType::LogAppendTime {
@@ -131,23 +139,11 @@ fn check_records(h: &BatchHeader, batch: &[u8], config: &LogConfig, now_ms: i64)
     if !check_ts && !need_keys {
         return Ok(());
     }
-    let recs = records(batch, MAX_DECOMPRESSED_BATCH)
-        .map_err(|e| LogError::CorruptMessage(format!("cannot decode records: {e}")))?;
-    if recs.len() != usize::try_from(h.record_count).unwrap_or(usize::MAX) {
-        return Err(LogError::InvalidRecord {
-            message: format!(
-                "batch declares {} records but holds {}",
-                h.record_count,
-                recs.len()
-            ),
-            record_errors: Vec::new(),
-        });
-    }
     let lower = now_ms.saturating_sub(config.message_timestamp_before_max_ms);
     let upper = now_ms.saturating_add(config.message_timestamp_after_max_ms);
     let mut ts_errors = Vec::new();
     let mut key_errors = Vec::new();
-    for (i, r) in recs.iter().enumerate() {
+    let count = walk_records(batch, MAX_DECOMPRESSED_BATCH, |i, r| {
         let idx = i32::try_from(i).unwrap_or(i32::MAX);
         if check_ts {
             let ts = h.base_timestamp.saturating_add(r.timestamp_delta);
@@ -161,12 +157,22 @@ fn check_records(h: &BatchHeader, batch: &[u8], config: &LogConfig, now_ms: i64)
                 ));
             }
         }
-        if need_keys && r.key.is_none() {
+        if need_keys && r.key_is_null {
             key_errors.push((
                 idx,
                 "Compacted topic cannot accept message without key".to_string(),
             ));
         }
+    })
+    .map_err(|e| LogError::CorruptMessage(format!("cannot decode records: {e}")))?;
+    if count != usize::try_from(h.record_count).unwrap_or(usize::MAX) {
+        return Err(LogError::InvalidRecord {
+            message: format!(
+                "batch declares {} records but holds {count}",
+                h.record_count
+            ),
+            record_errors: Vec::new(),
+        });
     }
     if let Some((_, first)) = ts_errors.first() {
         let message = first.clone();
@@ -184,3 +190,6 @@ fn check_records(h: &BatchHeader, batch: &[u8], config: &LogConfig, now_ms: i64)
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -6,6 +6,9 @@
 //!  keyLen varint (-1 = null) + key | valueLen varint (-1 = null) + value |
 //!  headerCount varint | per header: keyLen varint + key | valueLen varint (-1 = null) + value`.
 //!
+//! [`walk_records`] is the allocation-free counterpart for produce validation: same framing
+//! checks, but keys, values and headers are skipped rather than sliced out.
+//!
 //! Pure; thread-safe. Decoded keys/values are `Bytes` slices of one shared buffer per batch.
 
 use bytes::Bytes;
@@ -54,6 +57,127 @@ pub fn records(batch: &[u8], max_decompressed_bytes: usize) -> Result<Vec<Record
         other => Bytes::from(decompress(other, section, max_decompressed_bytes)?),
     };
     decode_all(&data, count)
+}
+
+/// What produce validation needs from one record: read without materialising its key, value
+/// or headers (no allocation, no reference counting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordSummary {
+    pub attributes: i8,
+    pub timestamp_delta: i64,
+    pub offset_delta: i32,
+    /// Whether the key is null (compacted topics reject keyless records).
+    pub key_is_null: bool,
+}
+
+/// Walks every record of one batch that has passed [`crate::validate_batch`], calling `f` with
+/// the record's index and [`RecordSummary`], and returns the number of records.
+///
+/// Accepts and rejects exactly the batches [`records`] does, with the same errors: record
+/// framing (lengths, count, trailing bytes) and every field inside each record are checked,
+/// but keys, values and headers are skipped instead of copied. `f` may already have been
+/// called for earlier records when an error is returned. Uncompressed sections are walked in
+/// place; compressed ones are decompressed once (capped at `max_decompressed_bytes`).
+pub fn walk_records(
+    batch: &[u8],
+    max_decompressed_bytes: usize,
+    mut f: impl FnMut(usize, RecordSummary),
+) -> Result<usize, RecordsError> {
+    let header = BatchHeader::parse(batch)?;
+    let codec = header.compression()?;
+    let count = usize::try_from(header.record_count).map_err(|_| {
+        RecordsError::InvalidBatch(format!("negative record count {}", header.record_count))
+    })?;
+    let section = batch.get(HEADER_LEN..).unwrap_or(&[]);
+    match codec {
+        Compression::None => walk_all(section, count, &mut f),
+        other => walk_all(
+            &decompress(other, section, max_decompressed_bytes)?,
+            count,
+            &mut f,
+        ),
+    }
+}
+
+/// The framing of [`decode_all`] (same checks, same order, same messages) without decoding.
+fn walk_all(
+    data: &[u8],
+    count: usize,
+    f: &mut impl FnMut(usize, RecordSummary),
+) -> Result<usize, RecordsError> {
+    let mut cur = Cursor::new(data);
+    for index in 0..count {
+        if cur.remaining() == 0 {
+            return Err(RecordsError::InvalidRecord(format!(
+                "batch declares {count} records but holds only {index}"
+            )));
+        }
+        let len = cur.varint("record length")?;
+        let len = usize::try_from(len).map_err(|_| {
+            RecordsError::InvalidRecord(format!("record {index} has negative length {len}"))
+        })?;
+        let body = cur.take(len, "record body")?;
+        let body = data.get(body).unwrap_or(&[]);
+        f(index, skim_body(body, index)?);
+    }
+    if cur.remaining() != 0 {
+        return Err(RecordsError::InvalidRecord(format!(
+            "{} bytes follow the last of the {count} declared records",
+            cur.remaining()
+        )));
+    }
+    Ok(count)
+}
+
+/// [`decode_body`]'s checks, skipping over keys, values and headers.
+fn skim_body(body: &[u8], index: usize) -> Result<RecordSummary, RecordsError> {
+    let mut cur = Cursor::new(body);
+    let attributes = i8::from_be_bytes([cur.byte("record attributes")?]);
+    let timestamp_delta = cur.varlong("timestamp delta")?;
+    let offset_delta = cur.varint("offset delta")?;
+    let key_is_null = skip_nullable(&mut cur, "record key")?;
+    skip_nullable(&mut cur, "record value")?;
+    let header_count = cur.varint("header count")?;
+    let header_count = usize::try_from(header_count).map_err(|_| {
+        RecordsError::InvalidRecord(format!(
+            "record {index} has negative header count {header_count}"
+        ))
+    })?;
+    for _ in 0..header_count {
+        let key_len = cur.varint("header key length")?;
+        let key_len = usize::try_from(key_len).map_err(|_| {
+            RecordsError::InvalidRecord(format!(
+                "record {index} has a header key of negative length {key_len}"
+            ))
+        })?;
+        cur.take(key_len, "header key")?;
+        skip_nullable(&mut cur, "header value")?;
+    }
+    if cur.remaining() != 0 {
+        return Err(RecordsError::InvalidRecord(format!(
+            "record {index} declares {} bytes but its fields end after {}",
+            body.len(),
+            cur.position()
+        )));
+    }
+    Ok(RecordSummary {
+        attributes,
+        timestamp_delta,
+        offset_delta,
+        key_is_null,
+    })
+}
+
+/// [`nullable`] without the slice: returns whether the field is null.
+fn skip_nullable(cur: &mut Cursor<'_>, what: &str) -> Result<bool, RecordsError> {
+    let len = cur.varint(what)?;
+    if len == -1 {
+        return Ok(true);
+    }
+    let len = usize::try_from(len)
+        .map_err(|_| RecordsError::InvalidRecord(format!("{what} has invalid length {len}")))?;
+    cur.take(len, what)?;
+    Ok(false)
 }
 
 fn decode_all(data: &Bytes, count: usize) -> Result<Vec<Record>, RecordsError> {
