@@ -13,9 +13,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
+use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, ResponseKind};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
@@ -27,6 +27,10 @@ use crate::metrics::BrokerMetrics;
 
 /// Responses queued behind a slow one before the reader stops reading (back-pressure).
 const MAX_IN_FLIGHT: usize = 64;
+/// Largest read buffer a connection keeps between requests: a full default-size producer
+/// batch (librdkafka and the Java client send up to ~1 MiB) plus headroom, so steady produce
+/// traffic reuses one allocation while a rare huge request's buffer is released.
+const RETAINED_BUFFER_MAX: usize = 2 << 20;
 /// Kafka's `connections.max.idle.ms` default.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -65,6 +69,7 @@ pub async fn run(
         let writer_task = tokio::spawn(write_loop(writer, rx, metrics).in_current_span());
         let max_size = usize::try_from(broker.config.socket_request_max_bytes).unwrap_or(0);
         let client_host = format!("/{}", peer.ip());
+        let mut buf = BytesMut::new();
         loop {
             let mut prefix = [0u8; 4];
             let read = tokio::select! {
@@ -86,12 +91,11 @@ pub async fn run(
                     break;
                 }
             };
-            let mut body = vec![0u8; size];
-            if reader.read_exact(&mut body).await.is_err() {
+            let Some(body) = read_body(&mut reader, &mut buf, size).await else {
                 break;
-            }
+            };
             let started = Instant::now();
-            let outgoing = match skiff_protocol::decode_request(Bytes::from(body)) {
+            let outgoing = match skiff_protocol::decode_request(body) {
                 Ok(request) => {
                     let header = Header {
                         correlation_id: request.header.correlation_id,
@@ -138,6 +142,35 @@ pub async fn run(
     .await
 }
 
+/// Reads one `size`-byte frame body (size already checked against `socket.request.max.bytes`)
+/// into the connection's reused buffer and splits it off; `None` when the client closed.
+///
+/// The bytes land in spare capacity, so nothing is zero-filled, and once the previous body has
+/// been dropped the next frame reuses its allocation. A buffer grown past
+/// [`RETAINED_BUFFER_MAX`] is let go after its frame (the body keeps it alive only as long as
+/// the request needs it), so one large request does not pin memory for the connection's life.
+async fn read_body<R: AsyncRead + Unpin>(
+    reader: &mut R,
+    buf: &mut BytesMut,
+    size: usize,
+) -> Option<Bytes> {
+    buf.reserve(size);
+    let allocation = buf.capacity();
+    while buf.len() < size {
+        let missing = size - buf.len();
+        let mut limited = (&mut *buf).limit(missing);
+        match reader.read_buf(&mut limited).await {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+    }
+    let body = buf.split_to(size).freeze();
+    if allocation > RETAINED_BUFFER_MAX {
+        *buf = BytesMut::new();
+    }
+    Some(body)
+}
+
 async fn write_loop(
     mut writer: OwnedWriteHalf,
     mut rx: mpsc::Receiver<Outgoing>,
@@ -173,4 +206,72 @@ async fn write_loop(
 fn encode(h: &Header, response: &ResponseKind) -> Result<Bytes, String> {
     skiff_protocol::encode_response(h.correlation_id, h.api_key, h.version, response)
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn pattern(len: usize, seed: u8) -> Vec<u8> {
+        (0..len)
+            .map(|i| (i as u8).wrapping_mul(31) ^ seed)
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn frames_are_read_whole_into_a_reused_bounded_buffer() {
+        let sizes = [0usize, 1, 100, 70_000, 2 * RETAINED_BUFFER_MAX, 10, 1024];
+        let mut wire = Vec::new();
+        for (i, &size) in sizes.iter().enumerate() {
+            wire.extend(pattern(size, i as u8));
+        }
+        // A reader that hands out at most 7 bytes at a time exercises partial reads.
+        let (mut client, mut server) = tokio::io::duplex(7);
+        let writer = tokio::spawn(async move {
+            client.write_all(&wire).await.unwrap();
+        });
+        let mut buf = BytesMut::new();
+        for (i, &size) in sizes.iter().enumerate() {
+            let body = read_body(&mut server, &mut buf, size).await.unwrap();
+            assert_eq!(&body[..], &pattern(size, i as u8)[..], "frame {i}");
+            assert!(buf.is_empty(), "no bytes of the next frame are consumed");
+            // After a frame past the cap, the next frame must not reclaim the big allocation.
+            assert!(
+                buf.capacity() <= RETAINED_BUFFER_MAX,
+                "frame {i}: {} bytes retained",
+                buf.capacity()
+            );
+        }
+        writer.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_frame_cut_short_by_the_client_is_none() {
+        let (mut client, mut server) = tokio::io::duplex(64);
+        client.write_all(&[1, 2, 3]).await.unwrap();
+        drop(client);
+        let mut buf = BytesMut::new();
+        assert!(read_body(&mut server, &mut buf, 10).await.is_none());
+    }
+
+    #[tokio::test]
+    async fn steady_small_frames_reuse_one_allocation() {
+        let (mut client, mut server) = tokio::io::duplex(1 << 16);
+        let writer = tokio::spawn(async move {
+            for i in 0..50u8 {
+                client.write_all(&pattern(1000, i)).await.unwrap();
+            }
+        });
+        let mut buf = BytesMut::new();
+        let first = read_body(&mut server, &mut buf, 1000).await.unwrap();
+        let base = first.as_ptr();
+        drop(first);
+        for i in 1..50u8 {
+            let body = read_body(&mut server, &mut buf, 1000).await.unwrap();
+            assert_eq!(&body[..], &pattern(1000, i)[..]);
+            assert_eq!(body.as_ptr(), base, "frame {i} reuses the allocation");
+        }
+        writer.await.unwrap();
+    }
 }
