@@ -2,7 +2,8 @@
 # The one test command (README, .ci/run): installs what the suites need on a fresh Debian
 # machine (idempotent, quick when already installed), then runs every check in order:
 #   fmt, clippy, build, cargo test --workspace (unit tests + the rdkafka e2e crate),
-#   pytest tests/python (confluent-kafka, kafka-python), tests/kcat/run.sh, tests/docker/run.sh
+#   pytest tests/python (confluent-kafka, kafka-python), tests/kcat/run.sh, the benchmark
+#   smoke (`skiff-bench compare --smoke`), tests/docker/run.sh
 #   (compose file checks), tests/go/run.sh (franz-go), tests/node/run.sh (kafkajs,
 #   @platformatic/kafka), and (when java and mvn are on PATH) tests/java/run.sh: kafka-clients
 #   4.x via Maven + Kafka's CLI tools, tests/connect/run.sh (Connect distributed + MirrorMaker 2
@@ -72,6 +73,9 @@ step "docker" bash tests/docker/run.sh
 if [[ $BUILD_OK == PASS ]]; then
     step "pytest" "$VENV/bin/python" -m pytest -q tests/python
     step "kcat" bash tests/kcat/run.sh
+    # Issue 7's benchmark suite, Skiff only, a few seconds (the debug binary: it proves the
+    # suite runs, not the figures; the full comparison is `skiff-bench compare`, see README).
+    step "bench smoke" cargo run -q -p skiff-bench -- compare --smoke --broker-bin "$E2E_SKIFF_BIN"
     if command -v go >/dev/null || [[ -x /usr/local/go/bin/go ]]; then
         step "franz-go" bash tests/go/run.sh
     else
@@ -91,7 +95,7 @@ if [[ $BUILD_OK == PASS ]]; then
         TIMES+=("-" "-" "-")
     fi
 else
-    for name in pytest kcat franz-go node java connect+mm2 diff; do
+    for name in pytest kcat "bench smoke" franz-go node java connect+mm2 diff; do
         NAMES+=("$name"); RESULTS+=("SKIPPED (no binary)"); TIMES+=("-")
     done
     FAILED=1

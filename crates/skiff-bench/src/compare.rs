@@ -22,8 +22,10 @@ use crate::produce::{self, Acks};
 use crate::stats::Measurement;
 use crate::{consume, measure};
 
-/// Flags of the `compare` mode (ignored by the other modes).
+/// Flags of the `compare` mode (ignored by the other modes). The group id differs from
+/// `compaction::Args`'s: clap's debug builds reject two flattened groups with one name.
 #[derive(Debug, Clone, clap::Args)]
+#[group(id = "compare_args")]
 pub struct Args {
     /// Directory with Kafka's install.sh/start.sh/stop.sh [default: <workspace>/tests/kafka].
     #[arg(long, env = "SKIFF_BENCH_KAFKA_SCRIPTS")]
