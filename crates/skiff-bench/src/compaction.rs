@@ -240,9 +240,23 @@ pub fn run(
     Ok(())
 }
 
-/// One run on a fresh broker, stopped afterwards; errors carry the broker's log tail.
+/// One run on a fresh broker, stopped afterwards; errors carry the broker's log tail. A peer
+/// that fails to *start* gets one more try (tests/kafka/start.sh can fail on its random
+/// cluster id, e.g. one starting with '-'); the failure is printed, never hidden.
 fn run_once(kind: &BrokerKind, plan: &Plan, threads: usize, clk_tck: f64) -> Result<Figures> {
-    let mut b = kind.launch_with(&launch_options(plan, threads))?;
+    let opts = launch_options(plan, threads);
+    let mut b = match kind.launch_with(&opts) {
+        Ok(b) => b,
+        Err(e) if !matches!(kind, BrokerKind::Skiff { .. }) => {
+            eprintln!(
+                "  {}: start failed, trying once more: {}",
+                kind.name(),
+                crate::compare::first_line(&e)
+            );
+            kind.launch_with(&opts)?
+        }
+        Err(e) => return Err(e),
+    };
     let result = one_run(&b, plan, clk_tck);
     let stopped = b.stop();
     let f = result.map_err(|e| anyhow::anyhow!("{e:#}\nbroker log tail:\n{}", b.log_tail(30)))?;

@@ -144,9 +144,9 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
     if !inv.args.no_compaction {
         let _ = writeln!(
             head,
-            "compaction: the `compaction --deferred --threads 1` workload (1 GiB over 100k keys, \
-             10% live, 64 MiB segments, min.cleanable.dirty.ratio 0.5, back-off 1 s unless \
-             flagged) on skiff and kafka; cleaner MB/s = closed-segment bytes at the last write \
+            "compaction: the `compaction --deferred --threads 1` workload (size in the row \
+             label; full: 1 GiB over 100k keys, 10% live, 64 MiB segments, \
+             min.cleanable.dirty.ratio 0.5, back-off 1 s) on skiff and kafka; cleaner MB/s = closed-segment bytes at the last write \
              / summed pass seconds of each cleaner's own report; peak RSS = whole broker \
              process (Kafka: the JVM); each run ends with a read from 0 that checks every \
              key's latest value"

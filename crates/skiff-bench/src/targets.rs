@@ -241,7 +241,11 @@ pub fn compaction(m: &Matrix, dedupe_buffer: Option<u64>) -> Outcome {
         }
     }
     if !any {
-        ev.push("not run in this invocation: `skiff-bench compaction --kafka` measures it".into());
+        ev.push(
+            "no Skiff and Kafka compaction figures in this invocation \
+             (`skiff-bench compaction --kafka` measures them)"
+                .into(),
+        );
     }
     Outcome {
         target: "compaction: >= 3x Kafka's cleaner throughput, memory within the dedupe buffer",
