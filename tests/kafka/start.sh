@@ -50,8 +50,15 @@ done
 CP="$KAFKA_HOME/libs/*"
 JAVA_OPTS=(-Xms256m -Xmx1g -XX:+UseG1GC -Djava.awt.headless=true)
 if [[ ! -f $DATA/logs/meta.properties ]]; then
-    # A random cluster id: 16 random bytes, URL-safe base64 without padding (Kafka's Uuid form).
-    CLUSTER_ID=$(python3 -c 'import base64, os; print(base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("="))')
+    # A random cluster id: 16 random bytes, URL-safe base64 without padding (Kafka's Uuid form),
+    # drawn again when it starts with '-', which kafka-storage would read as an option.
+    CLUSTER_ID=$(python3 -c '
+import base64, os
+while True:
+    cid = base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("=")
+    if not cid.startswith("-"):
+        print(cid)
+        break')
     java "${JAVA_OPTS[@]}" -Dlog4j2.configurationFile="$KAFKA_HOME/log4j2.properties" -cp "$CP" \
         kafka.tools.StorageTool format -t "$CLUSTER_ID" -c "$DATA/server.properties" >"$DATA/format.out" 2>&1 \
         || { cat "$DATA/format.out" >&2; echo "kafka start: kafka-storage format failed" >&2; exit 1; }
