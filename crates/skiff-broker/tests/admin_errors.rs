@@ -3,13 +3,13 @@
 //! without one).
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::sync::Arc;
 
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
-use skiff_broker::dispatch::{dispatch, Reply};
 use skiff_broker::Broker;
-use skiff_protocol::DecodedRequest;
 
 fn s(v: &str) -> StrBytes {
     StrBytes::from_string(v.to_string())
@@ -17,28 +17,12 @@ fn s(v: &str) -> StrBytes {
 
 async fn start() -> (tempfile::TempDir, Arc<Broker>) {
     let dir = tempfile::tempdir().unwrap();
-    let sets = vec![format!("log.dirs={}", dir.path().display())];
-    let (config, _) = skiff_config::load(None, &sets, Vec::<(String, String)>::new()).unwrap();
-    let broker = tokio::task::spawn_blocking(move || Broker::start(config))
-        .await
-        .unwrap()
-        .unwrap();
+    let broker = common::start_on(dir.path(), &[]).await;
     (dir, broker)
 }
 
 async fn send(broker: &Arc<Broker>, key: ApiKey, version: i16, body: RequestKind) -> ResponseKind {
-    let request = DecodedRequest {
-        api_key: key,
-        api_version: version,
-        header: RequestHeader::default(),
-        body,
-    };
-    match dispatch(broker, request, "/127.0.0.1").await {
-        Reply::Respond(r) => r,
-        Reply::Later(f) => f.await,
-        Reply::NoResponse => panic!("{key:?}: no response"),
-        Reply::Close(why) => panic!("{key:?}: closed: {why}"),
-    }
+    common::call(broker, key, version, body).await
 }
 
 fn topic(name: &str, partitions: i32, rf: i16) -> create_topics_request::CreatableTopic {

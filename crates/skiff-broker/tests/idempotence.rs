@@ -4,38 +4,20 @@
 //! producer state survives a clean restart.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use common::call;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
-use skiff_broker::dispatch::{dispatch, Reply};
 use skiff_broker::Broker;
-use skiff_protocol::DecodedRequest;
 
 async fn start(dir: &Path) -> Arc<Broker> {
-    let sets = vec![format!("log.dirs={}", dir.display())];
-    let (config, _) = skiff_config::load(None, &sets, Vec::<(String, String)>::new()).unwrap();
-    tokio::task::spawn_blocking(move || Broker::start(config))
-        .await
-        .unwrap()
-        .unwrap()
-}
-
-async fn call(broker: &Arc<Broker>, key: ApiKey, version: i16, body: RequestKind) -> ResponseKind {
-    let request = DecodedRequest {
-        api_key: key,
-        api_version: version,
-        header: RequestHeader::default(),
-        body,
-    };
-    match dispatch(broker, request, "/127.0.0.1").await {
-        Reply::Respond(r) => r,
-        Reply::Later(f) => f.await,
-        Reply::NoResponse | Reply::Close(_) => panic!("no response"),
-    }
+    common::start_on(dir, &[]).await
 }
 
 async fn init(broker: &Arc<Broker>, txn: Option<&str>) -> InitProducerIdResponse {

@@ -5,30 +5,26 @@
 //! an id with an ongoing transaction kept).
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::call;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
-use skiff_broker::dispatch::{dispatch, Reply};
 use skiff_broker::Broker;
-use skiff_protocol::DecodedRequest;
 
 async fn start(dir: &Path, extra: &[&str]) -> Arc<Broker> {
     let mut sets = vec![
-        format!("log.dirs={}", dir.display()),
-        "transaction.state.log.num.partitions=2".to_string(),
-        "offsets.topic.num.partitions=1".to_string(),
+        "transaction.state.log.num.partitions=2",
+        "offsets.topic.num.partitions=1",
     ];
-    sets.extend(extra.iter().map(|s| s.to_string()));
-    let (config, _) = skiff_config::load(None, &sets, Vec::<(String, String)>::new()).unwrap();
-    tokio::task::spawn_blocking(move || Broker::start(config))
-        .await
-        .unwrap()
-        .unwrap()
+    sets.extend_from_slice(extra);
+    common::start_on(dir, &sets).await
 }
 
 async fn stop(broker: Arc<Broker>) {
@@ -37,20 +33,6 @@ async fn stop(broker: Arc<Broker>) {
         .await
         .unwrap()
         .unwrap();
-}
-
-async fn call(broker: &Arc<Broker>, key: ApiKey, version: i16, body: RequestKind) -> ResponseKind {
-    let request = DecodedRequest {
-        api_key: key,
-        api_version: version,
-        header: RequestHeader::default(),
-        body,
-    };
-    match dispatch(broker, request, "/127.0.0.1").await {
-        Reply::Respond(r) => r,
-        Reply::Later(f) => f.await,
-        Reply::NoResponse | Reply::Close(_) => panic!("no response"),
-    }
 }
 
 fn tid(t: &str) -> TransactionalId {
