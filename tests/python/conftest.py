@@ -195,6 +195,8 @@ MATRIX_MAP = {
     ("test_transactions.py", "test_kafka_python_abort_then_commit"): [("kafka-python", "transactions")],
     ("test_transactions.py", "test_kafka_python_consume_transform_produce"): [("kafka-python", "transactions")],
     ("test_transactions.py", "test_confluent_kafka_commit_and_abort"): [("confluent-kafka", "transactions")],
+    ("test_offsets.py", "test_confluent_offsets_for_times_and_watermarks"): [("confluent-kafka", "offsets_for_times")],
+    ("test_offsets.py", "test_kafka_python_offsets_for_times_and_watermarks"): [("kafka-python", "offsets_for_times")],
 }
 # What "special" means for each client here (the TSV note).
 MATRIX_SPECIAL = {
