@@ -13,6 +13,7 @@ use skiff_config::DescribedConfig;
 use super::str_bytes;
 use crate::broker::Broker;
 use crate::dispatch::Reply;
+use crate::topics::validate_topic_name;
 
 /// Kafka's config resource types.
 pub const TOPIC: i8 = 2;
@@ -67,8 +68,10 @@ pub fn describe(
 ) -> Result<Vec<DescribedConfig>, (ResponseError, String)> {
     match resource_type {
         TOPIC => {
-            check_topic_name(name)
-                .map_err(|message| (ResponseError::InvalidTopicException, message))?;
+            // Kafka checks a described topic's name before looking it up, with the same
+            // "Topic name is invalid: ..." texts as CreateTopics.
+            validate_topic_name(name)
+                .map_err(|e| (ResponseError::InvalidTopicException, e.to_string()))?;
             match broker.topics.get(name) {
                 Some(topic) => Ok(skiff_config::describe_topic_configs(
                     &topic.overrides(),
@@ -88,31 +91,6 @@ pub fn describe(
         )),
     }
 }
-
-/// Kafka checks a described topic's name before looking it up, and words the rejection
-/// differently from CreateTopics ("Topic name is invalid: ...").
-fn check_topic_name(name: &str) -> Result<(), String> {
-    let problem = if name.is_empty() {
-        "the empty string is not allowed".to_string()
-    } else if name == "." || name == ".." {
-        format!("'{name}' is not allowed")
-    } else if name.len() > MAX_TOPIC_NAME_LEN {
-        format!("the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LEN}")
-    } else if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-    {
-        format!(
-            "'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
-        )
-    } else {
-        return Ok(());
-    };
-    Err(format!("Topic name is invalid: {problem}"))
-}
-
-/// Longest topic name Kafka accepts.
-const MAX_TOPIC_NAME_LEN: usize = 249;
 
 /// A broker resource names this node's id; an empty name means the cluster-wide default.
 pub fn check_broker_name(broker: &Broker, name: &str) -> Result<(), (ResponseError, String)> {
