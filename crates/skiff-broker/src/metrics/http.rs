@@ -15,11 +15,12 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Semaphore};
-use tracing::{debug, info, warn};
+use tokio::sync::watch;
+use tracing::{debug, info};
 
 use super::text::CONTENT_TYPE;
 use crate::broker::Broker;
+use crate::net::listener::accept_bounded;
 
 /// Largest request head accepted: a scraper's GET is a few hundred bytes.
 pub const MAX_HEAD: usize = 8 * 1024;
@@ -73,40 +74,26 @@ fn head_end(buf: &[u8]) -> Option<usize> {
 }
 
 /// Serves until `shutdown` turns true.
-pub async fn serve(
-    listener: TcpListener,
-    broker: Arc<Broker>,
-    mut shutdown: watch::Receiver<bool>,
-) {
+pub async fn serve(listener: TcpListener, broker: Arc<Broker>, shutdown: watch::Receiver<bool>) {
     if let Ok(addr) = listener.local_addr() {
         info!(%addr, "metrics listening (GET /metrics)");
     }
-    let permits = Arc::new(Semaphore::new(MAX_SCRAPES));
-    loop {
-        let permit = tokio::select! {
-            p = permits.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => return },
-            _ = shutdown.changed() => return,
-        };
-        let accepted = tokio::select! {
-            a = listener.accept() => a,
-            _ = shutdown.changed() => return,
-        };
-        match accepted {
-            Ok((stream, peer)) => {
-                let broker = broker.clone();
-                tokio::spawn(async move {
-                    if let Err(e) = handle(stream, &broker).await {
-                        debug!(%peer, error = %e, "metrics connection ended");
-                    }
-                    drop(permit);
-                });
+    let accept = "metrics accept failed";
+    accept_bounded(
+        listener,
+        MAX_SCRAPES,
+        shutdown,
+        accept,
+        move |stream, peer| {
+            let broker = broker.clone();
+            async move {
+                if let Err(e) = handle(stream, &broker).await {
+                    debug!(%peer, error = %e, "metrics connection ended");
+                }
             }
-            Err(e) => {
-                warn!(error = %e, "metrics accept failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        }
-    }
+        },
+    )
+    .await;
 }
 
 async fn handle(mut stream: TcpStream, broker: &Arc<Broker>) -> std::io::Result<()> {

@@ -1,8 +1,11 @@
-//! Accepts connections until shutdown, bounded by a connection semaphore.
+//! Accepts connections until shutdown, bounded by a connection semaphore ([`accept_bounded`],
+//! also used by the metrics listener).
 
+use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 use tracing::{info, warn};
 
@@ -30,13 +33,43 @@ pub async fn serve_listener(
     listener: TcpListener,
     name: &str,
     broker: Arc<Broker>,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) {
-    let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     if let Ok(addr) = listener.local_addr() {
         info!(%addr, listener = name, "listening");
     }
     let name: Arc<str> = Arc::from(name);
+    let watcher = shutdown.clone();
+    accept_bounded(
+        listener,
+        MAX_CONNECTIONS,
+        watcher,
+        "accept failed",
+        move |stream, peer| {
+            let broker = broker.clone();
+            let shutdown = shutdown.clone();
+            let name = name.clone();
+            async move { connection::run(stream, peer, &name, broker, shutdown).await }
+        },
+    )
+    .await;
+}
+
+/// Accepts on `listener` until `shutdown` turns true, with at most `max` accepted streams
+/// being served at once; each one runs `serve` on its own task, holding its permit until that
+/// returns. A failed accept is logged with `accept_error` and retried after a short pause.
+/// Shared by the Kafka listeners and the metrics listener.
+pub(crate) async fn accept_bounded<F, Fut>(
+    listener: TcpListener,
+    max: usize,
+    mut shutdown: watch::Receiver<bool>,
+    accept_error: &'static str,
+    serve: F,
+) where
+    F: Fn(TcpStream, SocketAddr) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let permits = Arc::new(Semaphore::new(max));
     loop {
         let permit = tokio::select! {
             p = permits.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => return },
@@ -48,16 +81,14 @@ pub async fn serve_listener(
         };
         match accepted {
             Ok((stream, peer)) => {
-                let broker = broker.clone();
-                let shutdown = shutdown.clone();
-                let name = name.clone();
+                let served = serve(stream, peer);
                 tokio::spawn(async move {
-                    connection::run(stream, peer, &name, broker, shutdown).await;
+                    served.await;
                     drop(permit);
                 });
             }
             Err(e) => {
-                warn!(error = %e, "accept failed");
+                warn!(error = %e, "{accept_error}");
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             }
         }
