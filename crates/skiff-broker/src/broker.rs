@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use base64::Engine;
-use skiff_cleaner::{CleanerConfig, CleanerPool};
+use skiff_cleaner::{CleanerConfig, CleanerHandle, CleanerPool};
 use skiff_config::BrokerConfig;
 use skiff_log::{Clock, LogDir, LogError, SystemClock};
 use tracing::info;
@@ -171,14 +171,38 @@ impl Broker {
         cleaner.as_ref().map(f)
     }
 
-    /// Delete a topic, first stopping any cleaning pass on its partitions.
+    /// A handle on the cleaner, cloned out so that waiting for a pass to stop never holds
+    /// `self.cleaner` (which `/metrics`, other deletes and shutdown take).
+    fn cleaner_handle(&self) -> Option<CleanerHandle> {
+        self.with_cleaner(CleanerPool::handle)
+    }
+
+    /// Delete a topic, first stopping any cleaning pass on its partitions and keeping them
+    /// paused (Kafka's `abortAndPauseCleaning`) until the log is gone; then the cleaner forgets
+    /// them (including an uncleanable mark), so a re-created topic starts afresh.
     pub fn delete_topic(&self, name: &str) -> Result<uuid::Uuid, TopicError> {
-        if let Some(topic) = self.topics.get(name) {
-            for p in topic.partitions() {
-                self.with_cleaner(|c| c.abort_and_wait(name, p.index));
+        let cleaner = self.cleaner_handle();
+        let indexes: Vec<i32> = self
+            .topics
+            .get(name)
+            .map(|t| t.partitions().iter().map(|p| p.index).collect())
+            .unwrap_or_default();
+        if let Some(c) = &cleaner {
+            for &i in &indexes {
+                c.abort_and_pause(name, i);
             }
         }
-        self.topics.delete(name)
+        let result = self.topics.delete(name);
+        if let Some(c) = &cleaner {
+            for &i in &indexes {
+                if result.is_ok() {
+                    c.forget(name, i);
+                } else {
+                    c.resume(name, i);
+                }
+            }
+        }
+        result
     }
 
     /// Replace a topic's config overrides. A pass running under the old `cleanup.policy`
@@ -190,15 +214,27 @@ impl Broker {
         overrides: std::collections::BTreeMap<String, String>,
         validate_only: bool,
     ) -> Result<(), TopicError> {
-        if !validate_only {
-            if let Some(topic) = self.topics.get(name) {
-                for p in topic.partitions() {
-                    self.with_cleaner(|c| c.abort_and_wait(name, p.index));
-                }
+        let cleaner = self.cleaner_handle();
+        let indexes: Vec<i32> = match (&cleaner, validate_only) {
+            (Some(_), false) => self
+                .topics
+                .get(name)
+                .map(|t| t.partitions().iter().map(|p| p.index).collect())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        if let Some(c) = &cleaner {
+            for &i in &indexes {
+                c.abort_and_pause(name, i);
             }
         }
         let result = self.topics.set_overrides(name, overrides, validate_only);
-        self.with_cleaner(CleanerPool::wake);
+        if let Some(c) = &cleaner {
+            for &i in &indexes {
+                c.resume(name, i);
+            }
+            c.wake();
+        }
         result
     }
 

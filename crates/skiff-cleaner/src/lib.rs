@@ -9,6 +9,8 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod error;
+#[cfg(any(test, feature = "fault-injection"))]
+pub mod fault;
 pub mod filter;
 pub mod markers;
 pub mod offset_map;
@@ -21,5 +23,5 @@ pub use error::{CleanerError, Result};
 pub use offset_map::{Lookup, OffsetMap};
 pub use pass::{run_pass, PassContext, PassStats, Throttler};
 pub use planner::{plan, CleanablePlan, UncleanableReason, Urgency};
-pub use pool::{CleanerConfig, CleanerPool, LogSource};
+pub use pool::{CleanerConfig, CleanerHandle, CleanerPool, LogSource};
 pub use status::{CompactionStatus, PassTotals};

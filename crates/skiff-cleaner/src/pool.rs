@@ -8,13 +8,25 @@
 //! in-memory checkpoint; a partition is marked in progress under that lock, so it is never
 //! cleaned by two threads. Lock order: pool state → a log's own locks (planning reads a
 //! `CleanerView`); passes and checkpoint file writes run without the state lock (checkpoint
-//! writes are serialized by their own mutex). A failed pass is retried with exponential
-//! back-off and its error kept in the status; the partition is never abandoned.
+//! writes are serialized by their own mutex). [`CleanerHandle`] is a cheap clone of the pool's
+//! shared state, so callers can abort and wait for a pass without holding any lock of theirs.
+//!
+//! Partition states, as Kafka's `LogCleanerManager` has them: *in progress* (a thread is
+//! cleaning it), *paused* ([`CleanerHandle::abort_and_pause`] until
+//! [`CleanerHandle::resume`], counted, e.g. while its topic is deleted or its config changes),
+//! *uncleanable* (a pass or its planning panicked: skipped until the topic is deleted or the
+//! broker restarts, see [`CompactionStatus::uncleanable`]). A pass that fails with an error
+//! (I/O, corruption) is not abandoned: it is retried with exponential back-off and its error
+//! kept in the status. A panic never takes a cleaner thread down: it is caught per pass, the
+//! pass's `.cleaned` files are deleted as its writer unwinds, and the thread goes on with the
+//! other partitions.
 //!
 //! Disk: `cleaner-offset-checkpoint` in the log dir (format owned by `skiff-log`), holding the
 //! first dirty offset of every compacted partition the source still lists.
 
+use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -74,6 +86,8 @@ type Key = (String, i32);
 struct Entry {
     status: CompactionStatus,
     abort: Arc<AtomicBool>,
+    /// Pending [`CleanerHandle::abort_and_pause`] calls; never picked while > 0.
+    paused: u32,
 }
 
 #[derive(Default)]
@@ -105,8 +119,17 @@ impl Shared {
 
 /// The running cleaner threads. See the module docs.
 pub struct CleanerPool {
-    shared: Arc<Shared>,
+    handle: CleanerHandle,
     threads: Vec<JoinHandle<()>>,
+}
+
+/// Status queries and pause/abort control of a [`CleanerPool`], cloneable and usable from any
+/// thread without holding the pool itself (so a caller never has to keep its own lock around
+/// the pool while it waits for a pass to stop). After [`CleanerPool::stop`] nothing is in
+/// progress any more, so nothing waits.
+#[derive(Clone)]
+pub struct CleanerHandle {
+    shared: Arc<Shared>,
 }
 
 /// A log picked for cleaning.
@@ -157,7 +180,7 @@ impl CleanerPool {
             }
         }
         CleanerPool {
-            shared,
+            handle: CleanerHandle { shared },
             threads: handles,
         }
     }
@@ -167,6 +190,53 @@ impl CleanerPool {
         self.threads.len()
     }
 
+    /// A handle on this pool's state, for use without holding the pool.
+    pub fn handle(&self) -> CleanerHandle {
+        self.handle.clone()
+    }
+
+    /// The status of one partition, once the pool has planned it.
+    pub fn status(&self, topic: &str, partition: i32) -> Option<CompactionStatus> {
+        self.handle.status(topic, partition)
+    }
+
+    /// Every known partition's status, sorted by topic and partition.
+    pub fn statuses(&self) -> Vec<(String, i32, CompactionStatus)> {
+        self.handle.statuses()
+    }
+
+    /// Stops a running pass on the partition and returns once it is not in progress; see
+    /// [`CleanerHandle::abort_and_pause`] (this is it followed by `resume`).
+    pub fn abort_and_wait(&self, topic: &str, partition: i32) {
+        self.handle.abort_and_pause(topic, partition);
+        self.handle.resume(topic, partition);
+    }
+
+    /// Makes idle threads re-plan now (after appends, rolls or config changes).
+    pub fn wake(&self) {
+        self.handle.wake();
+    }
+
+    /// Aborts running passes and joins the threads.
+    pub fn stop(self) {
+        {
+            let shared = &self.handle.shared;
+            let mut st = shared.lock();
+            st.stopping = true;
+            for e in st.entries.values() {
+                e.abort.store(true, Ordering::Release);
+            }
+            shared.changed.notify_all();
+        }
+        for h in self.threads {
+            if h.join().is_err() {
+                tracing::error!("a cleaner thread panicked");
+            }
+        }
+    }
+}
+
+impl CleanerHandle {
     /// The status of one partition, once the pool has planned it.
     pub fn status(&self, topic: &str, partition: i32) -> Option<CompactionStatus> {
         let st = self.shared.lock();
@@ -187,12 +257,17 @@ impl CleanerPool {
         out
     }
 
-    /// Stops a running pass on the partition (its `.cleaned` files are deleted, the checkpoint
-    /// untouched) and returns once it is not in progress. Call it after the topic was removed
-    /// from the [`LogSource`] or its `cleanup.policy` changed, so it is not picked again.
-    pub fn abort_and_wait(&self, topic: &str, partition: i32) {
+    /// Kafka's `abortAndPauseCleaning`: stops a running pass on the partition (its `.cleaned`
+    /// files are deleted, the checkpoint untouched), returns once it is not in progress, and
+    /// keeps the partition from being picked until as many [`CleanerHandle::resume`] (or a
+    /// [`CleanerHandle::forget`]). A pass checks its abort flag between batches, so the wait is
+    /// short; only the pool's own state lock is taken, and it is released while waiting.
+    pub fn abort_and_pause(&self, topic: &str, partition: i32) {
         let key = (topic.to_string(), partition);
         let mut st = self.shared.lock();
+        if let Some(e) = st.entries.get_mut(&key) {
+            e.paused = e.paused.saturating_add(1);
+        }
         while let Some(e) = st.entries.get(&key).filter(|e| e.status.in_progress) {
             e.abort.store(true, Ordering::Release);
             st = self
@@ -203,28 +278,43 @@ impl CleanerPool {
         }
     }
 
+    /// Undoes one [`CleanerHandle::abort_and_pause`].
+    pub fn resume(&self, topic: &str, partition: i32) {
+        let mut st = self.shared.lock();
+        if let Some(e) = st.entries.get_mut(&(topic.to_string(), partition)) {
+            e.paused = e.paused.saturating_sub(1);
+        }
+        st.wakes = st.wakes.wrapping_add(1);
+        self.shared.changed.notify_all();
+    }
+
+    /// Drops what the pool knows about a partition whose log was deleted (pause, status,
+    /// uncleanable mark), so a topic re-created under the same name starts afresh. A pass in
+    /// progress (on a log created since) is left alone.
+    pub fn forget(&self, topic: &str, partition: i32) {
+        let mut st = self.shared.lock();
+        let key = (topic.to_string(), partition);
+        if st.entries.get(&key).is_some_and(|e| !e.status.in_progress) {
+            st.entries.remove(&key);
+        }
+    }
+
     /// Makes idle threads re-plan now (after appends, rolls or config changes).
     pub fn wake(&self) {
         let mut st = self.shared.lock();
         st.wakes = st.wakes.wrapping_add(1);
         self.shared.changed.notify_all();
     }
+}
 
-    /// Aborts running passes and joins the threads.
-    pub fn stop(self) {
-        {
-            let mut st = self.shared.lock();
-            st.stopping = true;
-            for e in st.entries.values() {
-                e.abort.store(true, Ordering::Release);
-            }
-            self.shared.changed.notify_all();
-        }
-        for h in self.threads {
-            if h.join().is_err() {
-                tracing::error!("a cleaner thread panicked");
-            }
-        }
+/// The text of a caught panic's payload.
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
     }
 }
 
@@ -241,9 +331,18 @@ fn thread_main(shared: &Shared, threads: usize) {
             }
             st.wakes
         };
-        match pick(shared) {
-            Some(job) => clean(shared, job, &mut map, io_buffer),
-            None => idle(shared, wakes),
+        // Planning is guarded per log inside `pick`; this catches a bug anywhere else in it,
+        // so the thread lives on (and retries after the idle sleep).
+        match catch_unwind(AssertUnwindSafe(|| pick(shared))) {
+            Ok(Some(job)) => clean(shared, job, &mut map, io_buffer),
+            Ok(None) => idle(shared, wakes),
+            Err(payload) => {
+                tracing::error!(
+                    "the cleaner's planning panicked: {}; retrying after log.cleaner.backoff.ms",
+                    panic_message(payload.as_ref())
+                );
+                idle(shared, wakes);
+            }
         }
     }
 }
@@ -254,6 +353,7 @@ fn pick(shared: &Shared) -> Option<Job> {
     let now = shared.clock.now_ms();
     let checkpoints = shared.lock().checkpoints.clone();
     let mut planned = Vec::new();
+    let mut panicked = Vec::new();
     for (topic, partition, log) in logs {
         let view = log.cleaner_view();
         if !view.config.cleanup_policy.compact || log.is_closed() {
@@ -263,14 +363,31 @@ fn pick(shared: &Shared) -> Option<Job> {
         let stored = checkpoints.get(&key).copied();
         // Never past an undecided transaction (COMPACTION.md §2.8).
         let lso = log.last_stable_offset().min(view.log_end_offset);
-        let p = plan(&view, stored, now, lso);
-        planned.push((key, log, view, p, stored));
+        match catch_unwind(AssertUnwindSafe(|| plan(&view, stored, now, lso))) {
+            Ok(p) => planned.push((key, log, view, p, stored)),
+            Err(payload) => panicked.push((key, panic_message(payload.as_ref()))),
+        }
     }
 
     let mut st = shared.lock();
-    let present: Vec<Key> = planned.iter().map(|x| x.0.clone()).collect();
+    let present: Vec<Key> = planned
+        .iter()
+        .map(|x| x.0.clone())
+        .chain(panicked.iter().map(|x| x.0.clone()))
+        .collect();
     st.entries
         .retain(|k, e| e.status.in_progress || present.contains(k));
+    for (key, message) in panicked {
+        let entry = st.entries.entry(key.clone()).or_default();
+        if entry.status.uncleanable.is_none() {
+            tracing::error!(topic = %key.0, partition = key.1,
+                "planning the cleaning of this log panicked: {message}; marking it uncleanable \
+                 until the topic is deleted or the broker restarts");
+            entry
+                .status
+                .record_panic(format!("planning panicked: {message}"));
+        }
+    }
     let mut reset = false;
     let mut candidates = Vec::new();
     for (i, (key, log, view, p, stored)) in planned.iter().enumerate() {
@@ -284,6 +401,10 @@ fn pick(shared: &Shared) -> Option<Job> {
             continue;
         }
         entry.status.apply_plan(p, ratio);
+        if entry.paused > 0 || entry.status.uncleanable.is_some() {
+            entry.status.waiting_for = None;
+            continue;
+        }
         if entry.status.retry_at_ms.is_some_and(|t| t > now) {
             continue;
         }
@@ -351,8 +472,34 @@ fn clean(shared: &Shared, job: Job, map: &mut OffsetMap, io_buffer: usize) {
         abort: &job.abort,
         throttler: &shared.throttler,
     };
-    let result = run_pass(&job.log, &job.view, &job.plan, map, &ctx);
+    // A panic is caught here, per pass: the partition is marked uncleanable below and this
+    // thread goes on with the others. Unwinding drops the pass's cleaned-segment writer,
+    // which deletes its `.cleaned` files; the log itself only changes in the atomic swap. The
+    // map is cleared at the start of every pass, so a half-filled one is harmless.
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        #[cfg(any(test, feature = "fault-injection"))]
+        crate::fault::before_pass(&job.key.0);
+        run_pass(&job.log, &job.view, &job.plan, map, &ctx)
+    }));
     let end = shared.clock.now_ms();
+    let result = match outcome {
+        Ok(result) => result,
+        Err(payload) => {
+            let message = format!(
+                "cleaning pass panicked: {}",
+                panic_message(payload.as_ref())
+            );
+            tracing::error!(topic = %job.key.0, partition = job.key.1,
+                "{message}; marking the partition uncleanable until the topic is deleted or \
+                 the broker restarts");
+            let mut st = shared.lock();
+            let entry = st.entries.entry(job.key.clone()).or_default();
+            entry.status.record_panic(message);
+            entry.status.in_progress = false;
+            shared.changed.notify_all();
+            return;
+        }
+    };
     match &result {
         Ok(stats) => {
             // The checkpoint is on disk before the pass is reported done.

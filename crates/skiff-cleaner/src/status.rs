@@ -48,6 +48,12 @@ pub struct CompactionStatus {
     /// Why an eligible log is not being cleaned (e.g. not enough free disk space).
     pub waiting_for: Option<String>,
     pub in_progress: bool,
+    /// Set when a pass (or the planning of this log) panicked: the partition is marked
+    /// uncleanable and skipped, as Kafka's `LogCleanerManager.markPartitionUncleanable` does,
+    /// until the topic is deleted (or re-created) or the broker restarts. Holds the panic's
+    /// message. Unlike an error (retried with back-off), a panic is a bug in Skiff: retrying
+    /// would panic again and again.
+    pub uncleanable: Option<String>,
     /// Figures summed over every successful pass since the broker started (for counters).
     pub totals: PassTotals,
 }
@@ -109,6 +115,16 @@ impl CompactionStatus {
         self.retry_at_ms = Some(now_ms.saturating_add(i64::try_from(delay).unwrap_or(i64::MAX)));
         self.last_error = Some(error);
     }
+
+    /// Records a pass that panicked: counted as a failure, and the partition is marked
+    /// uncleanable (no retry is scheduled; see [`CompactionStatus::uncleanable`]).
+    pub fn record_panic(&mut self, message: String) {
+        self.consecutive_failures = self.consecutive_failures.saturating_add(1);
+        self.totals.failures = self.totals.failures.saturating_add(1);
+        self.retry_at_ms = None;
+        self.last_error = Some(message.clone());
+        self.uncleanable = Some(message);
+    }
 }
 
 /// Delay before retry number `failures` (1-based): `max(backoff, 1 s) × 2^(failures-1)`, at
@@ -154,6 +170,19 @@ mod tests {
         assert_eq!(s.next_delete_horizon_ms, Some(99));
         assert_eq!(s.tombstones_seen, 3);
         assert_eq!(s.totals.failures, 2);
+    }
+
+    #[test]
+    fn a_panic_marks_uncleanable_without_a_retry() {
+        let mut s = CompactionStatus::default();
+        s.record_failure("io".into(), 10_000, 100);
+        s.record_panic("cleaning pass panicked: bug".into());
+        assert_eq!(
+            s.uncleanable.as_deref(),
+            Some("cleaning pass panicked: bug")
+        );
+        assert_eq!(s.retry_at_ms, None);
+        assert_eq!((s.consecutive_failures, s.totals.failures), (2, 2));
     }
 
     #[test]

@@ -121,6 +121,9 @@ pub fn rows(samples: &[Sample]) -> Vec<Row> {
 pub fn state(r: &Row) -> String {
     let state = if r.in_progress {
         "cleaning".to_string()
+    } else if r.uncleanable.as_deref() == Some("marked_uncleanable") {
+        // A pass panicked (a bug): skipped until the topic is deleted or the broker restarts.
+        "FAILED: marked uncleanable until restart (see the broker log)".to_string()
     } else if let Some(reason) = &r.uncleanable {
         format!("blocked: {}", reason.replace('_', " "))
     } else if r.dirty_ratio > r.min_cleanable_ratio {
@@ -239,6 +242,9 @@ skiff_compaction_tombstones_removed_total{topic=\"users\",partition=\"0\"} 4
 skiff_compaction_in_progress{topic=\"users\",partition=\"0\"} 0
 skiff_compaction_first_uncleanable_offset{topic=\"users\",partition=\"0\",limit=\"active_segment\"} 40
 skiff_compaction_uncleanable{topic=\"users\",partition=\"1\",reason=\"cleaning_failed\"} 1
+skiff_compaction_dirty_ratio{topic=\"users\",partition=\"2\"} 0.9
+skiff_compaction_min_cleanable_dirty_ratio{topic=\"users\",partition=\"2\"} 0.5
+skiff_compaction_uncleanable{topic=\"users\",partition=\"2\",reason=\"marked_uncleanable\"} 1
 skiff_partition_produced_records_total{topic=\"users\",partition=\"0\"} 40
 skiff_log_cleaner_backlog_partitions 1
 ";
@@ -247,7 +253,7 @@ skiff_log_cleaner_backlog_partitions 1
     fn report_has_one_row_per_partition() {
         let out = report(SCRAPE, None, 1_065.0).unwrap();
         let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(lines.len(), 4, "{out}");
+        assert_eq!(lines.len(), 5, "{out}");
         assert!(lines[0].starts_with("TOPIC  PARTITION  DIRTY"), "{out}");
         let p0 = lines[1];
         for cell in [
@@ -266,8 +272,13 @@ skiff_log_cleaner_backlog_partitions 1
         for cell in ["0.75/0.50", "3.0 MiB", "never", "blocked: cleaning failed"] {
             assert!(p1.contains(cell), "{cell:?} not in {p1:?}");
         }
+        let p2 = lines[3];
+        assert!(
+            p2.contains("FAILED: marked uncleanable until restart"),
+            "{p2:?}"
+        );
         assert_eq!(
-            lines[3],
+            lines[4],
             "cleaner backlog: 1 partition(s) waiting to be cleaned"
         );
     }

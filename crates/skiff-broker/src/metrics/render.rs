@@ -39,6 +39,8 @@ pub struct Facts {
 
 /// Values of the `reason` label of `skiff_compaction_uncleanable`.
 pub const REASON_FAILED: &str = "cleaning_failed";
+/// A pass panicked: the log is skipped until the topic is deleted or the broker restarts.
+pub const REASON_PANICKED: &str = "marked_uncleanable";
 pub const REASON_DISK_SPACE: &str = "insufficient_disk_space";
 
 pub fn collect(broker: &Broker) -> Facts {
@@ -77,12 +79,14 @@ pub fn render(broker: &Broker) -> String {
 /// Whether the cleaner would pick this log now if a thread were free (Kafka's eligibility).
 pub fn waiting_to_clean(s: &CompactionStatus) -> bool {
     let overdue = s.max_compaction_delay_ms.is_some_and(|d| d > 0) && s.cleanable_bytes > 0;
-    !s.in_progress && (overdue || s.dirty_ratio > s.min_cleanable_ratio)
+    !s.in_progress && s.uncleanable.is_none() && (overdue || s.dirty_ratio > s.min_cleanable_ratio)
 }
 
 /// Why a log cannot be cleaned right now, if it cannot.
 pub fn uncleanable_reason(s: &CompactionStatus) -> Option<&'static str> {
-    if s.consecutive_failures > 0 {
+    if s.uncleanable.is_some() {
+        Some(REASON_PANICKED)
+    } else if s.consecutive_failures > 0 {
         Some(REASON_FAILED)
     } else if s.waiting_for.is_some() {
         Some(REASON_DISK_SPACE)
@@ -319,7 +323,7 @@ fn write_compaction(e: &mut Exposition, all: &[(String, i32, CompactionStatus)])
     }
     let name = "skiff_compaction_uncleanable";
     e.family(name, Kind::Gauge,
-        "1 for a compacted log that cannot be cleaned now, with the reason (cleaning_failed: retried with back-off; insufficient_disk_space).");
+        "1 for a compacted log that cannot be cleaned now, with the reason (cleaning_failed: retried with back-off; marked_uncleanable: a pass panicked, skipped until the topic is deleted or the broker restarts; insufficient_disk_space).");
     for (topic, partition, s) in all {
         if let Some(reason) = uncleanable_reason(s) {
             let part = partition.to_string();
@@ -330,6 +334,20 @@ fn write_compaction(e: &mut Exposition, all: &[(String, i32, CompactionStatus)])
             );
         }
     }
+    let uncleanable = all
+        .iter()
+        .filter(|(_, _, s)| s.uncleanable.is_some())
+        .count();
+    e.family(
+        "skiff_log_cleaner_uncleanable_partitions",
+        Kind::Gauge,
+        "Compacted logs marked uncleanable after a pass panicked (Kafka's uncleanable-partitions-count).",
+    );
+    e.sample_int(
+        "skiff_log_cleaner_uncleanable_partitions",
+        &[],
+        uncleanable as i128,
+    );
     let backlog = all.iter().filter(|(_, _, s)| waiting_to_clean(s)).count();
     e.family(
         "skiff_log_cleaner_backlog_partitions",
@@ -372,6 +390,13 @@ mod tests {
             ..CompactionStatus::default()
         };
         failing.record_failure("disk on fire".into(), 0, 100);
+        let mut panicked = CompactionStatus {
+            dirty_ratio: 0.9,
+            min_cleanable_ratio: 0.5,
+            cleanable_bytes: 4096,
+            ..CompactionStatus::default()
+        };
+        panicked.record_panic("cleaning pass panicked: bug".into());
         Facts {
             partitions: vec![PartitionFacts {
                 topic: "t".into(),
@@ -405,7 +430,11 @@ mod tests {
                     sum_seconds: 0.01,
                 },
             )],
-            compaction: vec![("c".into(), 0, done), ("c".into(), 1, failing)],
+            compaction: vec![
+                ("c".into(), 0, done),
+                ("c".into(), 1, failing),
+                ("c".into(), 2, panicked),
+            ],
         }
     }
 
@@ -433,6 +462,9 @@ mod tests {
             "skiff_compaction_uncleanable{topic=\"c\",partition=\"1\",reason=\"cleaning_failed\"} 1",
             "skiff_compaction_failures_total{topic=\"c\",partition=\"1\"} 1",
             "skiff_log_cleaner_backlog_partitions 1",
+            "skiff_compaction_uncleanable{topic=\"c\",partition=\"2\",reason=\"marked_uncleanable\"} 1",
+            "skiff_compaction_failures_total{topic=\"c\",partition=\"2\"} 1",
+            "skiff_log_cleaner_uncleanable_partitions 1",
         ] {
             assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
         }
