@@ -2,6 +2,12 @@
 //! then `--set key=value` overrides, then `SKIFF_<NAME>` environment variables, merged in that
 //! precedence and handed to `broker::build` for typing and validation.
 //!
+//! Unknown keys in the file and in `--set` are errors (a typo must not pass silently). An
+//! unknown `SKIFF_*` environment variable is only a warning naming it (with the closest
+//! variable when one is near): the environment is shared with every other program, and
+//! wrappers and platforms set `SKIFF_BIN`, `SKIFF_HOME` and the like for their own use. A bad
+//! value of a known variable is still an error.
+//!
 //! TOML shape: dotted keys and quoted keys mean the same (`log.dirs = "x"` is parsed by TOML
 //! as nested tables and flattened back to `log.dirs`); arrays are joined with `,` (for list
 //! keys such as `log.dirs` and `listeners`). Reads one file; otherwise pure.
@@ -106,21 +112,16 @@ fn merge(
         .filter(|(k, _)| k.starts_with(ENV_PREFIX))
         .collect();
     env.sort();
+    let mut env_warnings = Vec::new();
     for (var, value) in env {
         if RESERVED_ENV.contains(&var.as_str()) {
             continue;
         }
         let origin = format!("environment variable {var}");
-        let key = by_env.get(&var).ok_or_else(|| {
-            let guess = var[ENV_PREFIX.len()..]
-                .to_ascii_lowercase()
-                .replace('_', ".");
-            ConfigError::UnknownKey {
-                key: var.clone(),
-                origin: origin.clone(),
-                hint: closest_name(&guess).map(env_var_name),
-            }
-        })?;
+        let Some(key) = by_env.get(&var) else {
+            env_warnings.push(unknown_env_warning(&var));
+            continue;
+        };
         settings.insert(
             key.to_string(),
             Setting {
@@ -129,7 +130,24 @@ fn merge(
             },
         );
     }
-    build(&settings, topics)
+    let (cfg, mut warnings) = build(&settings, topics)?;
+    env_warnings.append(&mut warnings);
+    Ok((cfg, env_warnings))
+}
+
+/// The warning for a `SKIFF_*` variable that names no broker key.
+fn unknown_env_warning(var: &str) -> String {
+    let guess = var[ENV_PREFIX.len()..]
+        .to_ascii_lowercase()
+        .replace('_', ".");
+    let hint = match closest_name(&guess) {
+        Some(name) => format!("; did you mean {}?", env_var_name(name)),
+        None => String::new(),
+    };
+    format!(
+        "ignoring environment variable {var}: it names no broker config key \
+         ({ENV_PREFIX}<KEY> sets a key, e.g. SKIFF_LOG_DIRS for log.dirs){hint}"
+    )
 }
 
 fn check_known(key: &str, origin: &str) -> Result<(), ConfigError> {

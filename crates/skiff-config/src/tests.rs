@@ -83,14 +83,38 @@ fn env_names_map_dots_to_underscores() {
 }
 
 #[test]
-fn unknown_env_var_is_an_error() {
-    let env = vec![("SKIFF_LOG_RETENTION_HOUR".to_string(), "1".to_string())];
+fn unknown_env_var_is_a_warning_not_an_error() {
+    let env = vec![
+        ("SKIFF_LOG_RETENTION_HOUR".to_string(), "1".to_string()),
+        ("SKIFF_BIN".to_string(), "/opt/skiff/bin/skiff".to_string()),
+        ("SKIFF_NUM_PARTITIONS".to_string(), "3".to_string()),
+    ];
+    let (cfg, warnings) = load(None, &[], env).unwrap();
+    assert_eq!(cfg.num_partitions, 3, "known variables still apply");
+    let named: Vec<&String> = warnings
+        .iter()
+        .filter(|w| w.starts_with("ignoring environment variable SKIFF_"))
+        .collect();
+    assert_eq!(named.len(), 2, "{warnings:?}");
+    assert!(named[0].starts_with("ignoring environment variable SKIFF_BIN:"));
+    assert!(!named[0].contains("did you mean"), "{}", named[0]);
+    assert!(named[1].starts_with("ignoring environment variable SKIFF_LOG_RETENTION_HOUR:"));
+    assert!(
+        named[1].ends_with("; did you mean SKIFF_LOG_RETENTION_HOURS?"),
+        "{}",
+        named[1]
+    );
+}
+
+#[test]
+fn bad_value_of_a_known_env_var_is_still_an_error() {
+    let env = vec![("SKIFF_NUM_PARTITIONS".to_string(), "many".to_string())];
     match load(None, &[], env).unwrap_err() {
-        ConfigError::UnknownKey { key, hint, .. } => {
-            assert_eq!(key, "SKIFF_LOG_RETENTION_HOUR");
-            assert_eq!(hint.as_deref(), Some("SKIFF_LOG_RETENTION_HOURS"));
+        ConfigError::InvalidValue { key, origin, .. } => {
+            assert_eq!(key, "num.partitions");
+            assert_eq!(origin, "environment variable SKIFF_NUM_PARTITIONS");
         }
-        e => panic!("{e}"),
+        other => panic!("{other}"),
     }
 }
 
