@@ -59,7 +59,21 @@ enum Command {
 /// `shutdown.timeout.ms` is left for flushing and fsync.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
-fn main() -> anyhow::Result<()> {
+/// A start-up, config or shutdown error is the user's to fix: one line with its causes
+/// (`{:#}`) and exit status 1. Returning the error from `main` would print it with `{:?}`,
+/// which adds a Rust backtrace whenever `RUST_BACKTRACE` is set; backtraces are for bugs
+/// (panics), and the panic hook still prints those.
+fn main() -> std::process::ExitCode {
+    match try_main() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("skiff: error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn try_main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     if let Some(Command::CompactionStatus { metrics, topic }) = &cli.command {
         return compaction_status::run(metrics, topic.as_deref());
