@@ -58,6 +58,7 @@ const META_FILE: &str = "meta.properties";
 impl Broker {
     /// Open (and recover) the data dir, load the topics, apply the `[[topic]]` entries.
     pub fn start(config: BrokerConfig) -> Result<Arc<Broker>, StartError> {
+        let started = std::time::Instant::now();
         let config = Arc::new(config);
         let root: PathBuf = config
             .log_dirs
@@ -109,9 +110,15 @@ impl Broker {
             context: "starting the transaction coordinator thread".into(),
             source: e,
         })?;
+        // The one INFO line of the load (each log's own line is DEBUG).
+        let partitions = broker.topics.all_partitions();
+        let segments: usize = partitions.iter().map(|p| p.log.segment_count()).sum();
         info!(
             topics = broker.topics.list().len(),
+            partitions = partitions.len(),
+            segments,
             clean_start = clean,
+            elapsed_ms = started.elapsed().as_millis() as u64,
             cluster_id = %broker.cluster_id,
             "storage ready"
         );

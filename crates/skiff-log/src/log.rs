@@ -150,7 +150,8 @@ impl Log {
         let log_start = log_start_checkpoint.unwrap_or(0).max(first_base).min(leo);
         fsync_dir(dir)?;
         let segments = Arc::new(segments);
-        tracing::info!(dir = %dir.display(), log_start, log_end = leo,
+        // One per partition: DEBUG. The broker logs one INFO summary of the whole load.
+        tracing::debug!(dir = %dir.display(), log_start, log_end = leo,
             segments = segments.len(), "log loaded");
         let log = Log {
             dir: dir.to_path_buf(),

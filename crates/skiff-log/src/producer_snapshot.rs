@@ -238,7 +238,8 @@ impl Log {
             }
         }
         if replayed > 0 || state.len() > 0 {
-            tracing::info!(dir = %self.dir.display(), snapshot_offset = from,
+            // One per partition at start-up: DEBUG (the broker summarises the load at INFO).
+            tracing::debug!(dir = %self.dir.display(), snapshot_offset = from,
                 replayed_batches = replayed, producers = state.len(), "producer state loaded");
         }
         inner.producers = state;
