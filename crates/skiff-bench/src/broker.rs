@@ -37,8 +37,8 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(40);
 
 /// How to install Tansu when its binary is missing (TOOLING.md section 5).
 pub const TANSU_INSTALL: &str =
-    "cargo install tansu --version 0.6.0 --locked --features dynostore \
-     --root /work/tools/tansu   (about 15 min; then pass --tansu-bin /work/tools/tansu/bin/tansu)";
+    "cargo install tansu --version 0.6.0 --locked --features dynostore   (about 15 min; \
+     installs $HOME/.cargo/bin/tansu, found on the PATH, or pass --tansu-bin)";
 
 /// The broker under test. A peer is a variant, not a code path elsewhere.
 #[derive(Debug, Clone)]

@@ -23,6 +23,7 @@ mod keyed;
 mod latency;
 mod limits;
 mod matrix;
+mod paths;
 mod plot;
 mod probe;
 mod procfs;
@@ -129,7 +130,7 @@ fn real_main(cli: Cli) -> Result<()> {
     let bin = cli.broker_bin.clone().unwrap_or_else(default_broker_bin);
     if cli.mode == Mode::Compare {
         let workspace = workspace_root();
-        let command = std::env::args().collect::<Vec<_>>().join(" ");
+        let command = paths::Shown::here(&workspace).command(std::env::args());
         return suite::run(&suite::Invocation {
             args: &cli.compare,
             compaction: &cli.compaction,
@@ -296,7 +297,7 @@ fn compaction_report(
          config); peak RSS is the whole process (skiff broker / Kafka JVM); {} run(s), \
          interleaved, fresh broker each\n\n{}\n| target | measured | verdict |\n|---|---|---|\n\
          | {} | {} | {} |\n",
-        std::env::args().collect::<Vec<_>>().join(" "),
+        paths::Shown::here(&workspace_root()).command(std::env::args()),
         procfs::machine_facts(),
         procfs::load_average(),
         w.keys,

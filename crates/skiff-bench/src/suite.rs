@@ -111,7 +111,7 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
         "skiff: {}; kafka: Apache Kafka 4.4.0 via tests/kafka (KRaft, 1 node, JVM -Xmx1g, \
          data in the same temp dir tree as Skiff's); tansu: 0.6.0 with memory:// storage \
          (nothing persists, nothing is written to disk)",
-        inv.skiff_bin.display()
+        crate::paths::Shown::here(inv.workspace).path(inv.skiff_bin)
     );
     let _ = writeln!(
         head,
