@@ -430,8 +430,12 @@ impl Coordinator {
         }
         let now = self.now();
         let mut groups = self.ready()?;
-        if !groups.contains_key(group_id) && hb.member_epoch != 0 {
-            return Err(ResponseError::UnknownMemberId);
+        // Only a join (epoch 0) creates the group or converts an empty classic one; any
+        // other heartbeat (a leave too) to a missing or classic group is GROUP_ID_NOT_FOUND,
+        // as in Kafka.
+        let exists_as_consumer = groups.get(group_id).map(|g| g.consumer.is_some());
+        if hb.member_epoch != 0 && exists_as_consumer != Some(true) {
+            return Err(ResponseError::GroupIdNotFound);
         }
         let group = groups
             .entry(group_id.to_string())

@@ -355,6 +355,26 @@ mod tests {
         assert_eq!(r.heartbeat_interval_ms, 0);
     }
 
+    /// Only a join creates a group: any other heartbeat, a leave included, to a group that
+    /// does not exist (or is a classic group) is GROUP_ID_NOT_FOUND, as in Kafka.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn heartbeats_other_than_joins_to_missing_groups_are_group_id_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = broker(dir.path()).await;
+        for epoch in [3, -1] {
+            let r = handle(&b, 1, request(epoch, None), "c", "/h");
+            assert_eq!(
+                r.error_code,
+                ResponseError::GroupIdNotFound.code(),
+                "{epoch}"
+            );
+        }
+        let r = handle(&b, 1, request(0, None), "c", "/h");
+        assert_eq!(r.error_code, 0, "{:?}", r.error_message);
+        let r = handle(&b, 1, request(r.member_epoch + 1, None), "c", "/h");
+        assert_eq!(r.error_code, ResponseError::FencedMemberEpoch.code());
+    }
+
     /// Issue 12, item 1, end to end: A joins with a 45 s rebalance timeout and then sends -1
     /// ("unchanged"), B joins, A is told to revoke half its partitions and commits offsets
     /// while revoking. The commit succeeds and A is not expired by the next coordinator tick.
