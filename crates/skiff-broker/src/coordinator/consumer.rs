@@ -174,6 +174,8 @@ impl ConsumerState {
         } else if self
             .members
             .values()
+            // A static member away (epoch -2) keeps its partitions and is not reconciling.
+            .filter(|m| m.epoch != STATIC_LEAVE)
             .any(|m| m.epoch != self.assignment_epoch || !m.revoking.is_empty())
         {
             "Reconciling"

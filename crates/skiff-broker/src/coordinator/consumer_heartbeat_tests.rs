@@ -129,6 +129,7 @@ fn static_member_leaves_for_a_while_and_its_successor_inherits_its_partitions() 
     assert_eq!(s.epoch, epoch);
     assert_eq!(s.members["a1"].epoch, STATIC_LEAVE);
     assert_eq!(parts(&s.members["a1"].assigned), vec![0, 1, 2, 3]);
+    assert_eq!(s.state_name(), "Stable");
     // The same instance id under a new member id takes the partitions over.
     let a2 = beat(&mut s, static_join("a2", "i"), 20);
     assert!(!s.members.contains_key("a1"));
