@@ -5,6 +5,7 @@
 //! socket. Shared state lives in one [`Broker`] (`Arc`) passed to every handler.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod acl_operations;
 pub mod background;
 pub mod broker;
 pub mod coordinator;

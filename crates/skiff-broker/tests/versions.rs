@@ -35,11 +35,19 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
         ApiKey::ApiVersions => vec![RequestKind::ApiVersions(ApiVersionsRequest::default())],
         ApiKey::Metadata => vec![
             RequestKind::Metadata(MetadataRequest::default().with_topics(None)),
-            RequestKind::Metadata(MetadataRequest::default().with_topics(Some(vec![
-                    metadata_request::MetadataRequestTopic::default().with_name(Some(t.clone())),
-                    metadata_request::MetadataRequestTopic::default()
-                        .with_name(Some(TopicName(s(&format!("auto-{version}"))))),
-                ]))),
+            RequestKind::Metadata(
+                MetadataRequest::default()
+                    .with_topics(Some(vec![
+                        metadata_request::MetadataRequestTopic::default()
+                            .with_name(Some(t.clone())),
+                        metadata_request::MetadataRequestTopic::default()
+                            .with_name(Some(TopicName(s(&format!("auto-{version}"))))),
+                    ]))
+                    // Asked at every version: the answer must still encode where the
+                    // fields do not exist.
+                    .with_include_topic_authorized_operations(true)
+                    .with_include_cluster_authorized_operations(true),
+            ),
         ],
         ApiKey::Produce => {
             let topic = produce_request::TopicProduceData::default()
@@ -224,7 +232,7 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
             ))),
         ],
         ApiKey::DescribeCluster => vec![RequestKind::DescribeCluster(
-            DescribeClusterRequest::default(),
+            DescribeClusterRequest::default().with_include_cluster_authorized_operations(true),
         )],
         ApiKey::OffsetForLeaderEpoch => vec![RequestKind::OffsetForLeaderEpoch(
             OffsetForLeaderEpochRequest::default().with_topics(vec![
@@ -392,7 +400,7 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
                     GroupId(s("simple-2")),
                     GroupId(s("nope")),
                 ])
-                .with_include_authorized_operations(version >= 3),
+                .with_include_authorized_operations(true),
         )],
         ApiKey::DeleteGroups => vec![RequestKind::DeleteGroups(
             DeleteGroupsRequest::default().with_groups_names(vec![
@@ -422,11 +430,13 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
             ]
         }
         ApiKey::ConsumerGroupDescribe => vec![RequestKind::ConsumerGroupDescribe(
-            ConsumerGroupDescribeRequest::default().with_group_ids(vec![
-                GroupId(s(&format!("cg{version}"))),
-                GroupId(s("g9")),
-                GroupId(s("nope")),
-            ]),
+            ConsumerGroupDescribeRequest::default()
+                .with_group_ids(vec![
+                    GroupId(s(&format!("cg{version}"))),
+                    GroupId(s("g9")),
+                    GroupId(s("nope")),
+                ])
+                .with_include_authorized_operations(true),
         )],
         ApiKey::OffsetDelete => vec![RequestKind::OffsetDelete(
             OffsetDeleteRequest::default()

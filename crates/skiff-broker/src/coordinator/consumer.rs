@@ -8,9 +8,14 @@
 //! epoch once it holds exactly its target partitions with nothing left to revoke.
 //!
 //! Regex subscriptions (`SubscribedTopicRegex`, RE2 syntax as in Kafka): a member's
-//! effective subscription is its topic names plus every non-internal topic the regex fully
-//! matches, re-resolved on each heartbeat against the topics last given to
+//! effective subscription is its topic names plus every topic the regex fully matches,
+//! internal ones included (Kafka matches against every topic of its metadata image), re-resolved on each heartbeat against the topics last given to
 //! [`ConsumerState::observe_topics`]; a change counts as a subscription change.
+//!
+//! Null / -1 fields of a heartbeat mean "unchanged since the last heartbeat" (KIP-848):
+//! subscriptions, regex, rebalance timeout, rack, instance id and assignor are only updated
+//! when sent. Static members (with an instance id) may leave temporarily (epoch -2): they
+//! keep their assignment until their session expires or their instance id rejoins.
 //!
 //! Sans-IO: every method takes the time and the partition counts of the subscribed topics.
 //! The state is persisted in `__consumer_offsets` with Kafka's consumer group records
@@ -94,7 +99,7 @@ pub struct ConsumerState {
     pub(super) counts: BTreeMap<String, i32>,
     /// The server assignor the members asked for last ("uniform" unless one asked "range").
     pub assignor: Assignor,
-    /// Existing non-internal topics, what regexes resolve against.
+    /// Existing topics (internal ones included), what regexes resolve against.
     pub(super) topics: BTreeSet<String>,
 }
 
@@ -130,6 +135,7 @@ pub struct Heartbeat {
     pub rack_id: Option<String>,
     pub client_id: String,
     pub client_host: String,
+    /// [`UNCHANGED_TIMEOUT`] (-1): unchanged since the last heartbeat.
     pub rebalance_timeout_ms: i32,
     /// `None`: unchanged since the last heartbeat.
     pub subscribed: Option<Vec<String>>,
@@ -151,6 +157,8 @@ pub struct HeartbeatResult {
 
 pub const LEAVE: i32 = -1;
 pub const STATIC_LEAVE: i32 = -2;
+/// A heartbeat's RebalanceTimeoutMs when it has not changed since the last one.
+pub const UNCHANGED_TIMEOUT: i32 = -1;
 
 impl ConsumerState {
     pub fn is_empty(&self) -> bool {
@@ -166,6 +174,8 @@ impl ConsumerState {
         } else if self
             .members
             .values()
+            // A static member away (epoch -2) keeps its partitions and is not reconciling.
+            .filter(|m| m.epoch != STATIC_LEAVE)
             .any(|m| m.epoch != self.assignment_epoch || !m.revoking.is_empty())
         {
             "Reconciling"
@@ -187,7 +197,8 @@ impl ConsumerState {
         self.members.values().any(|m| m.regex.is_some())
     }
 
-    /// The existing non-internal topics, for the next heartbeat's regex resolution.
+    /// Every existing topic (internal ones included, as in Kafka), for the next heartbeat's
+    /// regex resolution.
     pub fn observe_topics(&mut self, topics: BTreeSet<String>) {
         self.topics = topics;
     }
@@ -211,8 +222,16 @@ impl ConsumerState {
         }
     }
 
+    /// The static member holding `instance`, if any.
+    fn static_member(&self, instance: &str) -> Option<&ConsumerMember> {
+        self.members
+            .values()
+            .find(|m| m.instance_id.as_deref() == Some(instance))
+    }
+
     /// Handle one heartbeat. `counts` has the partition count of every existing topic the
-    /// group (with this request's subscription) subscribes to.
+    /// group (with this request's subscription) subscribes to. The request's fields were
+    /// validated by the handler (required fields of a join, epoch range, names not blank).
     pub fn heartbeat(
         &mut self,
         hb: Heartbeat,
@@ -221,70 +240,23 @@ impl ConsumerState {
         now: i64,
     ) -> Result<HeartbeatResult, ResponseError> {
         if hb.member_epoch == LEAVE || hb.member_epoch == STATIC_LEAVE {
-            if self.members.remove(&hb.member_id).is_none() {
-                return Err(ResponseError::UnknownMemberId);
-            }
-            self.target.remove(&hb.member_id);
-            self.epoch += 1;
-            return Ok(HeartbeatResult {
-                member_id: hb.member_id,
-                member_epoch: hb.member_epoch,
-                assignment: None,
-            });
+            return self.leave(hb);
         }
-        if let Some(a) = hb.assignor.filter(|a| *a != self.assignor) {
-            self.assignor = a;
-            self.epoch += 1;
-        }
+        // Kafka answers a "full" heartbeat (a join, or one carrying every field a join must
+        // carry, which clients send after an error) with the assignment even if unchanged.
+        let full = hb.member_epoch == 0
+            || (hb.rebalance_timeout_ms != UNCHANGED_TIMEOUT
+                && (hb.subscribed.is_some() || hb.regex.is_some())
+                && hb.owned.is_some());
         if hb.member_epoch == 0 {
-            let id = if hb.member_id.is_empty() {
-                uuid::Uuid::new_v4().to_string()
-            } else {
-                hb.member_id.clone()
-            };
-            if let Some(instance) = &hb.instance_id {
-                // A static member rejoining under a new id replaces the old one.
-                let old: Vec<String> = self
-                    .members
-                    .values()
-                    .filter(|m| m.instance_id.as_deref() == Some(instance) && m.id != id)
-                    .map(|m| m.id.clone())
-                    .collect();
-                for o in old {
-                    self.members.remove(&o);
-                    self.target.remove(&o);
-                }
+            return self.join(hb, counts, session_timeout_ms, now);
+        }
+        if let Some(instance) = &hb.instance_id {
+            match self.static_member(instance) {
+                None => return Err(ResponseError::UnknownMemberId),
+                Some(m) if m.id != hb.member_id => return Err(ResponseError::FencedInstanceId),
+                Some(_) => {}
             }
-            let regex = hb.regex.clone().flatten();
-            let subscribed = match (hb.subscribed.clone(), &regex) {
-                (Some(s), _) => s,
-                (None, Some(_)) => Vec::new(),
-                (None, None) => return Err(ResponseError::InvalidRequest),
-            };
-            self.members.insert(
-                id.clone(),
-                ConsumerMember {
-                    id: id.clone(),
-                    instance_id: hb.instance_id.clone(),
-                    rack_id: hb.rack_id.clone(),
-                    client_id: hb.client_id.clone(),
-                    client_host: hb.client_host.clone(),
-                    epoch: 0,
-                    previous_epoch: 0,
-                    subscribed,
-                    regex,
-                    matched: BTreeSet::new(),
-                    rebalance_timeout_ms: hb.rebalance_timeout_ms,
-                    assigned: Assignment::new(),
-                    revoking: Assignment::new(),
-                    revoke_deadline: None,
-                    session_deadline: now + i64::from(session_timeout_ms),
-                    last_sent: None,
-                },
-            );
-            self.epoch += 1;
-            self.resolve_regexes();
-            return Ok(self.reconcile(&id, hb.owned.as_ref(), counts, now));
         }
         let Some(member) = self.members.get_mut(&hb.member_id) else {
             return Err(ResponseError::UnknownMemberId);
@@ -299,7 +271,14 @@ impl ConsumerState {
             }
         }
         member.session_deadline = now + i64::from(session_timeout_ms);
-        member.rebalance_timeout_ms = hb.rebalance_timeout_ms;
+        if hb.rebalance_timeout_ms != UNCHANGED_TIMEOUT {
+            member.rebalance_timeout_ms = hb.rebalance_timeout_ms;
+        }
+        if hb.rack_id.is_some() {
+            member.rack_id = hb.rack_id;
+        }
+        member.client_id = hb.client_id;
+        member.client_host = hb.client_host;
         if let Some(subscribed) = hb.subscribed {
             if subscribed != member.subscribed {
                 member.subscribed = subscribed;
@@ -314,9 +293,115 @@ impl ConsumerState {
                 self.epoch += 1;
             }
         }
+        self.use_assignor(hb.assignor);
         self.resolve_regexes();
-        let id = hb.member_id.clone();
-        Ok(self.reconcile(&id, hb.owned.as_ref(), counts, now))
+        let id = hb.member_id;
+        Ok(self.reconcile(&id, hb.owned.as_ref(), counts, now, full))
+    }
+
+    /// A member asking for another server assignor switches the group to it.
+    fn use_assignor(&mut self, asked: Option<Assignor>) {
+        if let Some(a) = asked.filter(|a| *a != self.assignor) {
+            self.assignor = a;
+            self.epoch += 1;
+        }
+    }
+
+    /// Member epoch 0: a new member, a member rejoining, or a static member taking its
+    /// instance id back after a temporary leave (it inherits the old member's partitions).
+    fn join(
+        &mut self,
+        hb: Heartbeat,
+        counts: &HashMap<String, i32>,
+        session_timeout_ms: i32,
+        now: i64,
+    ) -> Result<HeartbeatResult, ResponseError> {
+        let id = if hb.member_id.is_empty() {
+            uuid::Uuid::new_v4().to_string()
+        } else {
+            hb.member_id.clone()
+        };
+        let mut inherited = Assignment::new();
+        if let Some(instance) = &hb.instance_id {
+            if let Some(old) = self.static_member(instance) {
+                // Only a static member that left with epoch -2 releases its instance id.
+                if old.epoch != STATIC_LEAVE {
+                    return Err(ResponseError::UnreleasedInstanceId);
+                }
+                let old_id = old.id.clone();
+                if let Some(old) = self.members.remove(&old_id) {
+                    inherited = old.assigned;
+                }
+                self.target.remove(&old_id);
+            }
+        }
+        let subscribed = match (hb.subscribed, &hb.regex) {
+            (Some(s), _) => s,
+            (None, Some(_)) => Vec::new(),
+            (None, None) => return Err(ResponseError::InvalidRequest),
+        };
+        self.use_assignor(hb.assignor);
+        self.members.insert(
+            id.clone(),
+            ConsumerMember {
+                id: id.clone(),
+                instance_id: hb.instance_id,
+                rack_id: hb.rack_id,
+                client_id: hb.client_id,
+                client_host: hb.client_host,
+                epoch: 0,
+                previous_epoch: 0,
+                subscribed,
+                regex: hb.regex.flatten(),
+                matched: BTreeSet::new(),
+                rebalance_timeout_ms: hb.rebalance_timeout_ms,
+                assigned: inherited,
+                revoking: Assignment::new(),
+                revoke_deadline: None,
+                session_deadline: now + i64::from(session_timeout_ms),
+                last_sent: None,
+            },
+        );
+        self.epoch += 1;
+        self.resolve_regexes();
+        Ok(self.reconcile(&id, hb.owned.as_ref(), counts, now, true))
+    }
+
+    /// Member epoch -1 (leave) or -2 (a static member leaving for a while: it keeps its
+    /// partitions, no rebalance, until its session expires or its instance id rejoins).
+    fn leave(&mut self, hb: Heartbeat) -> Result<HeartbeatResult, ResponseError> {
+        let id = match &hb.instance_id {
+            None => hb.member_id.clone(),
+            Some(instance) => {
+                let m = self
+                    .static_member(instance)
+                    .ok_or(ResponseError::UnknownMemberId)?;
+                if m.id != hb.member_id {
+                    return Err(ResponseError::FencedInstanceId);
+                }
+                m.id.clone()
+            }
+        };
+        if hb.member_epoch == STATIC_LEAVE && hb.instance_id.is_some() {
+            let m = self
+                .members
+                .get_mut(&id)
+                .ok_or(ResponseError::UnknownMemberId)?;
+            m.epoch = STATIC_LEAVE;
+            m.revoking.clear();
+            m.revoke_deadline = None;
+        } else {
+            if self.members.remove(&id).is_none() {
+                return Err(ResponseError::UnknownMemberId);
+            }
+            self.target.remove(&id);
+            self.epoch += 1;
+        }
+        Ok(HeartbeatResult {
+            member_id: id,
+            member_epoch: hb.member_epoch,
+            assignment: None,
+        })
     }
 
     /// Recompute the target if needed and move the member towards it.
@@ -326,6 +411,7 @@ impl ConsumerState {
         owned: Option<&Assignment>,
         counts: &HashMap<String, i32>,
         now: i64,
+        full: bool,
     ) -> HeartbeatResult {
         let wanted: BTreeMap<String, i32> = self
             .subscribed_topics()
@@ -399,7 +485,7 @@ impl ConsumerState {
             }
         }
         m.assigned = keep;
-        let assignment = if m.last_sent.as_ref() != Some(&m.assigned) {
+        let assignment = if full || m.last_sent.as_ref() != Some(&m.assigned) {
             m.last_sent = Some(m.assigned.clone());
             Some(m.assigned.clone())
         } else {
@@ -668,3 +754,7 @@ mod tests {
 #[cfg(test)]
 #[path = "consumer_regex_tests.rs"]
 mod regex_tests;
+
+#[cfg(test)]
+#[path = "consumer_heartbeat_tests.rs"]
+mod heartbeat_tests;

@@ -151,6 +151,12 @@ impl Coordinator {
         self.shared.clock.now_ms()
     }
 
+    /// Check every group's deadlines now instead of at the coordinator thread's next tick.
+    #[cfg(test)]
+    pub(crate) fn tick_now(&self) {
+        self.shared.tick();
+    }
+
     pub fn settings(&self) -> &Settings {
         &self.shared.settings
     }
@@ -410,21 +416,26 @@ impl Coordinator {
     }
 
     /// ConsumerGroupHeartbeat (KIP-848). `partitions` gives a topic's partition count;
-    /// `user_topics` lists the non-internal topics, asked only when a regex is in use.
+    /// `all_topics` lists every topic (internal ones included, as Kafka's regexes see them),
+    /// asked only when a regex is in use.
     pub fn consumer_heartbeat(
         &self,
         group_id: &str,
         hb: consumer::Heartbeat,
         partitions: impl Fn(&str) -> Option<i32>,
-        user_topics: impl Fn() -> BTreeSet<String>,
+        all_topics: impl Fn() -> BTreeSet<String>,
     ) -> Result<consumer::HeartbeatResult, ResponseError> {
         if group_id.is_empty() {
             return Err(ResponseError::InvalidGroupId);
         }
         let now = self.now();
         let mut groups = self.ready()?;
-        if !groups.contains_key(group_id) && hb.member_epoch != 0 {
-            return Err(ResponseError::UnknownMemberId);
+        // Only a join (epoch 0) creates the group or converts an empty classic one; any
+        // other heartbeat (a leave too) to a missing or classic group is GROUP_ID_NOT_FOUND,
+        // as in Kafka.
+        let exists_as_consumer = groups.get(group_id).map(|g| g.consumer.is_some());
+        if hb.member_epoch != 0 && exists_as_consumer != Some(true) {
+            return Err(ResponseError::GroupIdNotFound);
         }
         let group = groups
             .entry(group_id.to_string())
@@ -444,9 +455,9 @@ impl Coordinator {
             topics.extend(s.iter().cloned());
         }
         if state.uses_regex() || matches!(hb.regex, Some(Some(_))) {
-            let user = user_topics();
-            topics.extend(user.iter().cloned());
-            state.observe_topics(user);
+            let all = all_topics();
+            topics.extend(all.iter().cloned());
+            state.observe_topics(all);
         }
         let counts: HashMap<String, i32> = topics
             .into_iter()

@@ -1,5 +1,6 @@
 //! ConsumerGroupDescribe (KIP-848): epochs, members, their current and target assignments.
-//! Classic groups and unknown ids get GROUP_ID_NOT_FOUND, as Kafka answers.
+//! Classic groups and unknown ids get GROUP_ID_NOT_FOUND, as Kafka answers. Authorized
+//! operations (from [`crate::acl_operations`]) go to every group answered without an error.
 
 use std::sync::Arc;
 
@@ -11,6 +12,7 @@ use kafka_protocol::ResponseError;
 
 use super::consumer_group_heartbeat::sorted;
 use super::{str_bytes, topic_name};
+use crate::acl_operations::{authorized_operations, Principal, ResourceType};
 use crate::broker::Broker;
 use crate::coordinator::consumer;
 
@@ -37,7 +39,8 @@ pub fn handle(
                 .collect(),
         )
     };
-    let groups = request
+    let include_operations = request.include_authorized_operations;
+    let mut groups: Vec<DescribedGroup> = request
         .group_ids
         .into_iter()
         .map(|id| {
@@ -91,5 +94,11 @@ pub fn handle(
             }
         })
         .collect();
+    if include_operations {
+        for g in groups.iter_mut().filter(|g| g.error_code == 0) {
+            g.authorized_operations =
+                authorized_operations(&Principal::ANONYMOUS, ResourceType::Group, &g.group_id.0);
+        }
+    }
     ConsumerGroupDescribeResponse::default().with_groups(groups)
 }

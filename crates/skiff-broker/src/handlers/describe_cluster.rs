@@ -1,4 +1,5 @@
-//! DescribeCluster: this one broker, which is also its own controller.
+//! DescribeCluster: this one broker, which is also its own controller, and the cluster's
+//! authorized operations (from [`crate::acl_operations`]) when asked for.
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use kafka_protocol::ResponseError;
 
 use super::metadata::advertised;
 use super::str_bytes;
+use crate::acl_operations::{authorized_operations, Principal, ResourceType};
 use crate::broker::Broker;
 use crate::dispatch::Reply;
 
@@ -39,6 +41,13 @@ pub fn handle(
                     "The target broker only supports broker endpoints",
                 ))),
         ));
+    }
+    if request.include_cluster_authorized_operations {
+        response.cluster_authorized_operations = authorized_operations(
+            &Principal::ANONYMOUS,
+            ResourceType::Cluster,
+            "kafka-cluster",
+        );
     }
     let (host, port) = advertised(broker, listener);
     response.brokers = vec![DescribeClusterBroker::default()

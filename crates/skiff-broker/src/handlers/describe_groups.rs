@@ -1,6 +1,7 @@
 //! DescribeGroups: state, protocol and members of each group. Member metadata and
 //! assignments are shown only in the Stable state, as Kafka does; an unknown group is
-//! reported as Dead (v0-5) or GROUP_ID_NOT_FOUND (v6+, KIP-1043).
+//! reported as Dead (v0-5) or GROUP_ID_NOT_FOUND (v6+, KIP-1043). Authorized operations
+//! (v3+, from [`crate::acl_operations`]) go to every group answered without an error.
 
 use std::sync::Arc;
 
@@ -9,6 +10,7 @@ use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
 use kafka_protocol::ResponseError;
 
 use super::str_bytes;
+use crate::acl_operations::{authorized_operations, Principal, ResourceType};
 use crate::broker::Broker;
 use crate::coordinator::group::{Group, GroupState};
 
@@ -20,7 +22,8 @@ pub fn handle(
     version: i16,
     request: DescribeGroupsRequest,
 ) -> DescribeGroupsResponse {
-    let groups = request
+    let include_operations = version >= 3 && request.include_authorized_operations;
+    let mut groups: Vec<DescribedGroup> = request
         .groups
         .into_iter()
         .map(|id| {
@@ -46,6 +49,12 @@ pub fn handle(
             }
         })
         .collect();
+    if include_operations {
+        for g in groups.iter_mut().filter(|g| g.error_code == 0) {
+            g.authorized_operations =
+                authorized_operations(&Principal::ANONYMOUS, ResourceType::Group, &g.group_id.0);
+        }
+    }
     DescribeGroupsResponse::default().with_groups(groups)
 }
 

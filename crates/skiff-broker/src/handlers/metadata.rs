@@ -1,7 +1,7 @@
 //! Metadata: this one broker (the advertised listener named like the one the client connected
 //! to), and the requested topics — all when the
 //! list is null — auto-creating missing ones when the request and `auto.create.topics.enable`
-//! allow it.
+//! allow it. Authorized operations (v8+) come from [`crate::acl_operations`] when asked for.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use kafka_protocol::ResponseError;
 use uuid::Uuid;
 
 use super::{str_bytes, topic_name, LEADER_EPOCH};
+use crate::acl_operations::{authorized_operations, Principal, ResourceType};
 use crate::broker::Broker;
 use crate::dispatch::{blocking, Reply};
 use crate::errors::topic_error_code;
@@ -61,6 +62,27 @@ pub async fn handle(
             }
         }
     }
+    // As Kafka: topics named in the answer (found, created or unknown by name) get their
+    // operations; unknown topic ids do not.
+    if version >= 8 && request.include_topic_authorized_operations {
+        for t in topics.iter_mut() {
+            if let Some(name) = &t.name {
+                t.topic_authorized_operations =
+                    authorized_operations(&Principal::ANONYMOUS, ResourceType::Topic, &name.0);
+            }
+        }
+    }
+    // The cluster's operations exist in v8-10 only (v11+ clients ask DescribeCluster).
+    let cluster_operations =
+        if (8..=10).contains(&version) && request.include_cluster_authorized_operations {
+            authorized_operations(
+                &Principal::ANONYMOUS,
+                ResourceType::Cluster,
+                "kafka-cluster",
+            )
+        } else {
+            OPERATIONS_NOT_REQUESTED
+        };
     let node_id = broker.node_id();
     let (host, port) = advertised(broker, listener);
     let response = MetadataResponse::default()
@@ -70,7 +92,7 @@ pub async fn handle(
             .with_port(port)])
         .with_cluster_id(Some(str_bytes(&broker.cluster_id)))
         .with_controller_id(BrokerId(node_id))
-        .with_cluster_authorized_operations(OPERATIONS_NOT_REQUESTED)
+        .with_cluster_authorized_operations(cluster_operations)
         .with_topics(topics);
     Reply::Respond(ResponseKind::Metadata(response))
 }

@@ -1,0 +1,118 @@
+//! Which operations the requester may perform on a resource, as the bit field Kafka's
+//! describe APIs return in their `*AuthorizedOperations` fields (bit n set: the AclOperation
+//! with code n is allowed). Handlers ask [`authorized_operations`] and never compute the
+//! bits themselves, so that an authorizer can later answer per principal in one place.
+//!
+//! Skiff has no authorizer yet, and Kafka without one allows every operation a resource
+//! type supports, so that is what is returned for every principal.
+//!
+//! Thread safety: pure functions.
+
+/// Kafka's `ResourceType` (the concrete ones that have operations).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResourceType {
+    Topic,
+    Group,
+    Cluster,
+    TransactionalId,
+    DelegationToken,
+    User,
+}
+
+/// Kafka's `AclOperation`; the discriminant is the wire code (the bit number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum AclOperation {
+    Read = 3,
+    Write = 4,
+    Create = 5,
+    Delete = 6,
+    Alter = 7,
+    Describe = 8,
+    ClusterAction = 9,
+    DescribeConfigs = 10,
+    AlterConfigs = 11,
+    IdempotentWrite = 12,
+    CreateTokens = 13,
+    DescribeTokens = 14,
+}
+
+/// Who is asking. Every connection is currently unauthenticated plaintext, which Kafka
+/// calls `User:ANONYMOUS`; the security work will carry the authenticated principal here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Principal<'a> {
+    pub kind: &'a str,
+    pub name: &'a str,
+}
+
+impl Principal<'static> {
+    pub const ANONYMOUS: Principal<'static> = Principal {
+        kind: "User",
+        name: "ANONYMOUS",
+    };
+}
+
+/// The operations Kafka defines for a resource type (its `AclEntry.supportedOperations`).
+pub fn supported_operations(resource: ResourceType) -> &'static [AclOperation] {
+    use AclOperation::*;
+    match resource {
+        ResourceType::Topic => &[
+            Read,
+            Write,
+            Create,
+            Describe,
+            Delete,
+            Alter,
+            DescribeConfigs,
+            AlterConfigs,
+        ],
+        ResourceType::Group => &[Read, Describe, Delete, DescribeConfigs, AlterConfigs],
+        ResourceType::Cluster => &[
+            Create,
+            ClusterAction,
+            DescribeConfigs,
+            AlterConfigs,
+            IdempotentWrite,
+            Alter,
+            Describe,
+        ],
+        ResourceType::TransactionalId => &[Describe, Write],
+        ResourceType::DelegationToken => &[Describe],
+        ResourceType::User => &[CreateTokens, DescribeTokens],
+    }
+}
+
+/// The bit field of the operations `principal` may perform on the resource `name` of type
+/// `resource`. Without an authorizer: every supported operation, whoever asks.
+pub fn authorized_operations(
+    _principal: &Principal<'_>,
+    resource: ResourceType,
+    _name: &str,
+) -> i32 {
+    bits(supported_operations(resource))
+}
+
+fn bits(ops: &[AclOperation]) -> i32 {
+    ops.iter().fold(0, |acc, op| acc | (1i32 << (*op as u8)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_an_authorizer_every_supported_operation_is_allowed() {
+        let ops = |r| authorized_operations(&Principal::ANONYMOUS, r, "x");
+        // READ(3) WRITE(4) CREATE(5) DELETE(6) ALTER(7) DESCRIBE(8) DESCRIBE_CONFIGS(10)
+        // ALTER_CONFIGS(11).
+        assert_eq!(ops(ResourceType::Topic), 0b1101_1111_1000);
+        assert_eq!(ops(ResourceType::Topic), 3576);
+        // READ DELETE DESCRIBE DESCRIBE_CONFIGS ALTER_CONFIGS.
+        assert_eq!(ops(ResourceType::Group), 3400);
+        // CREATE ALTER DESCRIBE CLUSTER_ACTION DESCRIBE_CONFIGS ALTER_CONFIGS IDEMPOTENT_WRITE.
+        assert_eq!(ops(ResourceType::Cluster), 8096);
+        assert_eq!(ops(ResourceType::TransactionalId), (1 << 4) | (1 << 8));
+        assert_eq!(ops(ResourceType::DelegationToken), 1 << 8);
+        assert_eq!(ops(ResourceType::User), (1 << 13) | (1 << 14));
+    }
+}
