@@ -109,7 +109,9 @@ pub fn handle(
             .with_member_id(Some(str_bytes(&r.member_id)))
             .with_member_epoch(r.member_epoch)
             .with_heartbeat_interval_ms(
-                broker.coordinator.settings().consumer_heartbeat_interval_ms,
+                broker
+                    .coordinator
+                    .consumer_heartbeat_interval_ms(&request.group_id.0),
             )
             .with_assignment(r.assignment.map(|a| {
                 Assignment::default().with_topic_partitions(
