@@ -74,6 +74,13 @@ impl DynamicConfigs {
                 })
             }
         };
+        if stored.version != VERSION {
+            return Err(StartError::Config(format!(
+                "{} has version {}; this Skiff reads version {VERSION}",
+                path.display(),
+                stored.version
+            )));
+        }
         let live = skiff_config::with_dynamic(&static_config, &stored.default, &stored.broker)
             .map_err(|e| {
                 let (skiff_config::DynamicRefusal::Request(m)
