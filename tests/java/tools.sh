@@ -42,7 +42,7 @@ matrix_report() {
     local sc note
     for sc in admin produce_consume groups offsets_for_times special; do
         case $sc in
-            admin) note="kafka-topics create/describe/alter/list, kafka-configs alter/describe" ;;
+            admin) note="kafka-topics create/describe/alter/list, kafka-configs alter/describe (topics, dynamic broker configs per broker and default, group configs)" ;;
             produce_consume) note="kafka-console-producer/consumer keyed round trip" ;;
             groups) note="kafka-consumer-groups list/describe/state/reset-offsets" ;;
             offsets_for_times) note="kafka-get-offsets latest/earliest (no by-time lookup)" ;;
@@ -119,6 +119,51 @@ if t kafka-configs --bootstrap-server "$B" --describe --all --entity-type broker
         && has "log.dirs=$SEG sensitive=false synonyms=\{STATIC_BROKER_CONFIG:log.dirs=$SEG"; then
     ok "kafka-configs --describe --all (broker 1): log.dirs is a static broker config"
 else show; bad "kafka-configs --describe --all (broker)"; fi
+
+# Dynamic broker configs, per broker and cluster default (Kafka applies them asynchronously:
+# retry the describe), and a non-dynamic key refused with Kafka's text.
+described() { # ENTITY-ARGS... -- PATTERN: describe until PATTERN shows up (10 s)
+    local args=() pat
+    while [[ $1 != -- ]]; do args+=("$1"); shift; done
+    pat=$2
+    for _ in $(seq 20); do
+        if t kafka-configs --bootstrap-server "$B" --describe "${args[@]}" && has "$pat"; then return 0; fi
+        sleep 0.5
+    done
+    return 1
+}
+if t kafka-configs --bootstrap-server "$B" --alter --entity-type brokers --entity-name 1 \
+        --add-config log.cleaner.threads=2 && has "Completed updating config for broker 1" \
+        && described --entity-type brokers --entity-name 1 -- \
+            "log.cleaner.threads=2 sensitive=false synonyms=\{DYNAMIC_BROKER_CONFIG:log.cleaner.threads=2, DEFAULT_CONFIG:log.cleaner.threads=1\}" \
+        && t kafka-configs --bootstrap-server "$B" --alter --entity-type brokers --entity-name 1 \
+            --delete-config log.cleaner.threads; then
+    ok "kafka-configs --alter brokers 1 log.cleaner.threads=2: DYNAMIC_BROKER_CONFIG, then deleted"
+else show; bad "kafka-configs dynamic broker config"; fi
+if t kafka-configs --bootstrap-server "$B" --alter --entity-type brokers --entity-default \
+        --add-config log.cleaner.backoff.ms=15001 && has "Completed updating default config for brokers" \
+        && described --entity-type brokers --entity-default -- \
+            "log.cleaner.backoff.ms=15001 sensitive=false synonyms=\{DYNAMIC_DEFAULT_BROKER_CONFIG:log.cleaner.backoff.ms=15001\}" \
+        && t kafka-configs --bootstrap-server "$B" --alter --entity-type brokers --entity-default \
+            --delete-config log.cleaner.backoff.ms; then
+    ok "kafka-configs --alter --entity-default log.cleaner.backoff.ms: DYNAMIC_DEFAULT_BROKER_CONFIG, then deleted"
+else show; bad "kafka-configs dynamic default broker config"; fi
+if ! t kafka-configs --bootstrap-server "$B" --alter --entity-type brokers --entity-name 1 \
+        --add-config log.retention.hours=10 2>/dev/null \
+        && has "InvalidRequestException: Cannot update these configs dynamically: \[log.retention.hours\]"; then
+    ok "kafka-configs --alter brokers 1 log.retention.hours refused: Cannot update these configs dynamically"
+else show; bad "kafka-configs non-dynamic broker config"; fi
+# Group configs (KIP-848).
+GCFG=tools-gcfg-$SUF
+if t kafka-configs --bootstrap-server "$B" --alter --entity-type groups --entity-name "$GCFG" \
+        --add-config consumer.session.timeout.ms=50000 && has "Completed updating config for group $GCFG" \
+        && described --entity-type groups --entity-name "$GCFG" -- \
+            "consumer.session.timeout.ms=50000 sensitive=false synonyms=\{DYNAMIC_GROUP_CONFIG:consumer.session.timeout.ms=50000, DEFAULT_CONFIG:group.consumer.session.timeout.ms=45000\}" \
+        && ! t kafka-configs --bootstrap-server "$B" --alter --entity-type groups --entity-name "$GCFG" \
+            --add-config consumer.session.timeout.ms=5000 2>/dev/null \
+        && has "InvalidConfigurationException: consumer.session.timeout.ms must be in the range 45000 to 60000 inclusive."; then
+    ok "kafka-configs --alter groups consumer.session.timeout.ms: DYNAMIC_GROUP_CONFIG; out of range refused"
+else show; bad "kafka-configs group config"; fi
 
 # ---- console producer / consumer round trip, consumer groups, get-offsets ----
 SCEN=produce_consume

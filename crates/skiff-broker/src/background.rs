@@ -80,7 +80,7 @@ fn run(broker: &Broker, stop: &(Mutex<bool>, Condvar)) {
             }
             if expiry_due {
                 p.log
-                    .remove_expired_producers(broker.config.producer_id_expiration_ms);
+                    .remove_expired_producers(broker.live_config().producer_id_expiration_ms);
             }
             if retention_due {
                 match p.log.apply_retention() {

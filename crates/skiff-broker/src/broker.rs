@@ -14,6 +14,7 @@ use tracing::info;
 
 use crate::coordinator::Coordinator;
 use crate::durability::Durability;
+use crate::dynamic_configs::{DynamicConfigs, Stored};
 use crate::metrics::{BrokerMetrics, FsyncSite};
 use crate::producer_ids::ProducerIds;
 use crate::topics::{TopicError, Topics};
@@ -34,7 +35,11 @@ pub enum StartError {
 }
 
 pub struct Broker {
+    /// The configuration as loaded at start (file, `--set`, environment). Keys that can change
+    /// at runtime (dynamic broker configs) must be read through [`Broker::live_config`].
     pub config: Arc<BrokerConfig>,
+    /// Dynamic broker and group configs (`dynamic-configs.json`) and the live configuration.
+    pub dynamic: Arc<DynamicConfigs>,
     pub cluster_id: String,
     pub topics: Arc<Topics>,
     pub durability: Arc<Durability>,
@@ -68,15 +73,17 @@ impl Broker {
         let (log_dir, clean) = LogDir::open(&root)?;
         let log_dir = Arc::new(log_dir);
         let cluster_id = load_or_create_meta(&log_dir, &config)?;
+        let dynamic = Arc::new(DynamicConfigs::open(log_dir.root(), config.clone())?);
+        let live = dynamic.live();
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let topics = Arc::new(Topics::load(
             log_dir.clone(),
-            config.clone(),
+            live.clone(),
             clock.clone(),
             clean,
         )?);
         let cleaner = CleanerPool::start(
-            cleaner_config(&config),
+            cleaner_config(&live),
             topics.clone(),
             log_dir.clone(),
             clock.clone(),
@@ -89,7 +96,13 @@ impl Broker {
                     source: e,
                 })?,
             );
-        let coordinator = Coordinator::start(&topics, durability.clone(), &config, clock.clone())?;
+        let coordinator = Coordinator::start(
+            &topics,
+            durability.clone(),
+            &config,
+            dynamic.clone(),
+            clock.clone(),
+        )?;
         let producer_ids = ProducerIds::open(log_dir.root())?;
         let txn = crate::txn::TxnCoordinator::start(&topics, &config, clock.clone())?;
         let broker = Arc::new(Broker {
@@ -97,6 +110,7 @@ impl Broker {
             coordinator,
             txn,
             config,
+            dynamic,
             cluster_id,
             topics,
             durability,
@@ -173,6 +187,11 @@ impl Broker {
         self.with_cleaner(CleanerPool::statuses).unwrap_or_default()
     }
 
+    /// Number of running log cleaner threads (0 when disabled or stopped).
+    pub fn cleaner_thread_count(&self) -> usize {
+        self.with_cleaner(CleanerPool::thread_count).unwrap_or(0)
+    }
+
     fn with_cleaner<T>(&self, f: impl FnOnce(&CleanerPool) -> T) -> Option<T> {
         let cleaner = self.cleaner.lock().unwrap_or_else(|e| e.into_inner());
         cleaner.as_ref().map(f)
@@ -243,6 +262,97 @@ impl Broker {
             c.wake();
         }
         result
+    }
+
+    /// The configuration in force: the static one with the dynamic broker configs applied.
+    pub fn live_config(&self) -> Arc<BrokerConfig> {
+        self.dynamic.live()
+    }
+
+    /// Change this broker's (`per_broker`) or the cluster-default dynamic configs: `next` turns
+    /// the current set into the new one; the new set is validated (names, values, the
+    /// effective configuration, Kafka's cleaner-thread bounds, every topic's config over the
+    /// new defaults), written durably, then applied live: topics take their new defaults and
+    /// the log cleaner is restarted when one of its settings changed (as Kafka's
+    /// `LogCleaner.reconfigure` does).
+    pub fn alter_broker_configs<E>(
+        &self,
+        per_broker: bool,
+        validate_only: bool,
+        next: impl FnOnce(
+            &std::collections::BTreeMap<String, String>,
+        ) -> Result<std::collections::BTreeMap<String, String>, E>,
+        refused: impl Fn(skiff_config::DynamicRefusal) -> E,
+        failed: impl Fn(String) -> E,
+    ) -> Result<(), E> {
+        let _update = self.dynamic.lock_updates();
+        let stored = self.dynamic.stored();
+        let current = if per_broker {
+            &stored.broker
+        } else {
+            &stored.default
+        };
+        let layer = next(current)?;
+        skiff_config::validate_dynamic_broker(&layer).map_err(&refused)?;
+        let mut new = (*stored).clone();
+        if per_broker {
+            new.broker = layer;
+        } else {
+            new.default = layer;
+        }
+        let old_live = self.dynamic.live();
+        let live =
+            skiff_config::with_dynamic(self.dynamic.static_config(), &new.default, &new.broker)
+                .map_err(&refused)?;
+        skiff_config::check_reconfiguration(&old_live, &live).map_err(&refused)?;
+        let live = Arc::new(live);
+        self.topics
+            .set_broker_config(live.clone(), true)
+            .map_err(|e| failed(e.to_string()))?;
+        if validate_only {
+            return Ok(());
+        }
+        self.dynamic
+            .commit(new, Some(live.clone()))
+            .map_err(|e| failed(e.to_string()))?;
+        self.topics
+            .set_broker_config(live.clone(), false)
+            .map_err(|e| failed(e.to_string()))?;
+        if cleaner_config(&old_live) != cleaner_config(&live) {
+            let mut cleaner = self.cleaner.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(old) = cleaner.take() {
+                old.stop();
+                *cleaner = Some(CleanerPool::start(
+                    cleaner_config(&live),
+                    self.topics.clone(),
+                    self.log_dir.clone(),
+                    self.clock.clone(),
+                ));
+                info!(
+                    threads = live.log_cleaner_threads,
+                    "log cleaner restarted with new dynamic settings"
+                );
+            }
+        } else {
+            self.with_cleaner(CleanerPool::wake);
+        }
+        Ok(())
+    }
+
+    /// Replace a group's configs (already validated by the caller) durably.
+    pub fn set_group_configs(
+        &self,
+        group: &str,
+        configs: std::collections::BTreeMap<String, String>,
+    ) -> Result<(), skiff_log::LogError> {
+        let _update = self.dynamic.lock_updates();
+        let mut new: Stored = (*self.dynamic.stored()).clone();
+        if configs.is_empty() {
+            new.groups.remove(group);
+        } else {
+            new.groups.insert(group.to_string(), configs);
+        }
+        self.dynamic.commit(new, None)
     }
 
     /// Flush everything, write checkpoints and the clean-shutdown marker.

@@ -11,6 +11,7 @@ pub mod broker;
 pub mod coordinator;
 pub mod dispatch;
 pub mod durability;
+pub mod dynamic_configs;
 pub mod errors;
 pub mod handlers;
 pub mod metrics;

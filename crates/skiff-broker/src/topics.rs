@@ -104,7 +104,9 @@ pub struct Topics {
     map: RwLock<BTreeMap<String, Arc<Topic>>>,
     change: Mutex<()>,
     log_dir: Arc<LogDir>,
-    config: Arc<BrokerConfig>,
+    /// The broker configuration in force (its `log` defaults are the topics' defaults);
+    /// replaced by dynamic broker config changes (`set_broker_config`).
+    config: RwLock<Arc<BrokerConfig>>,
     clock: Arc<dyn Clock>,
     clean_start: bool,
 }
@@ -122,7 +124,7 @@ impl Topics {
             map: RwLock::new(BTreeMap::new()),
             change: Mutex::new(()),
             log_dir,
-            config,
+            config: RwLock::new(config),
             clock,
             clean_start,
         };
@@ -199,8 +201,12 @@ impl Topics {
     }
 
     fn resolve(&self, overrides: &BTreeMap<String, String>) -> Result<LogConfig, TopicError> {
-        skiff_config::resolve_topic_config(overrides, &self.config)
-            .map_err(TopicError::InvalidConfig)
+        let config = self
+            .config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        skiff_config::resolve_topic_config(overrides, &config).map_err(TopicError::InvalidConfig)
     }
 
     fn open_partition(
@@ -399,6 +405,33 @@ impl Topics {
         }
         for partition in topic.partitions() {
             partition.log.update_config(log_config.clone());
+        }
+        Ok(())
+    }
+
+    /// Dynamic broker configs changed: re-resolve every topic's log config over the new broker
+    /// defaults (topics without an override of a key follow the new default at once). All
+    /// topics are checked before any is changed; `validate_only` stops after the check.
+    pub fn set_broker_config(
+        &self,
+        config: Arc<BrokerConfig>,
+        validate_only: bool,
+    ) -> Result<(), TopicError> {
+        let _change = self.change.lock().unwrap_or_else(|e| e.into_inner());
+        let mut resolved = Vec::new();
+        for topic in self.list() {
+            let log_config = skiff_config::resolve_topic_config(&topic.overrides(), &config)
+                .map_err(TopicError::InvalidConfig)?;
+            resolved.push((topic, log_config));
+        }
+        if validate_only {
+            return Ok(());
+        }
+        *self.config.write().unwrap_or_else(|e| e.into_inner()) = config;
+        for (topic, log_config) in resolved {
+            for partition in topic.partitions() {
+                partition.log.update_config(log_config.clone());
+            }
         }
         Ok(())
     }

@@ -229,8 +229,19 @@ async fn alter_configs_answer_like_kafka() {
             Some("Unexpected broker id, expected 1, but received 7".to_string())
         )
     );
-    // A well-formed broker update is refused: Skiff has no dynamic broker configs.
-    assert_eq!(alter(&broker, 4, "1", "log.retention.ms", "5").await.0, 42);
+    // A well-formed update of a dynamic broker config passes (validate_only here); a static
+    // key is refused with Kafka's text.
+    assert_eq!(
+        alter(&broker, 4, "1", "log.retention.ms", "5").await,
+        (0, None)
+    );
+    assert_eq!(
+        alter(&broker, 4, "1", "log.dirs", "/x").await,
+        (
+            42,
+            Some("Cannot update these configs dynamically: [log.dirs]".to_string())
+        )
+    );
 
     assert_eq!(
         incremental(&broker, "t", 2, "retention.ms", Some("5")).await,

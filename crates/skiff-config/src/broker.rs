@@ -120,6 +120,10 @@ pub struct BrokerConfig {
     pub log: LogConfig,
     /// Every key the user set (file, `--set`, environment), normalized to Kafka's string form.
     pub explicit: BTreeMap<String, String>,
+    /// Dynamic cluster-default broker configs (`<default>`) applied on top of `explicit`.
+    pub dynamic_default: BTreeMap<String, String>,
+    /// Dynamic per-broker configs, applied on top of everything else.
+    pub dynamic_broker: BTreeMap<String, String>,
     /// `[[topic]]` entries.
     pub topics: Vec<TopicSpec>,
 }
@@ -175,6 +179,8 @@ impl Default for BrokerConfig {
             metrics_listener: None,
             log: LogConfig::default(),
             explicit: BTreeMap::new(),
+            dynamic_default: BTreeMap::new(),
+            dynamic_broker: BTreeMap::new(),
             topics: Vec::new(),
         }
     }
@@ -198,7 +204,7 @@ pub(crate) struct RawTopic {
 
 /// Validators for broker keys, where Kafka has one. Keys that feed a topic config with the
 /// same unit share that topic config's validator.
-fn broker_validator(key: &str) -> Validator {
+pub(crate) fn broker_validator(key: &str) -> Validator {
     match key {
         "log.roll.hours"
         | "num.partitions"
@@ -691,30 +697,43 @@ fn build_topics(cfg: &BrokerConfig, raw: Vec<RawTopic>) -> Result<Vec<TopicSpec>
     Ok(out)
 }
 
-/// DescribeConfigs(BROKER): every known key with the value in force. Values set by the user
-/// are `StaticBroker`; others are `Default` with the default when there is one. Passwords are
-/// sensitive and never returned. Static broker configs cannot be altered, hence read-only.
+/// The layers a broker key can be set in, highest precedence first, with their sources.
+pub(crate) fn broker_layers(cfg: &BrokerConfig) -> [(&BTreeMap<String, String>, ConfigSource); 3] {
+    [
+        (&cfg.dynamic_broker, ConfigSource::DynamicBroker),
+        (&cfg.dynamic_default, ConfigSource::DynamicDefaultBroker),
+        (&cfg.explicit, ConfigSource::StaticBroker),
+    ]
+}
+
+/// DescribeConfigs(BROKER) for this node: every known key with the value in force, taken from
+/// the per-broker dynamic layer, the cluster-default dynamic layer, the static configuration
+/// or the default, in that order, each layer that sets it listed as a synonym (Kafka's
+/// order). Passwords are sensitive and never returned. Only keys Skiff changes dynamically
+/// are not read-only.
 pub fn describe_broker_configs(cfg: &BrokerConfig) -> Vec<DescribedConfig> {
     names::broker_config_names()
         .iter()
-        .filter(|d| d.described())
+        .filter(|d| d.described() || cfg.dynamic_broker.contains_key(d.name))
         .map(|d| {
             let sensitive = d.is_sensitive();
             let hide = |v: Option<String>| if sensitive { None } else { v };
             let default = d.default.map(str::to_string);
             let mut synonyms = Vec::new();
-            let (value, source) = match cfg.explicit.get(d.name) {
+            let mut chosen: Option<(Option<String>, ConfigSource)> = None;
+            for (layer, source) in broker_layers(cfg) {
+                if let Some(v) = layer.get(d.name) {
+                    synonyms.push((d.name.to_string(), hide(Some(v.clone())), source));
+                    if chosen.is_none() {
+                        chosen = Some((hide(Some(v.clone())), source));
+                    }
+                }
+            }
+            let (value, source) = match chosen {
+                Some(c) => c,
                 // Unset, Skiff still runs as node 1 (Kafka would refuse to start).
                 None if d.name == "node.id" || d.name == "broker.id" => {
                     (Some(cfg.node_id.to_string()), ConfigSource::Default)
-                }
-                Some(v) => {
-                    synonyms.push((
-                        d.name.to_string(),
-                        hide(Some(v.clone())),
-                        ConfigSource::StaticBroker,
-                    ));
-                    (hide(Some(v.clone())), ConfigSource::StaticBroker)
                 }
                 None => (hide(default.clone()), ConfigSource::Default),
             };
@@ -725,7 +744,8 @@ pub fn describe_broker_configs(cfg: &BrokerConfig) -> Vec<DescribedConfig> {
                 name: d.name.to_string(),
                 value,
                 source,
-                read_only: true,
+                read_only: crate::dynamic::broker_key_dynamic(d.name)
+                    != crate::dynamic::DynamicKey::Applied,
                 is_sensitive: sensitive,
                 kind: d.kind,
                 doc: match d.status {
@@ -737,6 +757,32 @@ pub fn describe_broker_configs(cfg: &BrokerConfig) -> Vec<DescribedConfig> {
                 },
                 synonyms,
             }
+        })
+        .collect()
+}
+
+/// DescribeConfigs(BROKER) for the cluster-default resource (empty name): as in Kafka, only
+/// the dynamic cluster-default configs, each with its single synonym.
+pub fn describe_default_broker_configs(cfg: &BrokerConfig) -> Vec<DescribedConfig> {
+    cfg.dynamic_default
+        .iter()
+        .filter_map(|(name, v)| {
+            let d = names::broker_config_def(name)?;
+            let value = (!d.is_sensitive()).then(|| v.clone());
+            Some(DescribedConfig {
+                name: d.name.to_string(),
+                value: value.clone(),
+                source: ConfigSource::DynamicDefaultBroker,
+                read_only: false,
+                is_sensitive: d.is_sensitive(),
+                kind: d.kind,
+                doc: "",
+                synonyms: vec![(
+                    d.name.to_string(),
+                    value,
+                    ConfigSource::DynamicDefaultBroker,
+                )],
+            })
         })
         .collect()
 }

@@ -11,7 +11,9 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod broker;
+mod dynamic;
 mod error;
+mod group;
 mod listener;
 mod load;
 mod names;
@@ -22,9 +24,18 @@ mod types;
 mod tests;
 
 pub use broker::{
-    broker_config_type, describe_broker_configs, validate_topic_name, BrokerConfig, TopicSpec,
+    broker_config_type, describe_broker_configs, describe_default_broker_configs,
+    validate_topic_name, BrokerConfig, TopicSpec,
+};
+pub use dynamic::{
+    broker_key_dynamic, check_reconfiguration, validate_dynamic_broker, with_dynamic, DynamicKey,
+    DynamicRefusal,
 };
 pub use error::{ConfigError, TopicConfigError};
+pub use group::{
+    describe_group_configs, group_config_def, group_config_defs, group_consumer_timeouts,
+    validate_group_configs, GroupConfigDef,
+};
 pub use listener::{
     parse_host_port, parse_listeners, parse_protocol_map, HostPort, Listener, DEFAULT_PROTOCOL_MAP,
 };

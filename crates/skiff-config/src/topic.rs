@@ -299,7 +299,8 @@ pub(crate) fn convert_synonym(raw: &str, factor: i64) -> String {
 }
 
 /// DescribeConfigs(TOPIC): every topic config with the value in force and where it comes from:
-/// the topic override, else the broker's static setting of a synonym, else Kafka's default.
+/// the topic override, else the broker's setting of a synonym (dynamic per-broker, dynamic
+/// cluster default, then static), else Kafka's default.
 /// Synonyms follow Kafka's order: topic override, set broker synonyms, then the default of the
 /// first broker synonym when it has one.
 pub fn describe_topic_configs(
@@ -319,14 +320,12 @@ pub fn describe_topic_configs(
                 chosen = Some((v.clone(), ConfigSource::TopicConfig));
             }
             for s in d.broker_synonyms {
-                if let Some(v) = broker.explicit.get(s.name) {
-                    synonyms.push((
-                        s.name.to_string(),
-                        Some(v.clone()),
-                        ConfigSource::StaticBroker,
-                    ));
-                    if chosen.is_none() {
-                        chosen = Some((convert_synonym(v, s.factor), ConfigSource::StaticBroker));
+                for (layer, source) in crate::broker::broker_layers(broker) {
+                    if let Some(v) = layer.get(s.name) {
+                        synonyms.push((s.name.to_string(), Some(v.clone()), source));
+                        if chosen.is_none() {
+                            chosen = Some((convert_synonym(v, s.factor), source));
+                        }
                     }
                 }
             }

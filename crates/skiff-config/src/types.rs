@@ -64,6 +64,8 @@ pub enum ConfigSource {
     StaticBroker,
     /// Nobody set it: Kafka's default.
     Default,
+    /// A group's override (IncrementalAlterConfigs / AlterConfigs on a GROUP resource).
+    GroupConfig,
 }
 
 impl ConfigSource {
@@ -76,6 +78,7 @@ impl ConfigSource {
             ConfigSource::DynamicDefaultBroker => 3,
             ConfigSource::StaticBroker => 4,
             ConfigSource::Default => 5,
+            ConfigSource::GroupConfig => 8,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Admin and metadata APIs through librdkafka: CreateTopics + Metadata, DeleteTopics,
-//! CreatePartitions, DescribeConfigs/AlterConfigs, DeleteRecords, ListOffsets
+//! CreatePartitions, DescribeConfigs/AlterConfigs (topics and dynamic broker configs),
+//! DeleteRecords, ListOffsets
 //! (watermarks and offsets_for_times), and ApiVersions v0/v3 decoded byte-exactly.
 #![allow(clippy::unwrap_used)]
 
@@ -201,6 +202,46 @@ async fn describe_and_alter_topic_configs() {
         cfg.get("retention.ms").unwrap().value.as_deref(),
         Some("3600000")
     );
+}
+
+async fn describe_one(
+    a: &rdkafka::admin::AdminClient<rdkafka::client::DefaultClientContext>,
+    spec: ResourceSpecifier<'_>,
+) -> rdkafka::admin::ConfigResource {
+    let res = a.describe_configs([&spec], &admin_opts()).await.unwrap();
+    res.into_iter()
+        .next()
+        .unwrap()
+        .map_err(|e| format!("DescribeConfigs: {e}"))
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_broker_configs_through_the_admin_client() {
+    let b = Broker::start().unwrap();
+    let a = admin(&b).unwrap();
+    let topic = unique_topic("dyn");
+    create_topic(&a, &topic, 1, &[]).await.unwrap();
+    // AlterConfigs on broker 1 sets its dynamic configs (the whole set, Kafka semantics).
+    let alter = AlterConfig::new(ResourceSpecifier::Broker(1))
+        .set("log.retention.bytes", "123456789")
+        .set("log.cleaner.threads", "2");
+    for r in a.alter_configs([&alter], &admin_opts()).await.unwrap() {
+        r.map_err(|(s, e)| format!("AlterConfigs {s:?}: {e}"))
+            .unwrap();
+    }
+    let cfg = describe_one(&a, ResourceSpecifier::Broker(1)).await;
+    let threads = cfg.get("log.cleaner.threads").unwrap();
+    assert_eq!(threads.value.as_deref(), Some("2"));
+    assert_eq!(threads.source, ConfigSource::DynamicBroker);
+    assert!(!threads.is_read_only);
+    assert!(cfg.get("log.dirs").unwrap().is_read_only);
+
+    // A topic without an override inherits the new default, and says where it comes from.
+    let cfg = describe_one(&a, ResourceSpecifier::Topic(&topic)).await;
+    let r = cfg.get("retention.bytes").unwrap();
+    assert_eq!(r.value.as_deref(), Some("123456789"));
+    assert_eq!(r.source, ConfigSource::DynamicBroker);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

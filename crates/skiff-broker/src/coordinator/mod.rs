@@ -32,6 +32,7 @@ use tokio::sync::oneshot;
 
 use crate::broker::StartError;
 use crate::durability::Durability;
+use crate::dynamic_configs::DynamicConfigs;
 use crate::partition::Partition;
 use crate::topics::Topics;
 use group::{
@@ -84,6 +85,8 @@ pub struct Shared {
     jobs: mpsc::Sender<Job>,
     /// Offsets of open transactions by producer id (`txn_offsets.rs`).
     txn_offsets: Mutex<txn_offsets::PendingTxnOffsets>,
+    /// Group configs (`consumer.session.timeout.ms` / `consumer.heartbeat.interval.ms`).
+    group_configs: Arc<DynamicConfigs>,
 }
 
 pub struct Coordinator {
@@ -118,6 +121,7 @@ impl Coordinator {
         topics: &Arc<Topics>,
         durability: Arc<Durability>,
         config: &BrokerConfig,
+        group_configs: Arc<DynamicConfigs>,
         clock: Arc<dyn Clock>,
     ) -> Result<Coordinator, StartError> {
         let partitions = store::open_topic(topics, config.offsets_topic_num_partitions)?;
@@ -131,6 +135,7 @@ impl Coordinator {
             loaded: AtomicBool::new(false),
             jobs: tx,
             txn_offsets: Mutex::new(HashMap::new()),
+            group_configs,
         });
         let weak = Arc::downgrade(&shared);
         std::thread::Builder::new()
@@ -159,6 +164,16 @@ impl Coordinator {
 
     pub fn settings(&self) -> &Settings {
         &self.shared.settings
+    }
+
+    /// The heartbeat interval handed to a KIP-848 group's members: the group's
+    /// `consumer.heartbeat.interval.ms` config, else the broker's.
+    pub fn consumer_heartbeat_interval_ms(&self, group_id: &str) -> i32 {
+        self.shared
+            .group_configs
+            .group_consumer_timeouts(group_id)
+            .1
+            .unwrap_or(self.shared.settings.consumer_heartbeat_interval_ms)
     }
 
     /// The `__consumer_offsets` partition that holds a group's records.
@@ -466,7 +481,7 @@ impl Coordinator {
         let result = state.heartbeat(
             hb,
             &counts,
-            self.shared.settings.consumer_session_timeout_ms,
+            self.shared.consumer_session_timeout_ms(group_id),
             now,
         );
         self.shared.persist_consumer(group);
@@ -566,6 +581,15 @@ impl Coordinator {
 }
 
 impl Shared {
+    /// A KIP-848 group's session timeout: its `consumer.session.timeout.ms` config, else the
+    /// broker's.
+    fn consumer_session_timeout_ms(&self, group_id: &str) -> i32 {
+        self.group_configs
+            .group_consumer_timeouts(group_id)
+            .0
+            .unwrap_or(self.settings.consumer_session_timeout_ms)
+    }
+
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Group>> {
         self.groups.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -611,7 +635,7 @@ impl Shared {
                 &r.consumer,
                 &|uuid| self.topics.get_by_id(uuid).map(|t| t.name.clone()),
                 &|name| self.topics.get(name).map(|t| t.partition_count()),
-                self.settings.consumer_session_timeout_ms,
+                self.consumer_session_timeout_ms(&id),
                 now,
             );
             group.consumer_persisted = r.consumer;

@@ -1,5 +1,6 @@
-//! AlterConfigs (replace a topic's overrides) and IncrementalAlterConfigs (SET, DELETE,
-//! APPEND, SUBTRACT per key). Broker configs come from the TOML file and are not dynamic.
+//! AlterConfigs (replace a resource's whole config set) and IncrementalAlterConfigs (SET,
+//! DELETE, APPEND, SUBTRACT per key) for topics, this broker's dynamic configs (resource
+//! name = node id) and the cluster-default dynamic configs (empty name), and groups (KIP-848).
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use skiff_config::ConfigType;
 
-use super::describe_configs::{BROKER, TOPIC};
+use super::describe_configs::{BROKER, GROUP, TOPIC};
 use super::str_bytes;
 use crate::broker::Broker;
 use crate::dispatch::{blocking, Reply};
@@ -27,6 +28,13 @@ const DELETE: i8 = 1;
 const APPEND: i8 = 2;
 const SUBTRACT: i8 = 3;
 
+/// One resource's requested change: legacy AlterConfigs replaces the whole set;
+/// IncrementalAlterConfigs applies operations to the current set.
+enum Change {
+    Replace(Vec<(String, Option<String>)>),
+    Ops(Vec<(String, i8, Option<String>)>),
+}
+
 pub async fn handle(broker: &Arc<Broker>, _version: i16, request: AlterConfigsRequest) -> Reply {
     let b = broker.clone();
     let validate_only = request.validate_only;
@@ -35,30 +43,18 @@ pub async fn handle(broker: &Arc<Broker>, _version: i16, request: AlterConfigsRe
             .resources
             .into_iter()
             .map(|r| {
-                let values: Vec<(&str, Option<&str>)> = r
-                    .configs
-                    .iter()
-                    .map(|c| (c.name.as_str(), c.value.as_deref()))
-                    .collect();
+                let change = Change::Replace(
+                    r.configs
+                        .iter()
+                        .map(|c| (c.name.to_string(), c.value.as_ref().map(|v| v.to_string())))
+                        .collect(),
+                );
                 let outcome = alter(
                     &b,
                     r.resource_type,
                     &r.resource_name,
-                    &values,
+                    &change,
                     validate_only,
-                    |_| {
-                        let mut overrides = BTreeMap::new();
-                        for c in &r.configs {
-                            let value = c.value.as_ref().ok_or_else(|| {
-                                (
-                                    ResponseError::InvalidRequest,
-                                    format!("Null value not supported for : {}", c.name.as_str()),
-                                )
-                            })?;
-                            overrides.insert(c.name.to_string(), value.to_string());
-                        }
-                        Ok(overrides)
-                    },
                 );
                 let (code, message) = split(outcome);
                 alter_configs_response::AlterConfigsResourceResponse::default()
@@ -89,39 +85,24 @@ pub async fn handle_incremental(
             .resources
             .into_iter()
             .map(|r| {
-                let values: Vec<(&str, Option<&str>)> = r
-                    .configs
-                    .iter()
-                    .filter(|c| c.config_operation != DELETE)
-                    .map(|c| (c.name.as_str(), c.value.as_deref()))
-                    .collect();
+                let change = Change::Ops(
+                    r.configs
+                        .iter()
+                        .map(|c| {
+                            (
+                                c.name.to_string(),
+                                c.config_operation,
+                                c.value.as_ref().map(|v| v.to_string()),
+                            )
+                        })
+                        .collect(),
+                );
                 let outcome = alter(
                     &b,
                     r.resource_type,
                     &r.resource_name,
-                    &values,
+                    &change,
                     validate_only,
-                    |current| {
-                        let mut seen = HashSet::new();
-                        let mut overrides = current.clone();
-                        for c in &r.configs {
-                            let name = c.name.to_string();
-                            if !seen.insert(name.clone()) {
-                                return Err((
-                                    ResponseError::InvalidRequest,
-                                    format!("Error due to duplicate config keys : {name}"),
-                                ));
-                            }
-                            apply_op(
-                                &b,
-                                &mut overrides,
-                                &name,
-                                c.config_operation,
-                                c.value.as_ref(),
-                            )?;
-                        }
-                        Ok(overrides)
-                    },
                 );
                 let (code, message) = split(outcome);
                 incremental_alter_configs_response::AlterConfigsResourceResponse::default()
@@ -140,14 +121,44 @@ pub async fn handle_incremental(
     }
 }
 
-/// Compute a topic's new overrides from its current ones and store them (validated first).
+/// Kafka's request-level checks of an incremental change: no key twice, and a value for every
+/// operation but DELETE.
+fn check_ops(ops: &[(String, i8, Option<String>)]) -> Result<(), Failure> {
+    let mut seen = HashSet::new();
+    for (name, _, _) in ops {
+        if !seen.insert(name.as_str()) {
+            return Err((
+                ResponseError::InvalidRequest,
+                format!("Error due to duplicate config keys : {name}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Legacy AlterConfigs: the new set is exactly the request's keys, none of them null.
+fn replacement(values: &[(String, Option<String>)]) -> Result<BTreeMap<String, String>, Failure> {
+    let mut out = BTreeMap::new();
+    for (name, value) in values {
+        let value = value.as_ref().ok_or_else(|| {
+            (
+                ResponseError::InvalidRequest,
+                format!("Null value not supported for : {name}"),
+            )
+        })?;
+        out.insert(name.clone(), value.clone());
+    }
+    Ok(out)
+}
+
+/// Compute a resource's new config set from its current one and apply it (validated first;
+/// nothing changes with `validate_only`).
 fn alter(
     broker: &Broker,
     resource_type: i8,
     name: &StrBytes,
-    broker_values: &[(&str, Option<&str>)],
+    change: &Change,
     validate_only: bool,
-    next: impl FnOnce(&BTreeMap<String, String>) -> Result<BTreeMap<String, String>, Failure>,
 ) -> Result<(), Failure> {
     match resource_type {
         TOPIC => {
@@ -157,24 +168,86 @@ fn alter(
                     format!("The topic '{}' does not exist.", name.as_str()),
                 )
             })?;
-            let overrides = next(&topic.overrides())?;
+            let overrides = match change {
+                Change::Replace(values) => replacement(values)?,
+                Change::Ops(ops) => {
+                    check_ops(ops)?;
+                    let mut overrides = topic.overrides();
+                    for (key, op, value) in ops {
+                        apply_op(broker, &mut overrides, key, *op, value.as_deref())?;
+                    }
+                    overrides
+                }
+            };
             broker
                 .set_topic_overrides(&topic.name, overrides, validate_only)
                 .map_err(|e| (topic_error_code(&e), e.to_string()))
         }
         BROKER => {
             check_alter_broker_name(broker, name.as_str())?;
-            for (key, value) in broker_values {
+            let values: Vec<(&str, Option<&str>)> = match change {
+                Change::Replace(values) => values
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_deref()))
+                    .collect(),
+                Change::Ops(ops) => ops
+                    .iter()
+                    .filter(|(_, op, _)| *op != DELETE)
+                    .map(|(k, _, v)| (k.as_str(), v.as_deref()))
+                    .collect(),
+            };
+            for (key, value) in values {
                 if let (Some(kind), Some(value)) = (skiff_config::broker_config_type(key), value) {
                     check_value_type(key, kind, value)?;
                 }
             }
-            // Kafka would store such an update as a dynamic config; Skiff has no dynamic
-            // broker configs, so it refuses rather than answer success for an unapplied change.
-            Err((
-                ResponseError::InvalidRequest,
-                "Skiff reads broker configs from its TOML file at start; they cannot be changed dynamically".into(),
-            ))
+            broker.alter_broker_configs(
+                !name.is_empty(),
+                validate_only,
+                |current| match change {
+                    Change::Replace(values) => replacement(values),
+                    Change::Ops(ops) => {
+                        check_ops(ops)?;
+                        let mut next = current.clone();
+                        for (key, op, value) in ops {
+                            apply_broker_op(broker, &mut next, key, *op, value.as_deref())?;
+                        }
+                        Ok(next)
+                    }
+                },
+                |refusal| match refusal {
+                    skiff_config::DynamicRefusal::Request(m) => (ResponseError::InvalidRequest, m),
+                    skiff_config::DynamicRefusal::Config(m) => (ResponseError::InvalidConfig, m),
+                },
+                |m| (ResponseError::InvalidConfig, m),
+            )
+        }
+        GROUP => {
+            if name.is_empty() {
+                return Err((
+                    ResponseError::InvalidRequest,
+                    "Default group resources are not allowed.".to_string(),
+                ));
+            }
+            let configs = match change {
+                Change::Replace(values) => replacement(values)?,
+                Change::Ops(ops) => {
+                    check_ops(ops)?;
+                    let mut configs = broker.dynamic.group(name.as_str());
+                    for (key, op, value) in ops {
+                        apply_group_op(&mut configs, key, *op, value.as_deref())?;
+                    }
+                    configs
+                }
+            };
+            skiff_config::validate_group_configs(&configs, &broker.live_config())
+                .map_err(|m| (ResponseError::InvalidConfig, m))?;
+            if validate_only {
+                return Ok(());
+            }
+            broker
+                .set_group_configs(name.as_str(), configs)
+                .map_err(|e| (ResponseError::KafkaStorageError, e.to_string()))
         }
         other => Err((
             ResponseError::InvalidRequest,
@@ -183,15 +256,129 @@ fn alter(
     }
 }
 
+/// One IncrementalAlterConfigs operation on a broker's dynamic set, with Kafka's texts
+/// (`ConfigAdminManager.prepareIncrementalConfigs`). Names and values are checked afterwards
+/// on the whole set.
+fn apply_broker_op(
+    broker: &Broker,
+    configs: &mut BTreeMap<String, String>,
+    name: &str,
+    op: i8,
+    value: Option<&str>,
+) -> Result<(), Failure> {
+    let null = || {
+        (
+            ResponseError::InvalidRequest,
+            format!("Null value not supported for : {name}"),
+        )
+    };
+    match op {
+        SET => {
+            configs.insert(name.to_string(), value.ok_or_else(null)?.to_string());
+        }
+        DELETE => {
+            configs.remove(name);
+        }
+        APPEND | SUBTRACT => {
+            let value = value.ok_or_else(null)?;
+            let kind = skiff_config::broker_config_type(name).ok_or_else(|| {
+                (
+                    ResponseError::InvalidConfig,
+                    format!("Unknown config name: {name}"),
+                )
+            })?;
+            if kind != ConfigType::List {
+                let verb = if op == APPEND { "append" } else { "subtract" };
+                return Err((
+                    ResponseError::InvalidConfig,
+                    format!("Config value {verb} is not allowed for config key: {name}"),
+                ));
+            }
+            let current = configs.get(name).cloned().unwrap_or_else(|| {
+                skiff_config::describe_broker_configs(&broker.live_config())
+                    .into_iter()
+                    .find(|c| c.name == name)
+                    .and_then(|c| c.value)
+                    .unwrap_or_default()
+            });
+            configs.insert(name.to_string(), combine(&current, value, op == APPEND));
+        }
+        other => {
+            return Err((
+                ResponseError::InvalidRequest,
+                format!("Unknown operations type {other}"),
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// One IncrementalAlterConfigs operation on a group's configs.
+fn apply_group_op(
+    configs: &mut BTreeMap<String, String>,
+    name: &str,
+    op: i8,
+    value: Option<&str>,
+) -> Result<(), Failure> {
+    let null = || {
+        (
+            ResponseError::InvalidRequest,
+            format!("Null value not supported for : {name}"),
+        )
+    };
+    match op {
+        SET => {
+            configs.insert(name.to_string(), value.ok_or_else(null)?.to_string());
+        }
+        DELETE => {
+            configs.remove(name);
+        }
+        APPEND | SUBTRACT => {
+            let value = value.ok_or_else(null)?;
+            if skiff_config::group_config_def(name).map(|d| d.kind) != Some(ConfigType::List) {
+                let verb = if op == APPEND { "APPEND" } else { "SUBTRACT" };
+                return Err((
+                    ResponseError::InvalidConfig,
+                    format!("Can't {verb} to key {name} because its type is not LIST."),
+                ));
+            }
+            let current = configs.get(name).cloned().unwrap_or_default();
+            configs.insert(name.to_string(), combine(&current, value, op == APPEND));
+        }
+        other => {
+            return Err((
+                ResponseError::InvalidRequest,
+                format!("Unknown config operation {other} for {name}"),
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// APPEND (items not yet present, in order) or SUBTRACT on a comma-separated list.
+fn combine(current: &str, value: &str, append: bool) -> String {
+    let mut items = split_list(current);
+    for item in split_list(value) {
+        if append {
+            if !items.contains(&item) {
+                items.push(item);
+            }
+        } else {
+            items.retain(|i| *i != item);
+        }
+    }
+    items.join(",")
+}
+
 fn apply_op(
     broker: &Broker,
     overrides: &mut BTreeMap<String, String>,
     name: &str,
     op: i8,
-    value: Option<&StrBytes>,
+    value: Option<&str>,
 ) -> Result<(), Failure> {
     let def = skiff_config::topic_config_def(name);
-    let value = value.map(|v| v.to_string());
+    let value = value.map(str::to_string);
     match op {
         SET => {
             if def.is_none() {
@@ -298,7 +485,7 @@ fn check_value_type(key: &str, kind: ConfigType, value: &str) -> Result<(), Fail
 
 /// The value in force for a topic config without an override (broker default or Kafka's).
 fn current_value(broker: &Broker, overrides: &BTreeMap<String, String>, name: &str) -> String {
-    skiff_config::describe_topic_configs(overrides, &broker.config)
+    skiff_config::describe_topic_configs(overrides, &broker.live_config())
         .into_iter()
         .find(|c| c.name == name)
         .and_then(|c| c.value)

@@ -169,7 +169,9 @@ pub fn handle(
             .with_heartbeat_interval_ms(if leaving {
                 0
             } else {
-                broker.coordinator.settings().consumer_heartbeat_interval_ms
+                broker
+                    .coordinator
+                    .consumer_heartbeat_interval_ms(&request.group_id.0)
             })
             .with_assignment(r.assignment.map(|a| {
                 Assignment::default().with_topic_partitions(

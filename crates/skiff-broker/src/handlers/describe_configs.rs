@@ -1,5 +1,6 @@
-//! DescribeConfigs for topics and this broker: values in force, their sources, synonyms
-//! (v1+), types and documentation (v3+).
+//! DescribeConfigs for topics, this broker (or the cluster-default dynamic configs, empty
+//! name) and groups: values in force, their sources, synonyms (v1+), types and documentation
+//! (v3+).
 
 use std::sync::Arc;
 
@@ -18,6 +19,7 @@ use crate::topics::validate_topic_name;
 /// Kafka's config resource types.
 pub const TOPIC: i8 = 2;
 pub const BROKER: i8 = 4;
+pub const GROUP: i8 = 32;
 
 pub fn handle(broker: &Arc<Broker>, version: i16, request: DescribeConfigsRequest) -> Reply {
     let results = request
@@ -75,7 +77,7 @@ pub fn describe(
             match broker.topics.get(name) {
                 Some(topic) => Ok(skiff_config::describe_topic_configs(
                     &topic.overrides(),
-                    &broker.config,
+                    &broker.live_config(),
                 )),
                 // Kafka 4.4 answers an unknown topic with the code and an empty message.
                 None => Err((ResponseError::UnknownTopicOrPartition, String::new())),
@@ -83,8 +85,22 @@ pub fn describe(
         }
         BROKER => {
             check_broker_name(broker, name)?;
-            Ok(skiff_config::describe_broker_configs(&broker.config))
+            let live = broker.live_config();
+            if name.is_empty() {
+                Ok(skiff_config::describe_default_broker_configs(&live))
+            } else {
+                Ok(skiff_config::describe_broker_configs(&live))
+            }
         }
+        // As in Kafka, any group id can be described, with or without configs or members.
+        GROUP if name.is_empty() => Err((
+            ResponseError::InvalidRequest,
+            "Default group resources are not allowed.".to_string(),
+        )),
+        GROUP => Ok(skiff_config::describe_group_configs(
+            &broker.dynamic.group(name),
+            &broker.live_config(),
+        )),
         other => Err((
             ResponseError::InvalidRequest,
             format!("Skiff does not describe config resources of type {other}"),

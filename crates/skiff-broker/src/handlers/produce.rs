@@ -317,7 +317,10 @@ fn verify_transactional(
             Some("Transactional records contained more than one producer ID".to_string()),
         ));
     }
-    if !broker.config.transaction_partition_verification_enable {
+    if !broker
+        .live_config()
+        .transaction_partition_verification_enable
+    {
         return Ok(None);
     }
     // The guard is taken before asking, so a marker written after the answer voids it.

@@ -1,0 +1,313 @@
+//! Group configs (config resource type GROUP, KIP-848): every group-level key Kafka 4.4
+//! describes, with its default taken from the broker's `group.*` setting, validation of a
+//! group's overrides against the broker's bounds with Kafka's messages, and the
+//! DescribeConfigs(GROUP) view (sources GROUP_CONFIG and DEFAULT_CONFIG).
+//!
+//! Skiff serves consumer groups only, and assigns as soon as a group changes, so only
+//! `consumer.session.timeout.ms` and `consumer.heartbeat.interval.ms` can be set; the share,
+//! streams, dead-letter-queue and assignment-interval keys are described with Kafka's
+//! defaults (as Kafka describes them for any group) but refused on alter.
+//!
+//! Pure functions over a static table; safe from any thread.
+
+use std::collections::BTreeMap;
+
+use crate::broker::BrokerConfig;
+use crate::names;
+use crate::types::{parse_value, ConfigSource, ConfigType, DescribedConfig, Validator};
+
+/// One group config key.
+#[derive(Clone, Copy, Debug)]
+pub struct GroupConfigDef {
+    pub name: &'static str,
+    pub kind: ConfigType,
+    /// The broker config that supplies the default (Kafka reports it as the DEFAULT_CONFIG
+    /// synonym).
+    pub broker_synonym: &'static str,
+    /// Kafka 4.4's default, used when Skiff does not know the broker synonym.
+    pub default: &'static str,
+    /// `None`: Skiff acts on it; `Some(why)`: refused on alter, with this reason.
+    pub refused: Option<&'static str>,
+    pub doc: &'static str,
+}
+
+const SHARE: Option<&str> = Some("Skiff does not serve share groups");
+const STREAMS: Option<&str> = Some("Skiff does not serve streams groups");
+const DLQ: Option<&str> = Some("Skiff does not write to dead-letter queues");
+const ASSIGN: Option<&str> = Some(
+    "Skiff assigns partitions as soon as a consumer group changes and has no assignment interval",
+);
+
+const fn def(
+    name: &'static str,
+    kind: ConfigType,
+    broker_synonym: &'static str,
+    default: &'static str,
+    refused: Option<&'static str>,
+    doc: &'static str,
+) -> GroupConfigDef {
+    GroupConfigDef {
+        name,
+        kind,
+        broker_synonym,
+        default,
+        refused,
+        doc,
+    }
+}
+
+use ConfigType::{Boolean, Int, List, String as Str};
+
+/// Sorted by name: Kafka 4.4's group configs.
+#[rustfmt::skip]
+static DEFS: &[GroupConfigDef] = &[
+    def("consumer.assignment.interval.ms", Int, "group.consumer.assignment.interval.ms", "1000", ASSIGN, ""),
+    def("consumer.heartbeat.interval.ms", Int, "group.consumer.heartbeat.interval.ms", "5000", None,
+        "The heartbeat interval given to the members of this consumer group."),
+    def("consumer.session.timeout.ms", Int, "group.consumer.session.timeout.ms", "45000", None,
+        "The timeout after which a member of this consumer group that stopped heartbeating is removed."),
+    def("errors.deadletterqueue.copy.record.enable", Boolean, "errors.deadletterqueue.copy.record.enable", "false", DLQ, ""),
+    def("errors.deadletterqueue.topic.name", Str, "errors.deadletterqueue.topic.name", "", DLQ, ""),
+    def("share.assignment.interval.ms", Int, "group.share.assignment.interval.ms", "1000", SHARE, ""),
+    def("share.auto.offset.reset", Str, "share.auto.offset.reset", "latest", SHARE, ""),
+    def("share.delivery.count.limit", Int, "group.share.delivery.count.limit", "5", SHARE, ""),
+    def("share.heartbeat.interval.ms", Int, "group.share.heartbeat.interval.ms", "5000", SHARE, ""),
+    def("share.isolation.level", Str, "share.isolation.level", "read_uncommitted", SHARE, ""),
+    def("share.partition.max.record.locks", Int, "group.share.partition.max.record.locks", "2000", SHARE, ""),
+    def("share.record.lock.duration.ms", Int, "group.share.record.lock.duration.ms", "30000", SHARE, ""),
+    def("share.renew.acknowledge.enable", Boolean, "share.renew.acknowledge.enable", "true", SHARE, ""),
+    def("share.session.timeout.ms", Int, "group.share.session.timeout.ms", "45000", SHARE, ""),
+    def("streams.assignment.interval.ms", Int, "group.streams.assignment.interval.ms", "1000", STREAMS, ""),
+    def("streams.assignor.name", Str, "group.streams.assignors", "sticky", STREAMS, ""),
+    def("streams.heartbeat.interval.ms", Int, "group.streams.heartbeat.interval.ms", "5000", STREAMS, ""),
+    def("streams.initial.rebalance.delay.ms", Int, "group.streams.initial.rebalance.delay.ms", "3000", STREAMS, ""),
+    def("streams.num.standby.replicas", Int, "group.streams.num.standby.replicas", "0", STREAMS, ""),
+    def("streams.rack.aware.assignment.tags", List, "group.streams.rack.aware.assignment.tags", "", STREAMS, ""),
+    def("streams.session.timeout.ms", Int, "group.streams.session.timeout.ms", "45000", STREAMS, ""),
+];
+
+/// Every group config key.
+pub fn group_config_defs() -> &'static [GroupConfigDef] {
+    DEFS
+}
+
+/// Look up one group config key.
+pub fn group_config_def(name: &str) -> Option<&'static GroupConfigDef> {
+    DEFS.iter().find(|d| d.name == name)
+}
+
+/// The broker's value of `key`: what the operator set, else the default of Skiff's table.
+fn broker_value(broker: &BrokerConfig, key: &str) -> Option<String> {
+    crate::broker::broker_layers(broker)
+        .iter()
+        .find_map(|(layer, _)| layer.get(key).cloned())
+        .or_else(|| {
+            names::broker_config_def(key)
+                .and_then(|d| d.default)
+                .map(str::to_string)
+        })
+}
+
+fn broker_int(broker: &BrokerConfig, key: &str) -> i64 {
+    broker_value(broker, key)
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The default of a group config: the broker's value of its synonym, else Kafka's default.
+fn default_of(d: &GroupConfigDef, broker: &BrokerConfig) -> String {
+    broker_value(broker, d.broker_synonym).unwrap_or_else(|| d.default.to_string())
+}
+
+/// Validate a group's complete new set of overrides. Errors carry Kafka's text and are
+/// INVALID_CONFIG.
+pub fn validate_group_configs(
+    overrides: &BTreeMap<String, String>,
+    broker: &BrokerConfig,
+) -> Result<(), String> {
+    for (name, value) in overrides {
+        let def =
+            group_config_def(name).ok_or_else(|| format!("Unknown group config name: {name}"))?;
+        if let Some(why) = def.refused {
+            return Err(format!("{why}: {name} cannot be set"));
+        }
+        let parsed =
+            parse_value(name, def.kind, value, Validator::AtLeast(1)).map_err(|e| e.message)?;
+        let crate::types::Parsed::Int(v) = parsed else {
+            continue;
+        };
+        let (lo, hi) = match name.as_str() {
+            "consumer.session.timeout.ms" => (
+                "group.consumer.min.session.timeout.ms",
+                "group.consumer.max.session.timeout.ms",
+            ),
+            _ => (
+                "group.consumer.min.heartbeat.interval.ms",
+                "group.consumer.max.heartbeat.interval.ms",
+            ),
+        };
+        let (lo, hi) = (broker_int(broker, lo), broker_int(broker, hi));
+        if v < lo || v > hi {
+            return Err(format!(
+                "{name} must be in the range {lo} to {hi} inclusive."
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// DescribeConfigs(GROUP): every group config with the group's override (GROUP_CONFIG) or the
+/// default from the broker (DEFAULT_CONFIG, with the broker key as its synonym).
+pub fn describe_group_configs(
+    overrides: &BTreeMap<String, String>,
+    broker: &BrokerConfig,
+) -> Vec<DescribedConfig> {
+    DEFS.iter()
+        .map(|d| {
+            let default = default_of(d, broker);
+            let mut synonyms = Vec::new();
+            let (value, source) = match overrides.get(d.name) {
+                Some(v) => {
+                    synonyms.push((
+                        d.name.to_string(),
+                        Some(v.clone()),
+                        ConfigSource::GroupConfig,
+                    ));
+                    (v.clone(), ConfigSource::GroupConfig)
+                }
+                None => (default.clone(), ConfigSource::Default),
+            };
+            synonyms.push((
+                d.broker_synonym.to_string(),
+                Some(default),
+                ConfigSource::Default,
+            ));
+            DescribedConfig {
+                name: d.name.to_string(),
+                value: Some(value),
+                source,
+                read_only: false,
+                is_sensitive: false,
+                kind: d.kind,
+                doc: d.doc,
+                synonyms,
+            }
+        })
+        .collect()
+}
+
+/// A group's consumer timeouts in force: its overrides, else the broker's settings.
+pub fn group_consumer_timeouts(overrides: &BTreeMap<String, String>) -> (Option<i32>, Option<i32>) {
+    let get = |k: &str| overrides.get(k).and_then(|v| v.trim().parse::<i32>().ok());
+    (
+        get("consumer.session.timeout.ms"),
+        get("consumer.heartbeat.interval.ms"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn table_sorted_with_kafkas_21_keys() {
+        assert_eq!(DEFS.len(), 21);
+        for w in DEFS.windows(2) {
+            assert!(w[0].name < w[1].name);
+        }
+    }
+
+    #[test]
+    fn bounds_and_messages_are_kafkas() {
+        let b = BrokerConfig::default();
+        let check = |k: &str, v: &str| validate_group_configs(&map(&[(k, v)]), &b);
+        assert_eq!(check("consumer.session.timeout.ms", "50000"), Ok(()));
+        assert_eq!(
+            check("consumer.session.timeout.ms", "30000"),
+            Err(
+                "consumer.session.timeout.ms must be in the range 45000 to 60000 inclusive.".into()
+            )
+        );
+        assert_eq!(
+            check("consumer.heartbeat.interval.ms", "16000"),
+            Err(
+                "consumer.heartbeat.interval.ms must be in the range 5000 to 15000 inclusive."
+                    .into()
+            )
+        );
+        assert_eq!(
+            check("consumer.heartbeat.interval.ms", "abc"),
+            Err("Invalid value abc for configuration consumer.heartbeat.interval.ms: Not a number of type INT".into())
+        );
+        assert_eq!(
+            check("foo.bar", "1"),
+            Err("Unknown group config name: foo.bar".into())
+        );
+        assert!(
+            check("share.session.timeout.ms", "50000").is_err_and(|m| m.contains("share groups"))
+        );
+        assert!(check("streams.num.standby.replicas", "1").is_err());
+    }
+
+    #[test]
+    fn bounds_follow_the_broker() {
+        let (b, _) = crate::load_str(
+            "[broker]\n\"group.consumer.min.session.timeout.ms\" = 10000\n\"group.consumer.session.timeout.ms\" = 20000\n",
+            std::path::Path::new("t.toml"),
+            &[],
+            Vec::<(String, String)>::new(),
+        )
+        .unwrap();
+        assert_eq!(
+            validate_group_configs(&map(&[("consumer.session.timeout.ms", "10000")]), &b),
+            Ok(())
+        );
+        let d = describe_group_configs(&BTreeMap::new(), &b);
+        let s = d
+            .iter()
+            .find(|c| c.name == "consumer.session.timeout.ms")
+            .unwrap();
+        assert_eq!(s.value.as_deref(), Some("20000"));
+        assert_eq!(s.source, ConfigSource::Default);
+    }
+
+    #[test]
+    fn describe_reports_overrides_as_group_config() {
+        let b = BrokerConfig::default();
+        let d = describe_group_configs(&map(&[("consumer.session.timeout.ms", "50000")]), &b);
+        assert_eq!(d.len(), 21);
+        let s = d
+            .iter()
+            .find(|c| c.name == "consumer.session.timeout.ms")
+            .unwrap();
+        assert_eq!(s.value.as_deref(), Some("50000"));
+        assert_eq!(s.source, ConfigSource::GroupConfig);
+        assert_eq!(
+            s.synonyms,
+            vec![
+                (
+                    "consumer.session.timeout.ms".into(),
+                    Some("50000".into()),
+                    ConfigSource::GroupConfig
+                ),
+                (
+                    "group.consumer.session.timeout.ms".into(),
+                    Some("45000".into()),
+                    ConfigSource::Default
+                ),
+            ]
+        );
+        let a = d
+            .iter()
+            .find(|c| c.name == "streams.assignor.name")
+            .unwrap();
+        assert_eq!(a.value.as_deref(), Some("sticky"));
+        assert_eq!(a.synonyms[0].0, "group.streams.assignors");
+    }
+}
