@@ -15,6 +15,7 @@ use tracing::info;
 use crate::coordinator::Coordinator;
 use crate::durability::Durability;
 use crate::metrics::{BrokerMetrics, FsyncSite};
+use crate::net::quotas::ConnectionQuotas;
 use crate::producer_ids::ProducerIds;
 use crate::topics::{TopicError, Topics};
 
@@ -40,6 +41,8 @@ pub struct Broker {
     pub durability: Arc<Durability>,
     /// Request, connection and fsync metrics (atomics; rendered on scrape).
     pub metrics: Arc<BrokerMetrics>,
+    /// `max.connections` and the per-IP limits, shared by every listener.
+    pub connections: Arc<ConnectionQuotas>,
     /// The log cleaner threads; `None` once stopped at shutdown.
     cleaner: Mutex<Option<CleanerPool>>,
     pub log_dir: Arc<LogDir>,
@@ -59,6 +62,7 @@ impl Broker {
     /// Open (and recover) the data dir, load the topics, apply the `[[topic]]` entries.
     pub fn start(config: BrokerConfig) -> Result<Arc<Broker>, StartError> {
         let config = Arc::new(config);
+        let connections = ConnectionQuotas::from_config(&config).map_err(StartError::Config)?;
         let root: PathBuf = config
             .log_dirs
             .first()
@@ -100,6 +104,7 @@ impl Broker {
             topics,
             durability,
             metrics,
+            connections,
             cleaner: Mutex::new(Some(cleaner)),
             log_dir,
             clock,
@@ -202,8 +207,17 @@ impl Broker {
         result
     }
 
-    /// Flush everything, write checkpoints and the clean-shutdown marker.
+    /// Stop every thread that writes to the logs, then flush everything, write checkpoints
+    /// and the clean-shutdown marker. Call it once the listeners have stopped and their
+    /// connections ended (`serve_listener` returned), so no request appends meanwhile.
+    ///
+    /// Order: the transaction coordinator (it may hand work to the group coordinator), the
+    /// group coordinator (it writes the jobs already queued first), the cleaner, the flusher;
+    /// each is joined before the next is stopped, and only then are the logs closed. The
+    /// housekeeping thread belongs to the caller and must be stopped before this.
     pub fn shutdown(&self) -> Result<(), LogError> {
+        self.txn.stop();
+        self.coordinator.stop();
         let cleaner = self
             .cleaner
             .lock()
