@@ -3,7 +3,8 @@
 //! ended), stop the housekeeping thread, then `Broker::shutdown` (coordinators, cleaner and
 //! flusher stopped and joined, then the logs closed).
 //!
-//! What it proves: while producers pipeline appends and clients commit offsets (written by
+//! What it proves: once `serve` has returned no connection is still being served; while
+//! producers pipeline appends and clients commit offsets (written by
 //! the group coordinator thread) right up to the stop, no append reaches any log after that
 //! log was closed (`Log::appends_after_close` counts the refused ones), and no broker thread
 //! (`skiff-*`) is still running once `Broker::shutdown` returns. It is alone in its test
@@ -199,6 +200,12 @@ async fn shutdown_under_load_stops_every_writer_before_the_logs_close() {
         .await
         .expect("serve returns once its connections ended")
         .unwrap();
+    // Every connection task has ended, so no request can append from here on.
+    assert_eq!(
+        broker.metrics.connections_open(),
+        0,
+        "connections still being served after serve returned"
+    );
     let b = broker.clone();
     tokio::task::spawn_blocking(move || {
         housekeeper.stop();
