@@ -674,7 +674,12 @@ fn example_config_defaults_match_code() {
     let uncommented: String = EXAMPLE_CONFIG
         .lines()
         .map(|l| match l.strip_prefix('#') {
-            Some(rest) if rest.starts_with(|c: char| c.is_ascii_lowercase() || c == '[') => rest,
+            // `#"key" = value`: keys that must be quoted (a dotted prefix of another key).
+            Some(rest)
+                if rest.starts_with(|c: char| c.is_ascii_lowercase() || c == '[' || c == '"') =>
+            {
+                rest
+            }
             _ => l,
         })
         .collect::<Vec<_>>()
