@@ -16,6 +16,7 @@ use crate::coordinator::Coordinator;
 use crate::durability::Durability;
 use crate::dynamic_configs::{DynamicConfigs, Stored};
 use crate::metrics::{BrokerMetrics, FsyncSite};
+use crate::net::quotas::ConnectionQuotas;
 use crate::producer_ids::ProducerIds;
 use crate::topics::{TopicError, Topics};
 
@@ -45,6 +46,8 @@ pub struct Broker {
     pub durability: Arc<Durability>,
     /// Request, connection and fsync metrics (atomics; rendered on scrape).
     pub metrics: Arc<BrokerMetrics>,
+    /// `max.connections` and the per-IP limits, shared by every listener.
+    pub connections: Arc<ConnectionQuotas>,
     /// The log cleaner threads; `None` once stopped at shutdown.
     cleaner: Mutex<Option<CleanerPool>>,
     pub log_dir: Arc<LogDir>,
@@ -65,6 +68,7 @@ impl Broker {
     pub fn start(config: BrokerConfig) -> Result<Arc<Broker>, StartError> {
         let started = std::time::Instant::now();
         let config = Arc::new(config);
+        let connections = ConnectionQuotas::from_config(&config).map_err(StartError::Config)?;
         let root: PathBuf = config
             .log_dirs
             .first()
@@ -115,6 +119,7 @@ impl Broker {
             topics,
             durability,
             metrics,
+            connections,
             cleaner: Mutex::new(Some(cleaner)),
             log_dir,
             clock,
@@ -355,8 +360,17 @@ impl Broker {
         self.dynamic.commit(new, None)
     }
 
-    /// Flush everything, write checkpoints and the clean-shutdown marker.
+    /// Stop every thread that writes to the logs, then flush everything, write checkpoints
+    /// and the clean-shutdown marker. Call it once the listeners have stopped and their
+    /// connections ended (`serve_listener` returned), so no request appends meanwhile.
+    ///
+    /// Order: the transaction coordinator (it may hand work to the group coordinator), the
+    /// group coordinator (it writes the jobs already queued first), the cleaner, the flusher;
+    /// each is joined before the next is stopped, and only then are the logs closed. The
+    /// housekeeping thread belongs to the caller and must be stopped before this.
     pub fn shutdown(&self) -> Result<(), LogError> {
+        self.txn.stop();
+        self.coordinator.stop();
         let cleaner = self
             .cleaner
             .lock()

@@ -53,10 +53,18 @@ pub struct BrokerConfig {
     pub socket_request_max_bytes: i32,
     /// `fetch.max.bytes`: cap on one Fetch response.
     pub fetch_max_bytes: i32,
-    /// `connections.max.idle.ms`.
+    /// `connections.max.idle.ms`: a connection with no socket activity for this long is
+    /// closed; negative disables the check (as in Kafka).
     pub connections_max_idle_ms: i64,
-    /// `max.connections`.
+    /// `max.connections`: connections open at once over all listeners; at the limit the
+    /// listeners stop accepting until one closes.
     pub max_connections: i32,
+    /// `max.connections.per.ip`: connections from one address beyond this are accepted and
+    /// closed at once.
+    pub max_connections_per_ip: i32,
+    /// `max.connections.per.ip.overrides`: `host:count` pairs replacing
+    /// `max.connections.per.ip` for those hosts (names are resolved when the broker starts).
+    pub max_connections_per_ip_overrides: Vec<(String, i32)>,
     /// `log.retention.check.interval.ms`: how often retention runs.
     pub log_retention_check_interval_ms: i64,
     /// `log.flush.scheduler.interval.ms`: how often the flusher checks `flush.ms`.
@@ -150,6 +158,8 @@ impl Default for BrokerConfig {
             fetch_max_bytes: 57_671_680,
             connections_max_idle_ms: 600_000,
             max_connections: i32::MAX,
+            max_connections_per_ip: i32::MAX,
+            max_connections_per_ip_overrides: Vec::new(),
             log_retention_check_interval_ms: 300_000,
             log_flush_scheduler_interval_ms: i64::MAX,
             log_cleaner_enable: true,
@@ -211,9 +221,10 @@ pub(crate) fn broker_validator(key: &str) -> Validator {
         | "log.retention.check.interval.ms"
         | "socket.request.max.bytes"
         | "fetch.max.bytes"
-        | "max.connections"
         | "default.replication.factor" => Validator::AtLeast(1),
         "log.roll.jitter.hours"
+        | "max.connections"
+        | "max.connections.per.ip"
         | "node.id"
         | "log.cleaner.threads"
         | "log.cleaner.backoff.ms"
@@ -332,6 +343,11 @@ pub(crate) fn build(
     cfg.fetch_max_bytes = i32_of("fetch.max.bytes", cfg.fetch_max_bytes);
     cfg.connections_max_idle_ms = i64_of("connections.max.idle.ms", cfg.connections_max_idle_ms);
     cfg.max_connections = i32_of("max.connections", cfg.max_connections);
+    build_per_ip_limits(
+        &mut cfg,
+        settings,
+        i32_of("max.connections.per.ip", i32::MAX),
+    )?;
     cfg.log_retention_check_interval_ms = i64_of(
         "log.retention.check.interval.ms",
         cfg.log_retention_check_interval_ms,
@@ -518,6 +534,61 @@ fn build_node_id(
         )),
         _ => Ok(()),
     }
+}
+
+/// `max.connections.per.ip` and `max.connections.per.ip.overrides`, with Kafka's checks: the
+/// overrides are comma-separated `host:count` pairs with a valid host and a count of at least
+/// 0, and a per-IP limit of 0 needs overrides (otherwise no one could connect).
+fn build_per_ip_limits(
+    cfg: &mut BrokerConfig,
+    settings: &BTreeMap<String, Setting>,
+    per_ip: i32,
+) -> Result<(), ConfigError> {
+    cfg.max_connections_per_ip = per_ip;
+    let key = "max.connections.per.ip.overrides";
+    if let Some(s) = settings.get(key) {
+        for entry in s.value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            // rsplit: an IPv6 address has colons of its own.
+            let Some((host, count)) = entry.rsplit_once(':') else {
+                return Err(invalid(key, s, format!("{entry:?} is not host:count")));
+            };
+            let host = host.trim().trim_start_matches('[').trim_end_matches(']');
+            let count = match count.trim().parse::<i32>() {
+                Ok(c) if c >= 0 => c,
+                _ => {
+                    return Err(invalid(
+                        key,
+                        s,
+                        format!("{entry:?}: the count must be an integer of at least 0"),
+                    ))
+                }
+            };
+            if !valid_host(host) {
+                return Err(invalid(key, s, format!("{host:?} is not a valid host")));
+            }
+            cfg.max_connections_per_ip_overrides
+                .push((host.to_string(), count));
+        }
+    }
+    if per_ip == 0 && cfg.max_connections_per_ip_overrides.is_empty() {
+        if let Some(s) = settings.get("max.connections.per.ip") {
+            return Err(invalid(
+                "max.connections.per.ip",
+                s,
+                "can be set to zero only if max.connections.per.ip.overrides is set",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Kafka's `Utils.validHostPattern`: letters, digits and `-%._:` (an IP address or a host
+/// name); unlike Kafka the empty string is refused, as it names no host.
+fn valid_host(host: &str) -> bool {
+    !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-%._:".contains(c))
 }
 
 fn build_dirs(

@@ -698,7 +698,12 @@ fn example_config_defaults_match_code() {
     let uncommented: String = EXAMPLE_CONFIG
         .lines()
         .map(|l| match l.strip_prefix('#') {
-            Some(rest) if rest.starts_with(|c: char| c.is_ascii_lowercase() || c == '[') => rest,
+            // `#"key" = value`: keys that must be quoted (a dotted prefix of another key).
+            Some(rest)
+                if rest.starts_with(|c: char| c.is_ascii_lowercase() || c == '[' || c == '"') =>
+            {
+                rest
+            }
             _ => l,
         })
         .collect::<Vec<_>>()
@@ -721,5 +726,40 @@ fn example_config_defaults_match_code() {
             "{} is not documented in config/skiff.toml",
             d.name
         );
+    }
+}
+
+#[test]
+fn connection_limits_parse_with_kafkas_checks() {
+    let sets = [
+        "max.connections=0".to_string(),
+        "max.connections.per.ip=3".to_string(),
+        "max.connections.per.ip.overrides=127.0.0.1:5, localhost:0,[::1]:7".to_string(),
+    ];
+    let (cfg, _) = load(None, &sets, no_env()).unwrap();
+    assert_eq!(cfg.max_connections, 0, "Kafka allows 0 (atLeast(0))");
+    assert_eq!(cfg.max_connections_per_ip, 3);
+    assert_eq!(
+        cfg.max_connections_per_ip_overrides,
+        vec![
+            ("127.0.0.1".to_string(), 5),
+            ("localhost".to_string(), 0),
+            ("::1".to_string(), 7)
+        ]
+    );
+    for (bad, needle) in [
+        ("max.connections.per.ip=0", "overrides"),
+        ("max.connections.per.ip.overrides=localhost", "host:count"),
+        (
+            "max.connections.per.ip.overrides=localhost:-1",
+            "at least 0",
+        ),
+        ("max.connections.per.ip.overrides=bad/host:1", "valid host"),
+        ("max.connections=-1", "max.connections"),
+    ] {
+        let err = load(None, &[bad.to_string()], no_env())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(needle), "{bad}: {err}");
     }
 }

@@ -22,7 +22,7 @@ use crate::validate::{validate_append, Origin};
 use skiff_records::{stamp_base_offset, stamp_leader_epoch, stamp_log_append_time, TimestampType};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 /// Per-append inputs the broker supplies.
@@ -104,6 +104,9 @@ pub struct Log {
     dir_dirty: AtomicBool,
     /// Set by close and delete_dir, so a running cleaner pass can stop early.
     closed: AtomicBool,
+    /// Appends refused because the log was already closed: a shutdown that stops every
+    /// writer before closing the logs keeps this at 0 (checked by the broker's tests).
+    appends_after_close: AtomicU64,
     /// Producer-state snapshots encoded under the append lock, written (with fsync) after it
     /// is released: `(offset, bytes)`.
     pub(crate) pending_snapshots: Mutex<Vec<(i64, Vec<u8>)>>,
@@ -178,6 +181,7 @@ impl Log {
             flushed: AtomicI64::new(leo),
             dir_dirty: AtomicBool::new(false),
             closed: AtomicBool::new(false),
+            appends_after_close: AtomicU64::new(0),
             pending_snapshots: Mutex::new(Vec::new()),
             txn_dirty: Mutex::new(BTreeSet::new()),
             txn_files: Mutex::new(()),
@@ -278,6 +282,9 @@ impl Log {
 
         let mut inner = self.lock();
         if let Some(why) = &inner.offline {
+            if why == CLOSED {
+                self.appends_after_close.fetch_add(1, Ordering::Relaxed);
+            }
             return Err(LogError::Offline(why.clone()));
         }
         let first_offset = inner.leo;
@@ -645,6 +652,11 @@ impl Log {
         self.queue_producer_snapshot(&inner);
         drop(inner);
         self.write_pending_snapshots()
+    }
+
+    /// How many appends were refused because the log had been closed.
+    pub fn appends_after_close(&self) -> u64 {
+        self.appends_after_close.load(Ordering::Relaxed)
     }
 
     /// True once [`Log::close`] or [`Log::delete_dir`] started: a cleaner pass should stop.

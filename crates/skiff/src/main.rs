@@ -183,12 +183,25 @@ async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
             std::process::exit(130);
         }
     });
+    // Each listener task returns once its listening socket is closed and every connection
+    // it accepted has answered the requests in hand and ended.
     let drain = DRAIN_TIMEOUT.min(budget / 2);
-    let _ = tokio::time::timeout(drain, async {
+    let drained = tokio::time::timeout(drain, async {
         while servers.join_next().await.is_some() {}
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    if drained.is_err() {
+        warn!(
+            drain_ms = drain.as_millis() as u64,
+            "connections still busy after the drain; closing them"
+        );
+        // Aborts the listener tasks, which abort their connection tasks. An append already
+        // running on a blocking thread still finishes under its log's lock before the log
+        // is closed, or is refused with an error after.
+        servers.shutdown().await;
+    }
+    // Only now do the coordinators, cleaner and flusher stop (joined in order) and the logs
+    // close: see Broker::shutdown.
     let flush = tokio::task::spawn_blocking(move || {
         housekeeper.stop();
         broker.shutdown()

@@ -83,6 +83,8 @@ pub struct Shared {
     groups: Mutex<HashMap<String, Group>>,
     loaded: AtomicBool,
     jobs: mpsc::Sender<Job>,
+    /// Set by [`Coordinator::stop`]: the thread writes the queued jobs and ends.
+    pub(crate) stopping: AtomicBool,
     /// Offsets of open transactions by producer id (`txn_offsets.rs`).
     txn_offsets: Mutex<txn_offsets::PendingTxnOffsets>,
     /// Group configs (`consumer.session.timeout.ms` / `consumer.heartbeat.interval.ms`).
@@ -92,6 +94,8 @@ pub struct Shared {
 pub struct Coordinator {
     shared: Arc<Shared>,
     durability: Arc<Durability>,
+    /// The coordinator thread, joined by [`Coordinator::stop`].
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 /// One row of ListGroups.
@@ -134,18 +138,35 @@ impl Coordinator {
             groups: Mutex::new(HashMap::new()),
             loaded: AtomicBool::new(false),
             jobs: tx,
+            stopping: AtomicBool::new(false),
             txn_offsets: Mutex::new(HashMap::new()),
             group_configs,
         });
         let weak = Arc::downgrade(&shared);
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("skiff-coordinator".into())
             .spawn(move || store::run(weak, rx))
             .map_err(|e| StartError::Io {
                 context: "starting the group coordinator thread".into(),
                 source: e,
             })?;
-        Ok(Coordinator { shared, durability })
+        Ok(Coordinator {
+            shared,
+            durability,
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// Shutdown: the thread writes the jobs already queued, then ends; returns once it has
+    /// (within one tick, after any replay in progress). Later group writes fail. Idempotent.
+    pub fn stop(&self) {
+        self.shared.stopping.store(true, Ordering::Release);
+        let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(thread) = thread {
+            if thread.join().is_err() {
+                tracing::error!("the group coordinator thread panicked");
+            }
+        }
     }
 
     pub fn is_loaded(&self) -> bool {

@@ -88,7 +88,8 @@ fn append(partition: &Arc<Partition>, records: &[(Key, Option<Value>)], now: i64
     Ok((partition.clone(), info.last_offset + 1))
 }
 
-/// The coordinator thread: replay, then write jobs and tick until the coordinator is gone.
+/// The coordinator thread: replay, then write jobs and tick until [`super::Coordinator::stop`]
+/// (or until the coordinator is gone).
 pub fn run(shared: Weak<Shared>, jobs: Receiver<Job>) {
     let Some(s) = shared.upgrade() else { return };
     let started = Instant::now();
@@ -111,6 +112,16 @@ pub fn run(shared: Weak<Shared>, jobs: Receiver<Job>) {
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => return,
         }
+        let Some(s) = shared.upgrade() else { return };
+        if s.stopping.load(std::sync::atomic::Ordering::Acquire) {
+            // Shutdown: write what was queued before the stop (the logs are still open),
+            // then end; later jobs fail to send once the receiver is gone.
+            while let Ok(job) = jobs.try_recv() {
+                s.write(job);
+            }
+            return;
+        }
+        drop(s);
         if last_tick.elapsed() >= TICK {
             let Some(s) = shared.upgrade() else { return };
             last_tick = Instant::now();

@@ -1,5 +1,6 @@
-//! Fetch: whole batches from each requested partition within the byte budgets, parked until
-//! `min_bytes` arrive or `max_wait_ms` passes (woken by appends, never polling).
+//! Fetch: whole batches from each requested partition within the byte budgets (the request's
+//! `max_bytes` capped by the broker's `fetch.max.bytes`, and each partition's own limit),
+//! parked until `min_bytes` arrive or `max_wait_ms` passes (woken by appends, never polling).
 //!
 //! Fetch sessions (KIP-227) are not kept: every response carries session id 0, which tells
 //! clients to keep sending full fetch requests — what Kafka does when its session cache is
@@ -63,8 +64,13 @@ async fn fetch(broker: Arc<Broker>, version: i16, request: FetchRequest) -> Fetc
     let read_committed = version >= 4 && request.isolation_level == READ_COMMITTED;
     let (topics, wanted) = resolve(&broker, version, request.topics);
     let wanted = Arc::new(wanted);
-    let min_bytes = usize::try_from(request.min_bytes).unwrap_or(0);
-    let max_bytes = usize::try_from(request.max_bytes).unwrap_or(0);
+    // The broker's `fetch.max.bytes` caps what the client asks for, and min_bytes cannot
+    // exceed the cap (as Kafka computes fetchMaxBytes and fetchMinBytes).
+    let max_bytes =
+        usize::try_from(request.max_bytes.min(broker.config.fetch_max_bytes)).unwrap_or(0);
+    let min_bytes = usize::try_from(request.min_bytes)
+        .unwrap_or(0)
+        .min(max_bytes);
     let deadline = tokio::time::Instant::now()
         + Duration::from_millis(u64::try_from(request.max_wait_ms).unwrap_or(0));
     let waiter = Arc::new(Notify::new());

@@ -81,7 +81,7 @@ pub async fn serve(listener: TcpListener, broker: Arc<Broker>, shutdown: watch::
     let accept = "metrics accept failed";
     accept_bounded(
         listener,
-        MAX_SCRAPES,
+        crate::net::quotas::ConnectionQuotas::bounded(MAX_SCRAPES),
         shutdown,
         accept,
         move |stream, peer| {

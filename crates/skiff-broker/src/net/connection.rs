@@ -8,8 +8,16 @@
 //!
 //! Metrics: the connection counts itself open while it runs; each request is counted on
 //! arrival and its latency (arrival to response written) recorded by the writer.
+//!
+//! Idle connections (`connections.max.idle.ms`, as Kafka's selector): a connection on which
+//! nothing was read or written for that long is closed, whether it is between requests or
+//! in the middle of one whose size prefix arrived but whose body did not. A frame's buffer
+//! grows with the bytes that actually arrive, so a stalled frame holds little memory
+//! whatever size it announced.
 
+use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -31,8 +39,65 @@ const MAX_IN_FLIGHT: usize = 64;
 /// batch (librdkafka and the Java client send up to ~1 MiB) plus headroom, so steady produce
 /// traffic reuses one allocation while a rare huge request's buffer is released.
 const RETAINED_BUFFER_MAX: usize = 2 << 20;
-/// Kafka's `connections.max.idle.ms` default.
-const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+/// Most a frame's buffer grows by before the bytes to fill it have arrived (and the least,
+/// unless the frame is smaller): the buffer doubles with the data received, so a client
+/// that announces 100 MiB and sends 10 bytes costs 64 KiB, not 100 MiB.
+const READ_CHUNK: usize = 64 << 10;
+
+/// When the connection last read or wrote a byte, shared by its reader and writer.
+pub(crate) struct Activity {
+    start: Instant,
+    /// Milliseconds since `start`.
+    last_ms: AtomicU64,
+}
+
+impl Activity {
+    pub(crate) fn new() -> Activity {
+        Activity {
+            start: Instant::now(),
+            last_ms: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn touch(&self) {
+        let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_ms.fetch_max(ms, Ordering::Relaxed);
+    }
+
+    fn last(&self) -> Instant {
+        self.start + Duration::from_millis(self.last_ms.load(Ordering::Relaxed))
+    }
+}
+
+/// Runs `work` until it completes, or until `idle` has passed with no activity on the
+/// connection (`None`): a response written meanwhile counts as activity and extends the
+/// wait, as in Kafka where any socket read or write does. `idle` of `None` never expires.
+async fn unless_idle<F: Future>(
+    work: F,
+    activity: &Activity,
+    idle: Option<Duration>,
+) -> Option<F::Output> {
+    let Some(idle) = idle else {
+        return Some(work.await);
+    };
+    tokio::pin!(work);
+    loop {
+        let deadline = activity.last() + idle;
+        match tokio::time::timeout_at(deadline.into(), &mut work).await {
+            Ok(output) => return Some(output),
+            Err(_) if activity.last() + idle <= Instant::now() => return None,
+            Err(_) => {} // written to meanwhile: wait for the rest of the new deadline
+        }
+    }
+}
+
+/// Why the reader stopped reading frames.
+enum FrameEnd {
+    /// The client closed or the socket failed.
+    Closed,
+    /// The size prefix broke `socket.request.max.bytes` or was negative.
+    BadSize(skiff_protocol::FrameError),
+}
 
 // Moved once per request; boxing the large variant would only add an allocation.
 #[allow(clippy::large_enum_variant)]
@@ -66,33 +131,34 @@ pub async fn run(
         let (mut reader, writer) = stream.into_split();
         let (tx, rx) = mpsc::channel::<Outgoing>(MAX_IN_FLIGHT);
         let metrics = broker.metrics.clone();
-        let writer_task = tokio::spawn(write_loop(writer, rx, metrics).in_current_span());
+        let activity = Arc::new(Activity::new());
+        let writer_task =
+            tokio::spawn(write_loop(writer, rx, metrics, activity.clone()).in_current_span());
         let max_size = usize::try_from(broker.config.socket_request_max_bytes).unwrap_or(0);
+        // Negative disables the check, as in Kafka.
+        let idle = u64::try_from(broker.config.connections_max_idle_ms)
+            .ok()
+            .map(Duration::from_millis);
         let client_host = format!("/{}", peer.ip());
         let mut buf = BytesMut::new();
         loop {
-            let mut prefix = [0u8; 4];
+            let frame = read_frame(&mut reader, &mut buf, max_size, &activity);
             let read = tokio::select! {
-                r = tokio::time::timeout(IDLE_TIMEOUT, reader.read_exact(&mut prefix)) => r,
+                r = unless_idle(frame, &activity, idle) => r,
+                // A frame not yet whole at shutdown is dropped; one in hand is answered.
                 _ = shutdown.changed() => break,
             };
-            match read {
-                Ok(Ok(_)) => {}
-                Ok(Err(_)) => break, // closed by the client
-                Err(_) => {
-                    debug!("closing idle connection");
-                    break;
-                }
-            }
-            let size = match skiff_protocol::check_frame_size(prefix, max_size) {
-                Ok(size) => size,
-                Err(e) => {
+            let body = match read {
+                Some(Ok(body)) => body,
+                Some(Err(FrameEnd::Closed)) => break,
+                Some(Err(FrameEnd::BadSize(e))) => {
                     warn!(error = %e, "closing connection: bad frame size");
                     break;
                 }
-            };
-            let Some(body) = read_body(&mut reader, &mut buf, size).await else {
-                break;
+                None => {
+                    debug!("closing idle connection (connections.max.idle.ms)");
+                    break;
+                }
             };
             let started = Instant::now();
             let outgoing = match skiff_protocol::decode_request(body) {
@@ -142,28 +208,51 @@ pub async fn run(
     .await
 }
 
+/// Reads one size-prefixed frame: the prefix, its check against `socket.request.max.bytes`
+/// (before anything is allocated for the body), then the body.
+async fn read_frame<R: AsyncRead + Unpin>(
+    reader: &mut R,
+    buf: &mut BytesMut,
+    max_size: usize,
+    activity: &Activity,
+) -> Result<Bytes, FrameEnd> {
+    let mut prefix = [0u8; 4];
+    if reader.read_exact(&mut prefix).await.is_err() {
+        return Err(FrameEnd::Closed);
+    }
+    activity.touch();
+    let size = skiff_protocol::check_frame_size(prefix, max_size).map_err(FrameEnd::BadSize)?;
+    read_body(reader, buf, size, activity)
+        .await
+        .ok_or(FrameEnd::Closed)
+}
+
 /// Reads one `size`-byte frame body (size already checked against `socket.request.max.bytes`)
 /// into the connection's reused buffer and splits it off; `None` when the client closed.
+/// Every read that brings bytes touches `activity`.
 ///
 /// The bytes land in spare capacity, so nothing is zero-filled, and once the previous body has
-/// been dropped the next frame reuses its allocation. A buffer grown past
-/// [`RETAINED_BUFFER_MAX`] is let go after its frame (the body keeps it alive only as long as
-/// the request needs it), so one large request does not pin memory for the connection's life.
+/// been dropped the next frame reuses its allocation. The buffer grows by at most
+/// [`READ_CHUNK`] or its current length ahead of the data, so memory follows what arrived,
+/// not what the prefix announced. A buffer grown past [`RETAINED_BUFFER_MAX`] is let go after
+/// its frame (the body keeps it alive only as long as the request needs it), so one large
+/// request does not pin memory for the connection's life.
 async fn read_body<R: AsyncRead + Unpin>(
     reader: &mut R,
     buf: &mut BytesMut,
     size: usize,
+    activity: &Activity,
 ) -> Option<Bytes> {
-    buf.reserve(size);
-    let allocation = buf.capacity();
     while buf.len() < size {
         let missing = size - buf.len();
+        buf.reserve(missing.min(buf.len().max(READ_CHUNK)));
         let mut limited = (&mut *buf).limit(missing);
         match reader.read_buf(&mut limited).await {
             Ok(0) | Err(_) => return None,
-            Ok(_) => {}
+            Ok(_) => activity.touch(),
         }
     }
+    let allocation = buf.capacity();
     let body = buf.split_to(size).freeze();
     if allocation > RETAINED_BUFFER_MAX {
         *buf = BytesMut::new();
@@ -175,6 +264,7 @@ async fn write_loop(
     mut writer: OwnedWriteHalf,
     mut rx: mpsc::Receiver<Outgoing>,
     metrics: Arc<BrokerMetrics>,
+    activity: Arc<Activity>,
 ) {
     while let Some(outgoing) = rx.recv().await {
         let (frame, timing) = match outgoing {
@@ -196,6 +286,7 @@ async fn write_loop(
         if writer.write_all(&frame).await.is_err() {
             break;
         }
+        activity.touch();
         if let Some((api_key, started)) = timing {
             metrics.request_done(api_key as i16, started.elapsed());
         }
@@ -233,7 +324,9 @@ mod tests {
         });
         let mut buf = BytesMut::new();
         for (i, &size) in sizes.iter().enumerate() {
-            let body = read_body(&mut server, &mut buf, size).await.unwrap();
+            let body = read_body(&mut server, &mut buf, size, &Activity::new())
+                .await
+                .unwrap();
             assert_eq!(&body[..], &pattern(size, i as u8)[..], "frame {i}");
             assert!(buf.is_empty(), "no bytes of the next frame are consumed");
             // After a frame past the cap, the next frame must not reclaim the big allocation.
@@ -252,7 +345,9 @@ mod tests {
         client.write_all(&[1, 2, 3]).await.unwrap();
         drop(client);
         let mut buf = BytesMut::new();
-        assert!(read_body(&mut server, &mut buf, 10).await.is_none());
+        assert!(read_body(&mut server, &mut buf, 10, &Activity::new())
+            .await
+            .is_none());
     }
 
     #[tokio::test]
@@ -264,14 +359,61 @@ mod tests {
             }
         });
         let mut buf = BytesMut::new();
-        let first = read_body(&mut server, &mut buf, 1000).await.unwrap();
+        let first = read_body(&mut server, &mut buf, 1000, &Activity::new())
+            .await
+            .unwrap();
         let base = first.as_ptr();
         drop(first);
         for i in 1..50u8 {
-            let body = read_body(&mut server, &mut buf, 1000).await.unwrap();
+            let body = read_body(&mut server, &mut buf, 1000, &Activity::new())
+                .await
+                .unwrap();
             assert_eq!(&body[..], &pattern(1000, i)[..]);
             assert_eq!(body.as_ptr(), base, "frame {i} reuses the allocation");
         }
         writer.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_stalled_frame_holds_memory_for_what_arrived_not_what_it_announced() {
+        let (mut client, mut server) = tokio::io::duplex(64);
+        client.write_all(&[7u8; 10]).await.unwrap();
+        let mut buf = BytesMut::new();
+        let activity = Activity::new();
+        let pending = tokio::time::timeout(
+            Duration::from_millis(50),
+            read_body(&mut server, &mut buf, 50 << 20, &activity),
+        )
+        .await;
+        assert!(pending.is_err(), "the frame is not complete");
+        assert_eq!(buf.len(), 10);
+        assert!(
+            buf.capacity() <= 2 * READ_CHUNK,
+            "a 50 MiB frame with 10 bytes received holds {} bytes",
+            buf.capacity()
+        );
+        drop(client);
+    }
+
+    #[tokio::test]
+    async fn idle_deadline_counts_from_the_last_activity() {
+        let activity = Arc::new(Activity::new());
+        let idle = Some(Duration::from_millis(200));
+        // Nothing happens: expires.
+        let never = std::future::pending::<()>();
+        assert!(unless_idle(never, &activity, idle).await.is_none());
+        // Activity keeps pushing the deadline; the work finishes after 500 ms in all.
+        activity.touch();
+        let toucher = activity.clone();
+        let work = async move {
+            for _ in 0..10 {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                toucher.touch();
+            }
+        };
+        assert!(unless_idle(work, &activity, idle).await.is_some());
+        // Disabled (negative connections.max.idle.ms): never expires.
+        let slow = tokio::time::sleep(Duration::from_millis(300));
+        assert!(unless_idle(slow, &activity, None).await.is_some());
     }
 }

@@ -1,19 +1,27 @@
-//! Accepts connections until shutdown, bounded by a connection semaphore ([`accept_bounded`],
-//! also used by the metrics listener).
+//! Accepts connections until shutdown within the connection quotas ([`accept_bounded`], also
+//! used by the metrics listener), tracks every connection task, and at shutdown stops
+//! accepting and waits for those tasks to finish the requests in hand.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
 use tracing::{info, warn};
 
 use crate::broker::Broker;
 use crate::net::connection;
+use crate::net::quotas::ConnectionQuotas;
 
-/// Ample for a single-node developer broker; each connection costs a task and its buffers.
-const MAX_CONNECTIONS: usize = 4096;
+/// First pause after a failed accept (EMFILE, ENFILE, ENOBUFS...). The pending connection
+/// stays in the backlog, so without a pause the listener would spin on it.
+const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(10);
+/// Longest pause between retries of a failing accept: long enough not to burn a core or
+/// flood the log while out of descriptors, short enough to resume soon after one frees.
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
 
 /// Serve until `shutdown` turns true; then stop accepting and let open connections finish
 /// the request in hand. Connections are answered as if they came in on the first listener.
@@ -28,7 +36,8 @@ pub async fn serve(listener: TcpListener, broker: Arc<Broker>, shutdown: watch::
 }
 
 /// Like [`serve`] for the listener called `name` (`listeners` entry): clients that connect
-/// here are told the advertised listener of the same name, as Kafka does.
+/// here are told the advertised listener of the same name, as Kafka does. Returns once
+/// shutdown was requested and every connection accepted here has ended.
 pub async fn serve_listener(
     listener: TcpListener,
     name: &str,
@@ -40,9 +49,10 @@ pub async fn serve_listener(
     }
     let name: Arc<str> = Arc::from(name);
     let watcher = shutdown.clone();
+    let quotas = broker.connections.clone();
     accept_bounded(
         listener,
-        MAX_CONNECTIONS,
+        quotas,
         watcher,
         "accept failed",
         move |stream, peer| {
@@ -55,13 +65,17 @@ pub async fn serve_listener(
     .await;
 }
 
-/// Accepts on `listener` until `shutdown` turns true, with at most `max` accepted streams
-/// being served at once; each one runs `serve` on its own task, holding its permit until that
-/// returns. A failed accept is logged with `accept_error` and retried after a short pause.
-/// Shared by the Kafka listeners and the metrics listener.
+/// Accepts on `listener` until `shutdown` turns true, within `quotas`: while every slot is
+/// taken it does not accept (clients wait in the kernel's backlog), and a connection over its
+/// address's limit is closed at once. Each accepted stream runs `serve` on its own task,
+/// holding its slot until that returns. A failed accept is logged and retried after a pause
+/// that doubles up to [`ACCEPT_BACKOFF_MAX`].
+///
+/// At shutdown the listening socket is closed first, then this waits for every task it
+/// started; cancelling this future (a drain that ran out of time) aborts them.
 pub(crate) async fn accept_bounded<F, Fut>(
     listener: TcpListener,
-    max: usize,
+    quotas: Arc<ConnectionQuotas>,
     mut shutdown: watch::Receiver<bool>,
     accept_error: &'static str,
     serve: F,
@@ -69,28 +83,59 @@ pub(crate) async fn accept_bounded<F, Fut>(
     F: Fn(TcpStream, SocketAddr) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let permits = Arc::new(Semaphore::new(max));
-    loop {
-        let permit = tokio::select! {
-            p = permits.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => return },
-            _ = shutdown.changed() => return,
+    let mut tasks = JoinSet::new();
+    let mut backoff = ACCEPT_BACKOFF_MIN;
+    'accept: loop {
+        let permit = loop {
+            tokio::select! {
+                p = quotas.wait_for_slot() => match p {
+                    Some(p) => break p,
+                    None => break 'accept,
+                },
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+                _ = shutdown.changed() => break 'accept,
+            }
         };
-        let accepted = tokio::select! {
-            a = listener.accept() => a,
-            _ = shutdown.changed() => return,
+        let accepted = loop {
+            tokio::select! {
+                a = listener.accept() => break a,
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+                _ = shutdown.changed() => break 'accept,
+            }
         };
         match accepted {
             Ok((stream, peer)) => {
-                let served = serve(stream, peer);
-                tokio::spawn(async move {
-                    served.await;
-                    drop(permit);
-                });
+                backoff = ACCEPT_BACKOFF_MIN;
+                match quotas.admit(permit, peer.ip()) {
+                    Ok(slot) => {
+                        let served = serve(stream, peer);
+                        tasks.spawn(async move {
+                            served.await;
+                            drop(slot);
+                        });
+                    }
+                    Err(too_many) => {
+                        info!(
+                            %peer,
+                            limit = too_many.limit,
+                            "rejected connection: the address already has the configured maximum of connections"
+                        );
+                        drop(stream);
+                    }
+                }
             }
             Err(e) => {
-                warn!(error = %e, "{accept_error}");
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                warn!(error = %e, retry_in_ms = backoff.as_millis() as u64, "{accept_error}");
+                drop(permit);
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff) => {}
+                    _ = shutdown.changed() => break 'accept,
+                }
+                backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
             }
         }
     }
+    // Stop accepting: new clients are refused by the kernel from here on.
+    drop(listener);
+    while tasks.join_next().await.is_some() {}
 }

@@ -1,3 +1,5 @@
-//! Sockets: the listener accepts, each connection reads frames and writes responses.
+//! Sockets: the listener accepts within the connection quotas, each connection reads frames
+//! and writes responses.
 pub mod connection;
 pub mod listener;
+pub mod quotas;

@@ -49,6 +49,10 @@ pub struct TxnCoordinator {
     max_timeout_ms: i32,
     abort_interval: Duration,
     clock: Arc<dyn Clock>,
+    /// Set by [`TxnCoordinator::stop`]: the thread ends after its current pass.
+    stopping: AtomicBool,
+    /// The coordinator thread ([`spawn`]), joined by [`TxnCoordinator::stop`].
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl TxnCoordinator {
@@ -70,7 +74,26 @@ impl TxnCoordinator {
                     .max(1),
             ),
             clock,
+            stopping: AtomicBool::new(false),
+            thread: Mutex::new(None),
         })
+    }
+
+    /// Shutdown: asks the thread to end and returns once it has (after the pass in hand,
+    /// within 100 ms otherwise). Timed-out transactions are no longer aborted after this.
+    /// Idempotent.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::Release);
+        let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(thread) = thread {
+            if thread.join().is_err() {
+                tracing::error!("the transaction coordinator thread panicked");
+            }
+        }
+    }
+
+    fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
     }
 
     pub fn is_loaded(&self) -> bool {
@@ -422,16 +445,20 @@ fn write_markers(broker: &Broker, m: &TxnMetadata, now: i64) -> Result<(), LogEr
 /// `transaction.remove.expired.transaction.cleanup.interval.ms`.
 pub fn spawn(broker: &Arc<Broker>) -> std::io::Result<()> {
     let weak: Weak<Broker> = Arc::downgrade(broker);
-    std::thread::Builder::new()
+    let thread = std::thread::Builder::new()
         .name("skiff-txn".into())
-        .spawn(move || run(&weak))
-        .map(|_| ())
+        .spawn(move || run(&weak))?;
+    *broker.txn.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
+    Ok(())
 }
 
 fn run(weak: &Weak<Broker>) {
     let started = std::time::Instant::now();
     loop {
         let Some(b) = weak.upgrade() else { return };
+        if b.txn.stopping() {
+            return;
+        }
         if b.coordinator.is_loaded() {
             break;
         }
@@ -470,6 +497,9 @@ fn run(weak: &Weak<Broker>) {
     let mut next_expiry = next_abort + expiry_interval;
     loop {
         let Some(b) = weak.upgrade() else { return };
+        if b.txn.stopping() {
+            return;
+        }
         let now = std::time::Instant::now();
         if now >= next_abort {
             b.txn.housekeeping(&b);
