@@ -294,6 +294,11 @@ impl FsHandle {
         st.trigger_matched = false;
     }
 
+    /// Removes the armed trigger, if any.
+    pub fn disarm(&self) {
+        lock(&self.shared).trigger = None;
+    }
+
     /// Restarts the operation counts (the report shows operations from here to the cut).
     pub fn reset_counts(&self) {
         lock(&self.shared).counts.clear();

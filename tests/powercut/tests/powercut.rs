@@ -30,6 +30,10 @@ const DEFAULT_CUTS: u32 = 10;
 /// Longest a round waits for its chosen operation before cutting at a random moment instead.
 const ROUND_LIMIT: Duration = Duration::from_secs(8);
 
+/// How long a startup cut may take to fire (recovery of these small logs takes well under
+/// a second; the margin is for a loaded machine).
+const STARTUP_CUT_WAIT: Duration = Duration::from_secs(3);
+
 /// Broker settings: few internal partitions (fewer files to recover), a quick cleaner.
 const BROKER_PROPS: &[(&str, &str)] = &[
     ("offsets.topic.num.partitions", "2"),
@@ -110,10 +114,52 @@ fn run(mnt: &std::path::Path, cuts: u32, seed: u64) -> Result<Vec<Row>> {
     let mut image = Image::empty();
     let mut model = Model::default();
     let mut rows = Vec::new();
+    let mut next_plan = 0usize;
     for round in 0..=cuts {
         let mount = Mount::new(mnt, image.clone(), broken)?;
-        let mut broker = Broker::start_on(mnt, BROKER_PROPS)
-            .with_context(|| format!("round {round}: broker start after the cut"))?;
+        // Every fifth cut strikes while the broker recovers from the previous one (torn
+        // tails truncated, indexes rebuilt, swaps finished, snapshots rewritten).
+        let startup_cut = round % 5 == 4 && round < cuts;
+        let t0 = Instant::now();
+        if startup_cut {
+            mount.handle().arm(Trigger {
+                step: if rng.gen_bool(0.5) {
+                    Step::FileSync
+                } else {
+                    Step::DirSync
+                },
+                nth: rng.gen_range(1..=4),
+                then_syncs: 0,
+            });
+        }
+        let started = Broker::start_on(mnt, BROKER_PROPS);
+        if startup_cut {
+            if mount.handle().wait_cut(STARTUP_CUT_WAIT) {
+                let (img, info) = mount.handle().cut();
+                if let Ok(mut b) = started {
+                    b.kill9()?;
+                }
+                mount.unmount()?;
+                image = img;
+                let t = info.trigger;
+                let planned = t
+                    .map(|t| format!("startup: {} #{}", t.step.name(), t.nth))
+                    .unwrap_or_default();
+                println!("round {round}: cut planned {planned}, fired during startup");
+                rows.push(Row {
+                    round,
+                    planned,
+                    fired: "startup/recovery".into(),
+                    after_ms: info.at.duration_since(t0).as_millis(),
+                    acked: 0,
+                    counts: info.counts,
+                });
+                continue;
+            }
+            mount.handle().disarm();
+        }
+        let mut broker =
+            started.with_context(|| format!("round {round}: broker start after the cut"))?;
         let bootstrap = broker.bootstrap();
         if round == 0 {
             create_base_topics(&rt, &bootstrap, &mut model)?;
@@ -136,10 +182,17 @@ fn run(mnt: &std::path::Path, cuts: u32, seed: u64) -> Result<Vec<Row>> {
             break;
         }
 
-        let plan = PLANS[round as usize % PLANS.len()];
+        // Startup cuts take their own rounds: count workload rounds so every plan gets its turn.
+        let plan = PLANS[next_plan % PLANS.len()];
+        next_plan += 1;
         let trigger = plan.map(|step| Trigger {
             step,
-            nth: rng.gen_range(1..=2),
+            // One topic is created and about one deleted per round: their first operation.
+            nth: if matches!(step, Step::TopicCreate | Step::TopicDelete) {
+                1
+            } else {
+                rng.gen_range(1..=2)
+            },
             then_syncs: rng.gen_range(0..=2),
         });
         // Let the clients get going (so there is something acknowledged to lose), then arm

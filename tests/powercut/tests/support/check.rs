@@ -33,13 +33,17 @@ pub struct Model {
     pub topics: BTreeMap<String, bool>,
 }
 
-/// Figures from one check, for the report.
+/// Figures from one check, for the report (printed with `{:?}`).
 #[derive(Default, Debug)]
+#[allow(dead_code)] // read through Debug only
 pub struct Checked {
     pub plain_records: usize,
     pub compact_keys: usize,
     pub txns: usize,
     pub seeks: usize,
+    /// Acknowledged committed offsets checked (partition → offset).
+    pub commits: BTreeMap<i32, i64>,
+    pub topics: usize,
 }
 
 impl Model {
@@ -172,7 +176,11 @@ pub fn verify(
     model: &mut Model,
     seek_rng: &mut impl FnMut(i64) -> i64,
 ) -> Result<Checked> {
-    let mut out = Checked::default();
+    let mut out = Checked {
+        commits: model.commits.iter().map(|(p, o)| (*p, *o)).collect(),
+        topics: model.topics.len(),
+        ..Checked::default()
+    };
     check_topics(bootstrap, model)?;
 
     // plain: every acknowledged record at its offset; offsets contiguous from 0; per round and

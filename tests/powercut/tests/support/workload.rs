@@ -19,7 +19,6 @@ use std::time::Duration;
 use rdkafka::client::ClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext};
-use rdkafka::error::KafkaResult;
 use rdkafka::message::Message;
 use rdkafka::producer::{
     BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer,
@@ -36,6 +35,10 @@ pub const PLAIN_PARTITIONS: i32 = 2;
 pub const COMPACT_KEYS: u64 = 30;
 /// Records per transaction.
 pub const TXN_RECORDS: u32 = 3;
+/// How long stopping the clients may take: their own timeouts are 5 s at most.
+const STOP_LIMIT: Duration = Duration::from_secs(10);
+/// Index of the offset committer in `Workload::threads` (started and stopped last).
+const COMMITTER: usize = 3;
 
 /// One acknowledged record.
 #[derive(Clone, Debug)]
@@ -88,25 +91,7 @@ impl ProducerContext for AckCtx {
     }
 }
 
-impl ConsumerContext for AckCtx {
-    fn commit_callback(&self, result: KafkaResult<()>, offsets: &TopicPartitionList) {
-        if result.is_err() {
-            return;
-        }
-        if let Ok(mut c) = self.0.commits.lock() {
-            for e in offsets.elements() {
-                // A per-partition error leaves that partition's offset out.
-                if e.error().is_err() {
-                    continue;
-                }
-                if let Offset::Offset(o) = e.offset() {
-                    let slot = c.entry(e.partition()).or_insert(o);
-                    *slot = (*slot).max(o);
-                }
-            }
-        }
-    }
-}
+impl ConsumerContext for AckCtx {}
 
 pub fn client_config(bootstrap: &str) -> ClientConfig {
     let mut c = ClientConfig::new();
@@ -155,11 +140,11 @@ impl Workload {
         }
         {
             let (b, s, a) = (bootstrap.to_string(), stop.clone(), acked.clone());
-            threads.push(std::thread::spawn(move || commit_offsets(&b, &s, &a)));
+            threads.push(std::thread::spawn(move || transactions(&b, round, &s, &a)));
         }
         {
             let (b, s, a) = (bootstrap.to_string(), stop.clone(), acked.clone());
-            threads.push(std::thread::spawn(move || transactions(&b, round, &s, &a)));
+            threads.push(std::thread::spawn(move || commit_offsets(&b, &s, &a)));
         }
         Workload {
             stop,
@@ -168,11 +153,29 @@ impl Workload {
         }
     }
 
-    /// Stops and joins every thread (each is bounded by its client timeouts).
+    /// Stops and joins every thread, waiting at most [`STOP_LIMIT`] in all. A thread still
+    /// blocked in librdkafka then (a synchronous commit waiting for a coordinator that died
+    /// with the broker) is left behind, detached; whatever it reports later is ignored
+    /// because the acknowledgements are taken now.
     pub fn stop(self) -> Arc<Acked> {
         self.stop.store(true, Ordering::SeqCst);
-        for t in self.threads {
-            let _ = t.join();
+        let deadline = std::time::Instant::now() + STOP_LIMIT;
+        for (i, t) in self.threads.into_iter().enumerate() {
+            // The committer's synchronous commit never returns once the broker is gone; give
+            // it a moment after the others rather than the whole limit.
+            let deadline = if i == COMMITTER {
+                deadline.min(std::time::Instant::now() + Duration::from_millis(500))
+            } else {
+                deadline
+            };
+            while !t.is_finished() && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if t.is_finished() {
+                let _ = t.join();
+            } else {
+                eprintln!("a client thread is still blocked in librdkafka; leaving it behind");
+            }
         }
         self.acked
     }
@@ -245,6 +248,15 @@ fn commit_offsets(bootstrap: &str, stop: &AtomicBool, acked: &Arc<Acked>) {
         .expect("creating the committing consumer");
     // Offsets grow from wherever the previous rounds left them (the broker does not check a
     // committed offset against the log).
+    // librdkafka routes commit results to the consumer queue only once the consumer has an
+    // assignment: assign the partitions, paused (nothing is fetched).
+    let mut assigned = TopicPartitionList::new();
+    for p in 0..PLAIN_PARTITIONS {
+        assigned.add_partition(PLAIN, p);
+    }
+    if consumer.assign(&assigned).is_err() || consumer.pause(&assigned).is_err() {
+        return;
+    }
     let mut next = 1_000_000i64 + (std::process::id() as i64 % 1000);
     let mut start_from_committed = true;
     while !stop.load(Ordering::SeqCst) {
@@ -266,7 +278,15 @@ fn commit_offsets(bootstrap: &str, stop: &AtomicBool, acked: &Arc<Acked>) {
         for p in 0..PLAIN_PARTITIONS {
             let _ = tpl.add_partition_offset(PLAIN, p, Offset::Offset(next));
         }
-        if consumer.commit(&tpl, CommitMode::Async).is_ok() {
+        // Synchronous: Ok means the broker acknowledged this very commit. (Async commits
+        // report through the commit callback, which librdkafka never served here for a
+        // consumer that is not a group member.)
+        if consumer.commit(&tpl, CommitMode::Sync).is_ok() {
+            if let Ok(mut c) = acked.commits.lock() {
+                for p in 0..PLAIN_PARTITIONS {
+                    c.insert(p, next);
+                }
+            }
             next += 1;
         }
         let _ = consumer.poll(Duration::from_millis(30));
@@ -309,7 +329,21 @@ pub fn txn_producer(bootstrap: &str) -> Option<BaseProducer> {
 }
 
 fn transactions(bootstrap: &str, round: u32, stop: &AtomicBool, acked: &Arc<Acked>) {
-    let Some(p) = txn_producer(bootstrap) else {
+    // InitProducerId can be refused for a moment while the previous instance's transaction
+    // is being aborted (CONCURRENT_TRANSACTIONS); try a few times.
+    let mut producer = None;
+    for _ in 0..5 {
+        if stop.load(Ordering::SeqCst) {
+            return;
+        }
+        producer = txn_producer(bootstrap);
+        if producer.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let Some(p) = producer else {
+        eprintln!("round {round}: the transactional producer could not initialise; no transactions this round");
         return;
     };
     let mut n = 0u32;
