@@ -39,6 +39,8 @@ pub struct Broker {
     /// Holds `data/` (the broker's `log.dirs`) and `broker.log` (its stdout/stderr).
     root: TempDir,
     extra: Vec<(String, String)>,
+    /// The broker's `log.dirs` when the caller chose it ([`Broker::start_on`]); else `root/data`.
+    data: Option<PathBuf>,
     child: Option<Child>,
 }
 
@@ -50,6 +52,16 @@ impl Broker {
 
     /// Starts a broker with extra `--set key=value` broker properties.
     pub fn start_with(props: &[(&str, &str)]) -> Result<Broker> {
+        Self::start_inner(None, props)
+    }
+
+    /// Starts a broker whose `log.dirs` is `data_dir` (kept by the caller, e.g. a test
+    /// filesystem mount), with extra broker properties. The log file still lives in a temp dir.
+    pub fn start_on(data_dir: &Path, props: &[(&str, &str)]) -> Result<Broker> {
+        Self::start_inner(Some(data_dir.to_path_buf()), props)
+    }
+
+    fn start_inner(data: Option<PathBuf>, props: &[(&str, &str)]) -> Result<Broker> {
         let bin = skiff_bin();
         if !bin.is_file() {
             bail!(
@@ -71,6 +83,7 @@ impl Broker {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            data,
             child: None,
         };
         broker.spawn()?;
@@ -88,6 +101,9 @@ impl Broker {
 
     /// The broker's `log.dirs`.
     pub fn data_dir(&self) -> PathBuf {
+        if let Some(d) = &self.data {
+            return d.clone();
+        }
         self.root.path().join("data")
     }
 

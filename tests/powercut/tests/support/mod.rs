@@ -1,0 +1,3 @@
+//! Workload and checks of the power-cut test.
+pub mod check;
+pub mod workload;
