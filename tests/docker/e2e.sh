@@ -56,7 +56,7 @@ echo "== versions"
 docker version -f 'docker client {{.Client.Version}}, engine {{.Server.Version}} (API {{.Server.APIVersion}})'
 docker compose version
 docker buildx version 2>/dev/null || echo "docker buildx: not installed"
-kcat -V 2>&1 | head -1
+kcat -V 2>&1 | sed -nE 's/^Version ([^ ]+).*(librdkafka [^ ]+).*/kcat \1 (\2)/p'
 echo "project $PROJECT, image $SKIFF_IMAGE, host ports: kafka $SKIFF_HOST_PORT, metrics $SKIFF_METRICS_PORT"
 
 # A private copy of the checkout (tracked and untracked-but-not-ignored files, mtimes kept so
