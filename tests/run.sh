@@ -5,7 +5,8 @@
 #   pytest tests/python (confluent-kafka, kafka-python), tests/kcat/run.sh, the power-cut
 #   test (tests/powercut, FUSE; skipped without root or /dev/fuse), the benchmark
 #   smoke (`skiff-bench compare --smoke`), tests/docker/run.sh
-#   (compose file checks), tests/go/run.sh (franz-go), tests/node/run.sh (kafkajs,
+#   (compose file checks), tests/docker/e2e.sh (the image built and run; as root, with the shared
+#   docker-engine.sh; skipped when there is neither), tests/go/run.sh (franz-go), tests/node/run.sh (kafkajs,
 #   @platformatic/kafka), and (when java and mvn are on PATH) tests/java/run.sh: kafka-clients
 #   4.x via Maven + Kafka's CLI tools, tests/connect/run.sh (Connect distributed + MirrorMaker 2
 #   to the reference Kafka) and tests/diff (differential suite: Skiff vs the reference Kafka
@@ -72,6 +73,41 @@ export E2E_SKIFF_BIN=${E2E_SKIFF_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/debug/sk
 step "cargo test" cargo test --workspace --exclude skiff-powercut
 # Compose file and Dockerfile checks (no engine needed; the binary side is in cargo test).
 step "docker" bash tests/docker/run.sh
+# The image built and run for real (tests/docker/e2e.sh), as root, with a docker engine started
+# by the shared docker-engine.sh (it reuses an engine that is already running, and is stopped
+# again only if this step started it). The script is SKIFF_DOCKER_ENGINE_SCRIPT, else
+# ../shared/tools/docker-engine.sh beside the checkout, else /work/shared/tools/docker-engine.sh.
+# SKIFF_DOCKER_E2E=0 skips the step.
+docker_image_e2e() (
+    script=$1 log=${TMPDIR:-/tmp}/skiff-docker-engine-start.log before=0 rc=0 t0=$SECONDS
+    $SUDO docker info >/dev/null 2>&1 && before=1
+    if ! exports=$($SUDO bash "$script" start 2>"$log"); then
+        tail -20 "$log"
+        echo "the docker engine did not start (whole log: $log)"
+        return 1
+    fi
+    eval "$exports" # export DOCKER_CONFIG=... (where the compose and buildx plugins are)
+    echo "docker engine ready in $((SECONDS - t0)) s ($script; log: $log)"
+    $SUDO env DOCKER_CONFIG="$DOCKER_CONFIG" bash tests/docker/e2e.sh || rc=$?
+    if [[ $before -eq 0 ]]; then $SUDO bash "$script" stop || rc=1; fi
+    return $rc
+)
+engine_script=
+for candidate in "${SKIFF_DOCKER_ENGINE_SCRIPT:-}" "$ROOT/../shared/tools/docker-engine.sh" \
+    /work/shared/tools/docker-engine.sh; do
+    if [[ -n $candidate && -f $candidate ]]; then engine_script=$candidate; break; fi
+done
+if [[ ${SKIFF_DOCKER_E2E:-1} == 0 ]]; then
+    NAMES+=("docker image"); RESULTS+=("SKIPPED (SKIFF_DOCKER_E2E=0)"); TIMES+=("-")
+elif [[ -z $engine_script ]]; then
+    echo "docker image: skipped: no docker engine script"
+    NAMES+=("docker image"); RESULTS+=("SKIPPED (no engine script)"); TIMES+=("-")
+elif [[ $(id -u) -ne 0 ]] && ! { [[ -n $SUDO ]] && $SUDO true 2>/dev/null; }; then
+    echo "docker image: skipped: needs root or passwordless sudo to start the engine"
+    NAMES+=("docker image"); RESULTS+=("SKIPPED (not root)"); TIMES+=("-")
+else
+    step "docker image" docker_image_e2e "$engine_script"
+fi
 if [[ $BUILD_OK == PASS ]]; then
     step "pytest" "$VENV/bin/python" -m pytest -q tests/python
     step "kcat" bash tests/kcat/run.sh

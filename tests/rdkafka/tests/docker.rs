@@ -275,7 +275,8 @@ fn compose_settings_parse_as_expected() {
         toml_string(&toml, "metrics.listener").unwrap(),
         format!("0.0.0.0:{METRICS_PORT}")
     );
-    assert!(compose.contains(&format!("\"{METRICS_PORT}:{METRICS_PORT}\"")));
+    // Published as "${SKIFF_PUBLISH_ADDRESS:-127.0.0.1}:${SKIFF_METRICS_PORT:-9644}:9644".
+    assert!(compose.contains(&format!(":-{METRICS_PORT}}}:{METRICS_PORT}\"")));
 }
 
 /// `GET /metrics` on the mapped metrics port: (status code, body).
