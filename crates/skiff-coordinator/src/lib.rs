@@ -19,6 +19,8 @@ pub mod host;
 pub mod txn;
 
 #[cfg(test)]
+mod host_tests;
+#[cfg(test)]
 mod memory;
 
 pub use host::{GroupConfigs, InternalPartition, StartError, Storage, TopicCatalog, LEADER_EPOCH};

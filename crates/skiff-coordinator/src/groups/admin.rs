@@ -78,5 +78,4 @@ impl<S: Storage> Coordinator<S> {
         }
         results
     }
-
 }

@@ -123,7 +123,6 @@ impl<S: Storage> Coordinator<S> {
         })
     }
 
-
     /// OffsetDelete: remove committed offsets of partitions the group does not consume.
     /// Returns one error per partition.
     pub async fn delete_offsets(

@@ -106,7 +106,6 @@ impl<S: Storage> Coordinator<S> {
         Ok(errors)
     }
 
-
     /// ConsumerGroupHeartbeat (KIP-848). `partitions` gives a topic's partition count;
     /// `all_topics` lists every topic (internal ones included, as Kafka's regexes see them),
     /// asked only when a regex is in use.
@@ -165,5 +164,4 @@ impl<S: Storage> Coordinator<S> {
         self.shared.drain(group, None);
         result
     }
-
 }

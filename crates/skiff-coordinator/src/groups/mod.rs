@@ -214,9 +214,7 @@ impl<S: Storage> Coordinator<S> {
         }
         Ok(self.shared.lock())
     }
-
 }
-
 
 impl<S: Storage> Shared<S> {
     /// A KIP-848 group's session timeout: its `consumer.session.timeout.ms` config, else the
@@ -239,7 +237,11 @@ impl<S: Storage> Shared<S> {
 
     /// Queue the group's pending records (called with the groups lock held, so the queue
     /// order is the order the state changed).
-    pub(crate) fn drain(&self, group: &mut Group, done: Option<oneshot::Sender<store::WriteResult<S::Partition>>>) {
+    pub(crate) fn drain(
+        &self,
+        group: &mut Group,
+        done: Option<oneshot::Sender<store::WriteResult<S::Partition>>>,
+    ) {
         if group.outbox.is_empty() {
             if let Some(done) = done {
                 let _ = done.send(Err("nothing to write".into()));

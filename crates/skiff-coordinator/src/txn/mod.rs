@@ -62,6 +62,27 @@ pub trait TxnHost: Send + Sync + 'static {
     fn txn(&self) -> &TxnCoordinator<Self::Storage>;
 }
 
+/// A [`TxnHost`] or an `Arc` of one: the requests take either, so a caller holding
+/// `Arc<Broker>` passes `&broker` as it always did.
+pub trait HostRef {
+    type Host: TxnHost;
+    fn host(&self) -> &Self::Host;
+}
+
+impl<H: TxnHost> HostRef for H {
+    type Host = H;
+    fn host(&self) -> &H {
+        self
+    }
+}
+
+impl<H: TxnHost> HostRef for Arc<H> {
+    type Host = H;
+    fn host(&self) -> &H {
+        self
+    }
+}
+
 pub struct TxnCoordinator<S: Storage> {
     partitions: Vec<Arc<S::Partition>>,
     txns: Mutex<HashMap<String, TxnMetadata>>,
@@ -160,13 +181,18 @@ impl<S: Storage> TxnCoordinator<S> {
 
     /// InitProducerId with a transactional id: a new producer id at epoch 0 for a new id,
     /// else the next epoch (aborting an ongoing transaction of the old epoch first).
-    pub fn init_producer_id<H: TxnHost<Storage = S>>(
+    pub fn init_producer_id<R>(
         &self,
-        broker: &H,
+        broker: &R,
         transactional_id: &str,
         timeout_ms: i32,
         current: Option<(i64, i16)>,
-    ) -> Result<(i64, i16), ResponseError> {
+    ) -> Result<(i64, i16), ResponseError>
+    where
+        R: HostRef,
+        R::Host: TxnHost<Storage = S>,
+    {
+        let broker = broker.host();
         if timeout_ms <= 0 || timeout_ms > self.max_timeout_ms {
             return Err(ResponseError::InvalidTransactionTimeout);
         }
@@ -276,14 +302,19 @@ impl<S: Storage> TxnCoordinator<S> {
     }
 
     /// EndTxn: markers to every partition of the transaction, then the Complete* state.
-    pub fn end_txn<H: TxnHost<Storage = S>>(
+    pub fn end_txn<R>(
         &self,
-        broker: &H,
+        broker: &R,
         transactional_id: &str,
         producer_id: i64,
         epoch: i16,
         commit: bool,
-    ) -> Result<(), ResponseError> {
+    ) -> Result<(), ResponseError>
+    where
+        R: HostRef,
+        R::Host: TxnHost<Storage = S>,
+    {
+        let broker = broker.host();
         let now = self.now();
         let next = {
             let mut txns = self.ready()?;
@@ -476,7 +507,11 @@ pub fn spawn<H: TxnHost>(broker: &Arc<H>) -> std::io::Result<()> {
     let thread = std::thread::Builder::new()
         .name("skiff-txn".into())
         .spawn(move || run(&weak))?;
-    *broker.txn().thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
+    *broker
+        .txn()
+        .thread
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = Some(thread);
     Ok(())
 }
 

@@ -42,7 +42,11 @@ pub fn open_topic<S: Storage>(
 }
 
 /// Appends `m` and fsyncs it.
-pub fn write<P: InternalPartition>(partitions: &[Arc<P>], m: &TxnMetadata, now: i64) -> Result<(), String> {
+pub fn write<P: InternalPartition>(
+    partitions: &[Arc<P>],
+    m: &TxnMetadata,
+    now: i64,
+) -> Result<(), String> {
     let value = records::encode_value(m);
     append(partitions, &m.transactional_id, Some(&value), now)
 }
