@@ -20,10 +20,11 @@ use crate::txn::state::TxnState;
 use crate::txn::{self, TxnCoordinator, TXN_STATE_TOPIC};
 
 fn config() -> BrokerConfig {
-    let mut c = BrokerConfig::default();
-    c.offsets_topic_num_partitions = 3;
-    c.transaction_state_log_num_partitions = 2;
-    c
+    BrokerConfig {
+        offsets_topic_num_partitions: 3,
+        transaction_state_log_num_partitions: 2,
+        ..BrokerConfig::default()
+    }
 }
 
 fn clock() -> Arc<dyn Clock> {

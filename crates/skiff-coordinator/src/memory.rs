@@ -123,10 +123,13 @@ impl InternalPartition for MemPartition {
     fn wake_readers(&self) {}
 }
 
+/// One topic: its id, partitions and the configs it was created with.
+type MemTopic = (Uuid, Vec<Arc<MemPartition>>, BTreeMap<String, String>);
+
 /// Topics by name: the coordinators' internal topics and the data topics of a test.
 #[derive(Default)]
 pub struct MemStorage {
-    topics: Mutex<BTreeMap<String, (Uuid, Vec<Arc<MemPartition>>, BTreeMap<String, String>)>>,
+    topics: Mutex<BTreeMap<String, MemTopic>>,
 }
 
 impl MemStorage {
@@ -206,10 +209,13 @@ impl TopicCatalog for MemStorage {
     }
 }
 
+/// A group's (session timeout, heartbeat interval) overrides.
+type GroupTimeouts = (Option<i32>, Option<i32>);
+
 /// Group configs set by a test.
 #[derive(Default)]
 pub struct MemGroupConfigs {
-    pub timeouts: Mutex<HashMap<String, (Option<i32>, Option<i32>)>>,
+    pub timeouts: Mutex<HashMap<String, GroupTimeouts>>,
 }
 
 impl GroupConfigs for MemGroupConfigs {
