@@ -32,15 +32,16 @@ fn clock() -> Arc<dyn Clock> {
 }
 
 fn start_groups(storage: &Arc<MemStorage>) -> Coordinator<MemStorage> {
+    start_groups_with(storage, Arc::new(MemGroupConfigs::default()))
+}
+
+fn start_groups_with(
+    storage: &Arc<MemStorage>,
+    group_configs: Arc<MemGroupConfigs>,
+) -> Coordinator<MemStorage> {
     let catalog: Arc<dyn TopicCatalog> = storage.clone();
-    let c = Coordinator::start(
-        storage.clone(),
-        catalog,
-        &config(),
-        Arc::new(MemGroupConfigs::default()),
-        clock(),
-    )
-    .unwrap();
+    let c =
+        Coordinator::start(storage.clone(), catalog, &config(), group_configs, clock()).unwrap();
     wait_for(|| c.is_loaded());
     c
 }
@@ -205,4 +206,24 @@ fn committing_a_transaction_applies_its_offsets_and_aborting_drops_them() {
     assert_eq!(committed(&host.groups, "gc", "t", 0), Some(99));
     assert_eq!(committed(&host.groups, "ga", "t", 0), None);
     stop_host(host);
+}
+
+#[test]
+fn a_group_config_overrides_the_broker_heartbeat_interval() {
+    let storage = Arc::new(MemStorage::default());
+    let configs = Arc::new(MemGroupConfigs::default());
+    configs
+        .timeouts
+        .lock()
+        .unwrap()
+        .insert("g".to_string(), (None, Some(1234)));
+    let groups = start_groups_with(&storage, configs);
+    let broker_default = config().group_consumer_heartbeat_interval_ms;
+    assert_ne!(broker_default, 1234);
+    assert_eq!(groups.consumer_heartbeat_interval_ms("g"), 1234);
+    assert_eq!(
+        groups.consumer_heartbeat_interval_ms("other"),
+        broker_default
+    );
+    groups.stop();
 }
