@@ -16,7 +16,17 @@ use super::{Inner, Log, Snapshot};
 use crate::error::{LogError, Result};
 use crate::segment::{write_guard, Segment};
 use std::ops::{Deref, DerefMut};
-use std::sync::{Arc, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// A log's append lock: the Mutex around its `Inner` state. Its field is private to this
+/// file, so the only way to lock it is [`AppendLocked::new`] (through `Log::lock`).
+pub(super) struct AppendLock(Mutex<Inner>);
+
+impl AppendLock {
+    pub(super) fn new(inner: Inner) -> AppendLock {
+        AppendLock(Mutex::new(inner))
+    }
+}
 
 /// The append lock of one log, held. Dereferences to the state it guards.
 ///
@@ -36,7 +46,7 @@ impl<'a> AppendLocked<'a> {
     /// Takes `log`'s append lock (a poisoned lock is taken over: the state stays usable, and
     /// a failed write has already taken the log offline).
     pub(super) fn new(log: &'a Log) -> AppendLocked<'a> {
-        let inner = log.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let inner = log.inner.0.lock().unwrap_or_else(PoisonError::into_inner);
         held::acquired();
         AppendLocked { log, inner }
     }
@@ -125,4 +135,82 @@ mod held {
     pub(super) fn acquired() {}
     pub(super) fn released() {}
     pub(super) fn assert_none(_what: &str) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::LogConfig;
+    use crate::producer_state::CompletedTxn;
+    use crate::recovery::Recovery;
+    use crate::segment::BatchMeta;
+    use crate::txn_index::{AbortedTxn, VerificationGuard};
+    use crate::ManualClock;
+    use skiff_records::BatchHeader;
+    use std::sync::mpsc;
+
+    /// The type contract, checked by the compiler: each line compiles only while the function
+    /// takes the append lock's guard (a `&`/`&mut AppendLocked`, or is a method of it). A
+    /// guard exists only while the lock is held (`AppendLocked::new` locks, `Drop` unlocks)
+    /// and `AppendLock`'s Mutex is private to this file, so none of these can run unlocked.
+    #[allow(clippy::type_complexity)]
+    fn guarded_signatures<'a>() {
+        let _: fn(&AppendLocked<'a>) = AppendLocked::publish;
+        let _: fn(&AppendLocked<'a>) -> Result<Arc<Segment>> = AppendLocked::active;
+        let _: fn(&mut AppendLocked<'a>, i64, &LogConfig, i64) -> Result<()> = AppendLocked::roll;
+        let _: fn(&AppendLocked<'a>) = AppendLocked::queue_producer_snapshot;
+        let _: fn(&mut AppendLocked<'a>, &[CompletedTxn]) = AppendLocked::record_completed;
+        let _: fn(&AppendLocked<'a>, &[BatchHeader], Option<VerificationGuard>) -> Result<()> =
+            AppendLocked::check_verified;
+        let _: fn(&mut AppendLocked<'a>, i64, Vec<AbortedTxn>) -> Result<()> =
+            AppendLocked::load_txn_index;
+        let _: fn(&Segment, &AppendLocked<'a>, &[u8], &[BatchMeta], i64) -> Result<()> =
+            Segment::append;
+    }
+
+    #[test]
+    fn functions_that_need_the_append_lock_take_its_guard() {
+        guarded_signatures();
+    }
+
+    fn open(dir: &std::path::Path) -> Log {
+        let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+        Log::open(dir, LogConfig::default(), clock, Recovery::Clean).unwrap()
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "append lock")]
+    fn an_fsync_path_called_under_the_append_lock_panics_in_debug_builds() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = open(dir.path());
+        let _locked = log.lock();
+        // Writing snapshots fsyncs but does not take the append lock itself: without the check
+        // this call would succeed and the test fail.
+        let _ = log.write_pending_snapshots();
+    }
+
+    #[test]
+    fn the_check_is_per_thread_and_ends_with_the_guard() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = open(dir.path());
+        drop(log.lock());
+        log.flush().unwrap();
+        // Another thread holding the lock does not make this thread's fsync a violation.
+        let (locked_tx, locked_rx) = mpsc::channel();
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        std::thread::scope(|s| {
+            let log = &log;
+            s.spawn(move || {
+                let _locked = log.lock();
+                locked_tx.send(()).unwrap();
+                done_rx.recv().unwrap();
+            });
+            locked_rx.recv().unwrap();
+            log.write_pending_snapshots().unwrap();
+            log.sync_txn_index().unwrap();
+            done_tx.send(()).unwrap();
+        });
+        log.close().unwrap();
+    }
 }

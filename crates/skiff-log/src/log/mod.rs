@@ -13,9 +13,9 @@
 //! - `producers`: producer state (load, snapshots, expiry);
 //! - `txn`: transactions (markers, the aborted-transaction index, LSO, KIP-890 guards).
 //!
-//! Thread-safety: `Log` is `Send + Sync`. `inner` (a Mutex) is the append lock: appends, rolls,
-//! retention and segment-list changes hold it. The only way to take it is `Log::lock`, which
-//! returns an [`AppendLocked`] guard; every function that must run under the lock is a method
+//! Thread-safety: `Log` is `Send + Sync`. `inner` (an `AppendLock`, a Mutex only `locked.rs`
+//! can lock) is the append lock: appends, rolls, retention and segment-list changes hold it.
+//! The only way to take it is `Log::lock`, which returns an [`AppendLocked`] guard; every function that must run under the lock is a method
 //! of that guard (or takes it), so calling one without the lock does not compile. After each
 //! change a new immutable `Snapshot` (Arc'd segment list + offsets) is published; readers clone
 //! the current snapshot and read the files with positioned reads without taking the append
@@ -37,6 +37,7 @@ mod swap;
 mod txn;
 
 pub(crate) use locked::AppendLocked;
+use locked::AppendLock;
 pub use retention::RetentionOutcome;
 #[cfg(test)]
 pub(crate) use swap::SwapEnd;
@@ -125,7 +126,7 @@ pub struct Log {
     dir: PathBuf,
     clock: Arc<dyn Clock>,
     /// The append lock: taken only through [`Log::lock`].
-    inner: Mutex<Inner>,
+    inner: AppendLock,
     snapshot: RwLock<Arc<Snapshot>>,
     config: RwLock<Arc<LogConfig>>,
     /// Recovery point: every offset below it is on disk.
@@ -196,7 +197,7 @@ impl Log {
                 first_unstable: None,
                 aborted: Arc::new(Vec::new()),
             })),
-            inner: Mutex::new(Inner {
+            inner: AppendLock::new(Inner {
                 segments,
                 log_start,
                 leo,
