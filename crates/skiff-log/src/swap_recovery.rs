@@ -1,8 +1,8 @@
 //! Crash recovery of segment swaps (the swap itself, and its protocol with one crash point per
 //! step, is `log/swap.rs`), and the `.swap` file names both use.
 //!
-//! Recovery ([`recover_swaps`], before segments are loaded, as Kafka's `LogLoader` does): `*.cleaned` and `*.deleted` →
-//! delete; an index `.swap` → delete (a committed swap's indexes are rebuilt from its log);
+//! Recovery ([`recover_swaps`], before segments are loaded, as Kafka's `LogLoader` does):
+//! `*.cleaned` and `*.deleted` → delete; an index `.swap` → delete (a committed swap's indexes are rebuilt from its log);
 //! `<base>.log.swap` → delete every segment whose base lies in `[base, swap next offset)`
 //! (its old files), rename the swap into place and fully rescan it. As in Kafka, an old
 //! segment starting at or above the cleaned segment's next offset (every record of it was

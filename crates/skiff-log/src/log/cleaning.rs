@@ -1,4 +1,4 @@
-//! The log's side of cleaning (see `cleaning.rs` for the types): the cleaner's planning view,
+//! The log's side of cleaning (the types are in the crate's `cleaning.rs`): the planning view,
 //! a reader of one segment's batches and the writer of a cleaned segment in this log's
 //! directory. The swap itself is in `swap.rs`.
 //!

@@ -2,8 +2,9 @@
 //! point), close and DeleteTopics' directory removal.
 //!
 //! Thread-safety: flush takes the append lock only to copy the segment handles it must sync,
-//! then fsyncs without it. `close` syncs the sealed active segment under the lock, after it
-//! stopped accepting appends (the one fsync under the append lock outside `open`).
+//! then fsyncs without it. `close` syncs the sealed active segment under the lock before
+//! refusing further appends (the one fsync under the append lock outside `open`, kept as it
+//! was: the log is shutting down).
 
 use super::{Log, CLOSED};
 use crate::error::{LogError, Result};

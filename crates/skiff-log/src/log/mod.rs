@@ -15,14 +15,15 @@
 //!
 //! Thread-safety: `Log` is `Send + Sync`. `inner` (an `AppendLock`, a Mutex only `locked.rs`
 //! can lock) is the append lock: appends, rolls, retention and segment-list changes hold it.
-//! The only way to take it is `Log::lock`, which returns an [`AppendLocked`] guard; every function that must run under the lock is a method
-//! of that guard (or takes it), so calling one without the lock does not compile. After each
-//! change a new immutable `Snapshot` (Arc'd segment list + offsets) is published; readers clone
-//! the current snapshot and read the files with positioned reads without taking the append
-//! lock. fsync never happens under the append lock (flush clones the segment handles, then
-//! syncs); the log's fsync paths check it in debug builds (`locked::assert_unlocked`). Two
-//! exceptions, both when the log is not serving writers: `open` (not yet shared) rewrites the
-//! transaction index files, and `close` syncs the sealed active segment after appends stopped.
+//! The only way to take it is `Log::lock`, which returns an [`AppendLocked`] guard; every
+//! function that must run under the lock is a method of that guard (or takes it), so calling
+//! one without the lock does not compile. After each change a new immutable `Snapshot` (Arc'd
+//! segment list + offsets) is published; readers clone the current snapshot and read the files
+//! with positioned reads without taking the append lock. fsync never happens under the append
+//! lock (flush clones the segment handles, then syncs); the log's fsync paths check it in debug
+//! builds (`locked::assert_unlocked`). Two exceptions, both outside normal serving: `open`
+//! rewrites the transaction index files before the log is shared, and `close` syncs the
+//! sealed active segment under the lock (appends waiting for it are then refused).
 //! Lock order: `txn_files` → `inner` → `snapshot` → a segment's `state`; `pending_snapshots`
 //! and `txn_dirty` are taken last and briefly.
 
@@ -36,8 +37,8 @@ mod retention;
 mod swap;
 mod txn;
 
-pub(crate) use locked::AppendLocked;
 use locked::AppendLock;
+pub(crate) use locked::AppendLocked;
 pub use retention::RetentionOutcome;
 #[cfg(test)]
 pub(crate) use swap::SwapEnd;
