@@ -232,7 +232,7 @@ impl Log {
 impl AppendLocked<'_> {
     /// Producer-state effects of the markers among broker-written batches that would start at
     /// `first_offset`: the updated entries and the transactions they close.
-    fn check_markers(
+    pub(super) fn check_markers(
         &self,
         buf: &[u8],
         validated: &[(BatchHeader, usize)],
@@ -266,7 +266,12 @@ impl AppendLocked<'_> {
 
     /// Writes stamped batches to the active segment, rolling before any batch that would
     /// break a roll rule. Consecutive batches going to one segment are written at once.
-    fn write_batches(&mut self, buf: &[u8], metas: &[BatchMeta], config: &LogConfig) -> Result<()> {
+    pub(super) fn write_batches(
+        &mut self,
+        buf: &[u8],
+        metas: &[BatchMeta],
+        config: &LogConfig,
+    ) -> Result<()> {
         let now = self.log().clock.now_ms();
         let segment_bytes = u64::try_from(config.segment_bytes).unwrap_or(0);
         let mut group_start = 0usize; // first batch not yet written

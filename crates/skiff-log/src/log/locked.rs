@@ -141,7 +141,7 @@ mod held {
 mod tests {
     use super::*;
     use crate::config::LogConfig;
-    use crate::producer_state::CompletedTxn;
+    use crate::producer_state::{CompletedTxn, ProducerEntry};
     use crate::recovery::Recovery;
     use crate::segment::BatchMeta;
     use crate::txn_index::{AbortedTxn, VerificationGuard};
@@ -154,18 +154,34 @@ mod tests {
     /// guard exists only while the lock is held (`AppendLocked::new` locks, `Drop` unlocks)
     /// and `AppendLock`'s Mutex is private to this file, so none of these can run unlocked.
     #[allow(clippy::type_complexity)]
-    fn guarded_signatures<'a>() {
-        let _: fn(&AppendLocked<'a>) = AppendLocked::publish;
-        let _: fn(&AppendLocked<'a>) -> Result<Arc<Segment>> = AppendLocked::active;
-        let _: fn(&mut AppendLocked<'a>, i64, &LogConfig, i64) -> Result<()> = AppendLocked::roll;
-        let _: fn(&AppendLocked<'a>) = AppendLocked::queue_producer_snapshot;
-        let _: fn(&mut AppendLocked<'a>, &[CompletedTxn]) = AppendLocked::record_completed;
-        let _: fn(&AppendLocked<'a>, &[BatchHeader], Option<VerificationGuard>) -> Result<()> =
+    fn guarded_signatures() {
+        let _: fn(&AppendLocked<'static>) = AppendLocked::publish;
+        let _: fn(&AppendLocked<'static>) -> Result<Arc<Segment>> = AppendLocked::active;
+        let _: fn(&mut AppendLocked<'static>, i64, &LogConfig, i64) -> Result<()> =
+            AppendLocked::roll;
+        let _: fn(&AppendLocked<'static>) = AppendLocked::queue_producer_snapshot;
+        let _: fn(&mut AppendLocked<'static>, &[CompletedTxn]) = AppendLocked::record_completed;
+        let _: fn(&AppendLocked<'static>, &[BatchHeader], Option<VerificationGuard>) -> Result<()> =
             AppendLocked::check_verified;
-        let _: fn(&mut AppendLocked<'a>, i64, Vec<AbortedTxn>) -> Result<()> =
+        let _: fn(&mut AppendLocked<'static>, i64, Vec<AbortedTxn>) -> Result<()> =
             AppendLocked::load_txn_index;
-        let _: fn(&Segment, &AppendLocked<'a>, &[u8], &[BatchMeta], i64) -> Result<()> =
+        let _: fn(&Segment, &AppendLocked<'static>, &[u8], &[BatchMeta], i64) -> Result<()> =
             Segment::append;
+        let _: fn(&mut AppendLocked<'static>, &[u8], &[BatchMeta], &LogConfig) -> Result<()> =
+            AppendLocked::write_batches;
+        let _: fn(
+            &AppendLocked<'static>,
+            &[u8],
+            &[(BatchHeader, usize)],
+            i64,
+        ) -> Result<(Vec<ProducerEntry>, Vec<CompletedTxn>)> = AppendLocked::check_markers;
+        let _: fn(
+            &mut AppendLocked<'static>,
+            usize,
+            &LogConfig,
+            i64,
+            &mut super::super::RetentionOutcome,
+        ) -> Result<()> = AppendLocked::delete_oldest;
     }
 
     #[test]

@@ -103,7 +103,7 @@ impl Log {
 impl AppendLocked<'_> {
     /// Removes the `n` oldest segments (never an empty active one), rolling first when that
     /// would remove the active segment, and raises the log start to the first survivor.
-    fn delete_oldest(
+    pub(super) fn delete_oldest(
         &mut self,
         n: usize,
         config: &LogConfig,
