@@ -34,6 +34,11 @@
 //!
 //! Thread-safety: in-memory state changes under the append lock; readers use the snapshot.
 //! `txn_files` serialises file reconciliation.
+//!
+//! [`Log::append_internal`]: crate::Log::append_internal
+//! [`Log::write_txn_marker`]: crate::Log::write_txn_marker
+//! [`Log::start_txn_verification`]: crate::Log::start_txn_verification
+//! [`Log::append_verified`]: crate::Log::append_verified
 
 use crate::error::{LogError, Result};
 use crate::fsutil::write_atomically;
