@@ -1,0 +1,122 @@
+//! The mechanism-neutral server side of a SASL exchange.
+//!
+//! A [`SaslServer`] is a state machine that does no I/O: the connection feeds it each client
+//! token (the `auth_bytes` of SaslAuthenticate, or a raw v0 token) with the current time, and
+//! sends back what it returns. Each server object serves one exchange and is not shared between
+//! threads; create a new one per (re-)authentication.
+//!
+//! After [`Step::Fail`] the connection answers SASL_AUTHENTICATION_FAILED with
+//! [`AuthError::client_message`] and closes, as Kafka does; feeding the server again after
+//! `Done` or `Fail` yields a `Fail`.
+
+use crate::error::AuthError;
+
+/// The mechanisms this crate implements, with their IANA / Kafka names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mechanism {
+    Plain,
+    ScramSha256,
+    ScramSha512,
+    OAuthBearer,
+}
+
+impl Mechanism {
+    /// Every mechanism, in the order a SaslHandshake response lists them.
+    pub const ALL: [Mechanism; 4] = [
+        Mechanism::Plain,
+        Mechanism::ScramSha256,
+        Mechanism::ScramSha512,
+        Mechanism::OAuthBearer,
+    ];
+
+    /// The name as sent in SaslHandshake and `sasl.enabled.mechanisms`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::Plain => "PLAIN",
+            Mechanism::ScramSha256 => "SCRAM-SHA-256",
+            Mechanism::ScramSha512 => "SCRAM-SHA-512",
+            Mechanism::OAuthBearer => "OAUTHBEARER",
+        }
+    }
+
+    /// Parses a mechanism name; Kafka's names are case-sensitive, so is this.
+    pub fn from_name(name: &str) -> Option<Mechanism> {
+        Mechanism::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// What the server answers to one client token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Send this token to the client and wait for its next one.
+    Continue(Vec<u8>),
+    /// Authenticated.
+    Done(Authenticated),
+    /// Authentication failed; answer with the error's client message and close.
+    Fail(AuthError),
+}
+
+/// The outcome of a successful exchange.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Authenticated {
+    /// The principal in Kafka's `User:<name>` form (the authorization id, which Kafka's
+    /// mechanisms all require to equal the authenticated name).
+    pub principal: String,
+    /// A last token for the client (SCRAM's server-final `v=` message), sent in the successful
+    /// SaslAuthenticate response.
+    pub server_final: Option<Vec<u8>>,
+    /// How long the credential stays valid from now, when the mechanism knows (OAUTHBEARER: the
+    /// token's `exp`). The connection reports `min(this, connections.max.reauth.ms)` as
+    /// SaslAuthenticate's `session_lifetime_ms` (KIP-368), like Kafka.
+    pub session_lifetime_ms: Option<i64>,
+}
+
+/// Kafka's principal type for every SASL mechanism.
+pub const USER_PRINCIPAL_TYPE: &str = "User";
+
+/// `User:<name>`.
+pub fn user_principal(name: &str) -> String {
+    format!("{USER_PRINCIPAL_TYPE}:{name}")
+}
+
+/// One server side of one SASL exchange.
+pub trait SaslServer {
+    /// The mechanism this server speaks.
+    fn mechanism(&self) -> Mechanism;
+
+    /// Evaluates one client token. `now_ms` is wall-clock time in milliseconds since the epoch
+    /// (used for token expiry); mechanisms that do not need it ignore it.
+    fn step(&mut self, client_token: &[u8], now_ms: i64) -> Step;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mechanism_names_round_trip_and_are_case_sensitive() {
+        for m in Mechanism::ALL {
+            assert_eq!(Mechanism::from_name(m.name()), Some(m));
+        }
+        assert_eq!(Mechanism::from_name("plain"), None);
+        assert_eq!(Mechanism::from_name("GSSAPI"), None);
+    }
+
+    #[test]
+    fn principal_form() {
+        assert_eq!(user_principal("alice"), "User:alice");
+    }
+
+    #[test]
+    fn reauthentication_wording() {
+        let e = AuthError::generic("SCRAM-SHA-256", "bad proof");
+        assert_eq!(
+            e.client_message(),
+            "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256"
+        );
+        assert_eq!(
+            e.into_reauthentication().client_message(),
+            "Authentication failed during re-authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256"
+        );
+    }
+}
