@@ -16,6 +16,8 @@
 //! Secrets (passwords, proofs, tokens, keys) never appear in an error or a `Debug` output.
 
 pub mod error;
+pub mod password_hash;
+pub mod plain;
 pub mod scram;
 pub mod server;
 
