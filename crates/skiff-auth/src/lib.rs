@@ -16,6 +16,7 @@
 //! Secrets (passwords, proofs, tokens, keys) never appear in an error or a `Debug` output.
 
 pub mod error;
+pub mod jaas;
 pub mod oauthbearer;
 pub mod password_hash;
 pub mod plain;
