@@ -98,6 +98,9 @@ pub enum ConfigError {
     /// A JWKS file that cannot be read or parsed.
     #[error("JWKS file {path}: {reason}")]
     Jwks { path: String, reason: String },
+    /// A `sasl.enabled.mechanisms` list that cannot be served.
+    #[error("invalid sasl.enabled.mechanisms: {0}")]
+    Mechanisms(String),
     /// Any other OAUTHBEARER setting that is not usable.
     #[error("invalid sasl.oauthbearer setting: {0}")]
     OAuth(String),

@@ -7,6 +7,7 @@
 //! synchronous and each server object serves exactly one exchange on one connection.
 //!
 //! - [`server`]: the mechanism-neutral trait, outcome and mechanism names.
+//! - [`mechanisms`]: a listener's enabled mechanisms and a fresh server per exchange.
 //! - [`plain`]: PLAIN (RFC 4616) against a user store.
 //! - [`password_hash`]: Skiff's salted PLAIN password hashes.
 //! - [`scram`]: SCRAM-SHA-256/512 (RFC 5802, RFC 7677) and credential storage forms.
@@ -17,6 +18,7 @@
 
 pub mod error;
 pub mod jaas;
+pub mod mechanisms;
 pub mod oauthbearer;
 pub mod password_hash;
 pub mod plain;
@@ -24,4 +26,5 @@ pub mod scram;
 pub mod server;
 
 pub use error::{AuthError, ConfigError};
+pub use mechanisms::Mechanisms;
 pub use server::{Authenticated, Mechanism, SaslServer, Step};

@@ -79,8 +79,27 @@ pub fn user_principal(name: &str) -> String {
     format!("{USER_PRINCIPAL_TYPE}:{name}")
 }
 
-/// One server side of one SASL exchange.
-pub trait SaslServer {
+/// Kafka's `sasl.server.max.receive.size` default: the largest SASL token (v0 raw token or
+/// SaslAuthenticate request) a broker accepts before authentication. The connection enforces
+/// it before a token reaches a [`SaslServer`].
+pub const DEFAULT_MAX_RECEIVE_SIZE: usize = 524_288;
+
+/// Kafka's check on re-authentication (KIP-368): the principal may not change. `previous` and
+/// `new` are `User:<name>` strings; Kafka's message prints them as `User.<name>`.
+pub fn check_reauthenticated_principal(previous: &str, new: &str) -> Result<(), AuthError> {
+    if previous == new {
+        return Ok(());
+    }
+    let dotted = |p: &str| p.replacen(':', ".", 1);
+    Err(AuthError::client(format!(
+        "Cannot change principals during re-authentication from {}: {}",
+        dotted(previous),
+        dotted(new)
+    )))
+}
+
+/// One server side of one SASL exchange. `Send` so that a connection task can own it.
+pub trait SaslServer: Send {
     /// The mechanism this server speaks.
     fn mechanism(&self) -> Mechanism;
 
@@ -100,6 +119,17 @@ mod tests {
         }
         assert_eq!(Mechanism::from_name("plain"), None);
         assert_eq!(Mechanism::from_name("GSSAPI"), None);
+    }
+
+    #[test]
+    fn reauthentication_must_keep_the_principal() {
+        assert_eq!(check_reauthenticated_principal("User:a", "User:a"), Ok(()));
+        assert_eq!(
+            check_reauthenticated_principal("User:a", "User:b")
+                .err()
+                .map(|e| e.client_message().to_string()),
+            Some("Cannot change principals during re-authentication from User.a: User.b".into())
+        );
     }
 
     #[test]
