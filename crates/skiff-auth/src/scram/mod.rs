@@ -5,10 +5,12 @@
 //!   Kafka's text form of it, and derivation from a password.
 //! - [`messages`]: parsing of the client's messages with Kafka's grammar.
 //! - [`server`]: the server state machine.
+//! - [`client`]: a minimal client, for tests.
 //!
 //! The cryptographic primitives come from RustCrypto's `sha2`, `hmac` and `pbkdf2` crates
 //! (SCRAM's `Hi()` is PBKDF2 with the mechanism's HMAC and an output as long as its hash).
 
+pub mod client;
 pub mod credential;
 pub mod messages;
 pub mod server;

@@ -179,69 +179,10 @@ impl SaslServer for ScramServer {
     }
 }
 
-/// A minimal SCRAM client for this crate's tests.
-#[cfg(test)]
-pub(crate) mod test_client {
-    use super::*;
-
-    pub struct Client {
-        pub mechanism: ScramMechanism,
-        pub gs2_header: String,
-        pub bare: String,
-    }
-
-    impl Client {
-        pub fn new(mechanism: ScramMechanism, user: &str, nonce: &str) -> Client {
-            Client {
-                mechanism,
-                gs2_header: "n,,".into(),
-                bare: format!(
-                    "n={},r={nonce}",
-                    crate::scram::messages::encode_saslname(user)
-                ),
-            }
-        }
-
-        pub fn first(&self) -> Vec<u8> {
-            format!("{}{}", self.gs2_header, self.bare).into_bytes()
-        }
-
-        /// Builds client-final for `password` from server-first; returns it and the expected
-        /// server-final.
-        pub fn last(&self, server_first: &[u8], password: &str) -> (Vec<u8>, Vec<u8>) {
-            let sf = String::from_utf8_lossy(server_first).to_string();
-            let mut nonce = "";
-            let mut salt = Vec::new();
-            let mut iterations = 0;
-            for part in sf.split(',') {
-                if let Some(v) = part.strip_prefix("r=") {
-                    nonce = v;
-                } else if let Some(v) = part.strip_prefix("s=") {
-                    salt = STANDARD.decode(v).unwrap_or_default();
-                } else if let Some(v) = part.strip_prefix("i=") {
-                    iterations = v.parse().unwrap_or(0);
-                }
-            }
-            let m = self.mechanism;
-            let without_proof = format!("c={},r={nonce}", STANDARD.encode(&self.gs2_header));
-            let auth = format!("{},{sf},{without_proof}", self.bare);
-            let salted = m.salted_password(password.as_bytes(), &salt, iterations);
-            let client_key = m.client_key(&salted);
-            let sig = m.hmac(&m.hash(&client_key), auth.as_bytes());
-            let proof = xor(&client_key, &sig).unwrap_or_default();
-            let server_sig = m.hmac(&m.server_key(&salted), auth.as_bytes());
-            (
-                format!("{without_proof},p={}", STANDARD.encode(proof)).into_bytes(),
-                format!("v={}", STANDARD.encode(server_sig)).into_bytes(),
-            )
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::test_client::Client;
     use super::*;
+    use crate::scram::client::ScramClient as Client;
     use crate::scram::credential::MemoryScramStore;
 
     const GENERIC_256: &str = "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256";
