@@ -12,7 +12,9 @@
 //! SCRAM's StoredKey and ServerKey. A PLAIN login re-derives the StoredKey from the offered
 //! password and compares in constant time. Reusing the SCRAM form means one hash per user can
 //! also serve that user's SCRAM logins for the same mechanism, and operators handle one format.
-//! Create one with [`hash_password`] (the `skiff` binary will expose it as a subcommand).
+//! Create one with [`hash_password`], or from a shell with
+//! `printf '%s\n' '<password>' | cargo run -p skiff-auth --example hash_password`
+//! (the `skiff` binary will offer the same as a subcommand).
 
 use std::fmt;
 use std::str::FromStr;
