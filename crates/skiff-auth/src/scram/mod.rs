@@ -6,10 +6,12 @@
 //! - [`messages`]: parsing of the client's messages with Kafka's grammar.
 //! - [`server`]: the server state machine.
 //! - [`client`]: a minimal client, for tests.
+//! - [`bootstrap`]: users in the syntax of Kafka's `kafka-storage format --add-scram`.
 //!
 //! The cryptographic primitives come from RustCrypto's `sha2`, `hmac` and `pbkdf2` crates
 //! (SCRAM's `Hi()` is PBKDF2 with the mechanism's HMAC and an output as long as its hash).
 
+pub mod bootstrap;
 pub mod client;
 pub mod credential;
 pub mod messages;
