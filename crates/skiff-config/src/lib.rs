@@ -10,10 +10,15 @@
 //! I/O is reading the config file in [`load`].
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+// First: `keys.rs` uses its macros (textual order matters for `macro_rules!`).
+#[macro_use]
+mod keys_macro;
+
 mod broker;
 mod dynamic;
 mod error;
 mod group;
+mod keys;
 mod listener;
 mod load;
 mod names;
@@ -49,3 +54,5 @@ pub use types::{ConfigSource, ConfigType, DescribedConfig};
 
 /// The example configuration shipped in `config/skiff.toml`.
 pub const EXAMPLE_CONFIG: &str = include_str!("../../../config/skiff.toml");
+#[cfg(test)]
+mod golden_tmp;
