@@ -1,7 +1,9 @@
-//! The typed broker configuration and how it is built from validated `key -> value` strings
-//! (Kafka broker config names), including the broker-level topic defaults (`log.*` keys with
-//! Kafka's precedence, e.g. `log.retention.ms` > `.minutes` > `.hours`), and the
-//! DescribeConfigs(BROKER) view.
+//! Building the typed broker configuration from validated `key -> value` strings (Kafka
+//! broker config names): the scalar keys are copied by code generated from `keys.rs`; this
+//! file holds the keys with their own parsing or cross-key checks (node/broker id, cluster id,
+//! listeners, data directories, per-IP connection limits, group and transaction bounds), the
+//! broker-level topic defaults (`log.*` keys with Kafka's precedence, e.g. `log.retention.ms`
+//! > `.minutes` > `.hours`) and the `[[topic]]` entries.
 //!
 //! `BrokerConfig` is plain data (`Clone`), built once at startup and then shared read-only.
 
@@ -10,9 +12,9 @@ use std::path::PathBuf;
 
 use crate::error::ConfigError;
 use crate::listener::{parse_host_port, parse_listeners, parse_protocol_map};
-use crate::names::{self, KeyStatus};
+use crate::names;
 use crate::topic::{self, apply, check_cross, topic_config_defs};
-use crate::types::{parse_value, ConfigSource, ConfigType, DescribedConfig, Parsed, Validator};
+use crate::types::{parse_value, ConfigSource, Parsed, Validator};
 
 /// A topic declared in the config file, created at startup if missing.
 #[derive(Clone, Debug, PartialEq)]
@@ -468,90 +470,4 @@ pub(crate) fn broker_layers(cfg: &BrokerConfig) -> [(&BTreeMap<String, String>, 
         (&cfg.dynamic_default, ConfigSource::DynamicDefaultBroker),
         (&cfg.explicit, ConfigSource::StaticBroker),
     ]
-}
-
-/// DescribeConfigs(BROKER) for this node: every known key with the value in force, taken from
-/// the per-broker dynamic layer, the cluster-default dynamic layer, the static configuration
-/// or the default, in that order, each layer that sets it listed as a synonym (Kafka's
-/// order). Passwords are sensitive and never returned. Only keys Skiff changes dynamically
-/// are not read-only.
-pub fn describe_broker_configs(cfg: &BrokerConfig) -> Vec<DescribedConfig> {
-    names::broker_config_names()
-        .iter()
-        .filter(|d| d.described() || cfg.dynamic_broker.contains_key(d.name))
-        .map(|d| {
-            let sensitive = d.is_sensitive();
-            let hide = |v: Option<String>| if sensitive { None } else { v };
-            let default = d.default.map(str::to_string);
-            let mut synonyms = Vec::new();
-            let mut chosen: Option<(Option<String>, ConfigSource)> = None;
-            for (layer, source) in broker_layers(cfg) {
-                if let Some(v) = layer.get(d.name) {
-                    synonyms.push((d.name.to_string(), hide(Some(v.clone())), source));
-                    if chosen.is_none() {
-                        chosen = Some((hide(Some(v.clone())), source));
-                    }
-                }
-            }
-            let (value, source) = match chosen {
-                Some(c) => c,
-                // Unset, Skiff still runs as node 1 (Kafka would refuse to start).
-                None if d.name == "node.id" || d.name == "broker.id" => {
-                    (Some(cfg.node_id.to_string()), ConfigSource::Default)
-                }
-                None => (hide(default.clone()), ConfigSource::Default),
-            };
-            if default.is_some() {
-                synonyms.push((d.name.to_string(), hide(default), ConfigSource::Default));
-            }
-            DescribedConfig {
-                name: d.name.to_string(),
-                value,
-                source,
-                read_only: crate::dynamic::broker_key_dynamic(d.name)
-                    != crate::dynamic::DynamicKey::Applied,
-                is_sensitive: sensitive,
-                kind: d.kind,
-                doc: match d.status {
-                    KeyStatus::Implemented => "",
-                    KeyStatus::Recognised | KeyStatus::DynamicOnly => {
-                        "Apache Kafka config accepted by Skiff but not acted on."
-                    }
-                    KeyStatus::Skiff => "Skiff-only config.",
-                },
-                synonyms,
-            }
-        })
-        .collect()
-}
-
-/// DescribeConfigs(BROKER) for the cluster-default resource (empty name): as in Kafka, only
-/// the dynamic cluster-default configs, each with its single synonym.
-pub fn describe_default_broker_configs(cfg: &BrokerConfig) -> Vec<DescribedConfig> {
-    cfg.dynamic_default
-        .iter()
-        .filter_map(|(name, v)| {
-            let d = names::broker_config_def(name)?;
-            let value = (!d.is_sensitive()).then(|| v.clone());
-            Some(DescribedConfig {
-                name: d.name.to_string(),
-                value: value.clone(),
-                source: ConfigSource::DynamicDefaultBroker,
-                read_only: false,
-                is_sensitive: d.is_sensitive(),
-                kind: d.kind,
-                doc: "",
-                synonyms: vec![(
-                    d.name.to_string(),
-                    value,
-                    ConfigSource::DynamicDefaultBroker,
-                )],
-            })
-        })
-        .collect()
-}
-
-/// Kafka type of a broker key, for callers that describe values themselves.
-pub fn broker_config_type(name: &str) -> Option<ConfigType> {
-    names::broker_config_def(name).map(|d| d.kind)
 }

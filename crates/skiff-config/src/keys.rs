@@ -227,8 +227,8 @@ broker_keys! {
         "log.message.timestamp.type", String, Some("CreateTime"), Implemented, live: true,
             reads: [message_timestamp_type],
             doc: "Default of message.timestamp.type: CreateTime or LogAppendTime.";
-        "log.preallocate", Boolean, Some("false"), Implemented, live: true, reads: [preallocate],
-            doc: "Default of preallocate.";
+        "log.preallocate", Boolean, Some("false"), Recognised, live: false, reads: [],
+            doc: "Default of preallocate; accepted and not acted on: Skiff never preallocates segment files.";
         "log.retention.bytes", Long, Some("-1"), Implemented, live: true,
             reads: [retention_bytes],
             doc: "Default of retention.bytes; -1 = no size limit.";
@@ -253,8 +253,7 @@ broker_keys! {
         "log.segment.bytes", Int, Some("1073741824"), Implemented, live: true,
             reads: [segment_bytes],
             doc: "Default of segment.bytes: size at which the active segment rolls.";
-        "log.segment.delete.delay.ms", Long, Some("60000"), Implemented, live: true,
-            reads: [file_delete_delay_ms],
-            doc: "Default of file.delete.delay.ms: grace before a removed segment's files are unlinked.";
+        "log.segment.delete.delay.ms", Long, Some("60000"), Recognised, live: false, reads: [],
+            doc: "Default of file.delete.delay.ms; accepted and not acted on: Skiff unlinks a removed segment's files at once (readers that have them open keep reading on POSIX).";
     }
 }

@@ -15,6 +15,8 @@
 mod keys_macro;
 
 mod broker;
+mod describe;
+mod docs;
 mod dynamic;
 mod error;
 mod group;
@@ -28,10 +30,11 @@ mod types;
 #[cfg(test)]
 mod tests;
 
-pub use broker::{
+pub use broker::{validate_topic_name, BrokerConfig, TopicSpec};
+pub use describe::{
     broker_config_type, describe_broker_configs, describe_default_broker_configs,
-    validate_topic_name, BrokerConfig, TopicSpec,
 };
+pub use docs::{configuration_reference, REGENERATE};
 pub use dynamic::{
     broker_key_dynamic, check_reconfiguration, validate_dynamic_broker, with_dynamic, DynamicKey,
     DynamicRefusal,
