@@ -31,9 +31,7 @@ mod types;
 mod tests;
 
 pub use broker::{validate_topic_name, BrokerConfig, TopicSpec};
-pub use describe::{
-    broker_config_type, describe_broker_configs, describe_default_broker_configs,
-};
+pub use describe::{broker_config_type, describe_broker_configs, describe_default_broker_configs};
 pub use docs::{configuration_reference, REGENERATE};
 pub use dynamic::{
     broker_key_dynamic, check_reconfiguration, validate_dynamic_broker, with_dynamic, DynamicKey,
@@ -57,5 +55,3 @@ pub use types::{ConfigSource, ConfigType, DescribedConfig};
 
 /// The example configuration shipped in `config/skiff.toml`.
 pub const EXAMPLE_CONFIG: &str = include_str!("../../../config/skiff.toml");
-#[cfg(test)]
-mod golden_tmp;

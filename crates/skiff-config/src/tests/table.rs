@@ -53,7 +53,10 @@ fn uses(text: &str, ident: &str) -> bool {
 #[test]
 fn guard_matches_reads_and_calls_only() {
     assert!(uses("let x = cfg.node_id;", "node_id"));
-    assert!(uses("validate_group_configs(&o, &b)", "validate_group_configs"));
+    assert!(uses(
+        "validate_group_configs(&o, &b)",
+        "validate_group_configs"
+    ));
     assert!(!uses("cfg.node_id_x", "node_id"));
     assert!(!uses("BrokerConfig { node_id: 1 }", "node_id"));
     assert!(!uses("a.xnode_id", "node_id"));
