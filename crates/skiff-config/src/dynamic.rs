@@ -5,9 +5,10 @@
 //! static file/`--set`/environment > default).
 //!
 //! A key is dynamic in Skiff only when Kafka marks it dynamic **and** Skiff applies a change
-//! live (the `live:` flag of its row in `keys.rs`): the log cleaner's keys (the pool is restarted, as Kafka's `LogCleaner.reconfigure`
-//! does), `message.max.bytes` and the `log.*` topic defaults that topics without an override
-//! inherit, `producer.id.expiration.ms` and `transaction.partition.verification.enable`.
+//! live, which the `live:` flag of its row in `keys.rs` says: the log cleaner's keys (the pool
+//! is restarted, as Kafka's `LogCleaner.reconfigure` does), `message.max.bytes` and the `log.*`
+//! topic defaults Skiff acts on, which topics without an override inherit,
+//! `producer.id.expiration.ms` and `transaction.partition.verification.enable`.
 //! Other keys Kafka could change dynamically (thread pools, listeners, SSL/SASL, quotas,
 //! `max.connections*`, remote storage) are refused, because Skiff would not act on them.
 //!

@@ -65,8 +65,8 @@ impl FromParsed for bool {
 }
 
 /// The typed default of a scalar key: its Kafka default string parsed like a user's value.
-/// A test (`every_scalar_default_parses`) checks that each table default parses, so the
-/// zero/false fallback is never used.
+/// A test (`every_scalar_default_parses_and_passes_its_validator`) checks that each table
+/// default parses, so the zero/false fallback is never used.
 pub(crate) fn scalar_default<T: FromParsed + Default>(
     key: &str,
     kind: ConfigType,

@@ -17,7 +17,8 @@ use crate::types::ConfigType;
 /// What Skiff does with a broker config key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyStatus {
-    /// Read and acted on.
+    /// Read and acted on; a guard test checks that another crate reads one of the key's
+    /// `reads` (see `keys.rs`).
     Implemented,
     /// A valid Kafka key Skiff accepts but does not act on (a load warning lists these).
     Recognised,

@@ -174,3 +174,24 @@ fn configuration_doc_matches_the_table() {
         assert!(want.contains(&format!("| `{}` |", d.name)), "{}", d.name);
     }
 }
+
+#[test]
+fn typed_defaults_are_parsed_exactly() {
+    let d = BrokerConfig::default();
+    assert_eq!(d.node_id, 1);
+    assert_eq!(d.message_max_bytes, 1_048_588);
+    assert_eq!(d.max_connections, i32::MAX);
+    assert_eq!(d.log_flush_scheduler_interval_ms, i64::MAX);
+    assert_eq!(d.log_cleaner_io_max_bytes_per_second, f64::MAX);
+    assert_eq!(d.log_cleaner_io_buffer_load_factor, 0.9);
+    assert_eq!(d.producer_id_expiration_ms, 86_400_000);
+    assert_eq!(d.default_replication_factor, 1);
+    assert!(d.transaction_partition_verification_enable);
+    assert_eq!(d.listeners[0].to_string(), "PLAINTEXT://127.0.0.1:9092");
+    assert_eq!(d.advertised_listeners, d.listeners);
+    assert_eq!(d.log_dirs, vec![PathBuf::from("./data")]);
+    assert_eq!(
+        (d.cluster_id.clone(), d.metrics_listener.clone()),
+        (None, None)
+    );
+}
