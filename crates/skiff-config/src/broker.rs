@@ -102,6 +102,8 @@ pub(crate) fn build(
         Some(Parsed::Int(v)) => Some(*v),
         _ => None,
     };
+    // Scalar keys are copied by code generated from `keys.rs`; the rest of this function is
+    // the keys with their own parsing (`custom:` rows) and the cross-key checks.
     crate::keys::assign_scalars(&mut cfg, &parsed);
     if let Some(id) = int("node.id").and_then(|v| i32::try_from(v).ok()) {
         cfg.node_id = id;
