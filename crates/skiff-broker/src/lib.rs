@@ -8,6 +8,7 @@
 pub mod acl_operations;
 pub mod background;
 pub mod broker;
+pub mod builder;
 pub mod coordinator;
 pub mod dispatch;
 pub mod durability;
@@ -22,4 +23,5 @@ pub mod topics;
 pub mod txn;
 
 pub use broker::{Broker, StartError};
+pub use builder::BrokerBuilder;
 pub use net::listener::{serve, serve_listener};
