@@ -36,9 +36,11 @@ impl Housekeeper {
     pub fn start(broker: Arc<Broker>) -> std::io::Result<Housekeeper> {
         let stop: Arc<(Mutex<bool>, Condvar)> = Arc::default();
         let for_thread = stop.clone();
+        // The intervals start now, not whenever the thread gets to run.
+        let started_ms = broker.clock.now_ms();
         let thread = std::thread::Builder::new()
             .name("skiff-housekeeper".into())
-            .spawn(move || run(&broker, &for_thread))?;
+            .spawn(move || run(&broker, &for_thread, started_ms))?;
         Ok(Housekeeper {
             stop,
             thread: Some(thread),
@@ -57,13 +59,12 @@ impl Housekeeper {
     }
 }
 
-fn run(broker: &Broker, stop: &(Mutex<bool>, Condvar)) {
+fn run(broker: &Broker, stop: &(Mutex<bool>, Condvar), start: i64) {
     let retention_every = match broker.config.log_retention_check_interval_ms {
         ms if ms < 0 => 300_000,
         ms => ms,
     };
     let clock = &broker.clock;
-    let start = clock.now_ms();
     let mut last_retention = start;
     let mut last_checkpoint = start;
     let mut last_producer_expiry = start;

@@ -47,9 +47,15 @@ fn filled_topic(broker: &Broker, clock: &ManualClock, name: &str) {
         log.append(&b.build().unwrap(), 0, &AppendValidation { now_ms: now })
             .unwrap();
     }
-    assert!(!log.roll_if_due().unwrap(), "{name}: rolled before segment.ms");
+    assert!(
+        !log.roll_if_due().unwrap(),
+        "{name}: rolled before segment.ms"
+    );
     clock.advance(101);
-    assert!(log.roll_if_due().unwrap(), "{name}: segment.ms roll not due");
+    assert!(
+        log.roll_if_due().unwrap(),
+        "{name}: segment.ms roll not due"
+    );
 }
 
 /// Polls the cleaner's status of `topic`-0 until `done` holds.

@@ -414,10 +414,7 @@ async fn idle_transactional_ids_expire_and_stay_gone_after_a_restart() {
     stop(broker).await;
 
     // The tombstone keeps it gone; a producer using the id again starts afresh.
-    let broker = txn_broker(dir.path(), &settings)
-        .clock(clock)
-        .start()
-        .await;
+    let broker = txn_broker(dir.path(), &settings).clock(clock).start().await;
     let _ = init(&broker, "probe").await;
     let ids = listed(&broker).await;
     assert!(!ids.contains(&"idle".to_string()), "{ids:?}");

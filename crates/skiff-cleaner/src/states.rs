@@ -145,7 +145,8 @@ impl CleaningStates {
             }
             Some(CleaningState::Aborted { pauses, .. }) => {
                 let pauses = *pauses;
-                self.states.insert(key.clone(), CleaningState::Paused(pauses));
+                self.states
+                    .insert(key.clone(), CleaningState::Paused(pauses));
                 Ok(())
             }
             Some(CleaningState::Paused(_)) => Err(illegal(key, "end a pass", "paused")),
@@ -408,7 +409,10 @@ mod tests {
         assert_eq!(s.uncleanable(&p()), Some("x"));
         s.end_pass(&p()).unwrap();
         s.abort_and_pause(&p());
-        assert!(s.forget(&p()), "a paused partition is forgotten with its pauses");
+        assert!(
+            s.forget(&p()),
+            "a paused partition is forgotten with its pauses"
+        );
         assert!(s.state(&p()).is_none());
     }
 

@@ -149,10 +149,13 @@ pub async fn stop(broker: Arc<Broker>) {
 /// Creates `name` with `partitions` partitions and default configs, on a blocking thread.
 pub async fn create_topic(broker: &Arc<Broker>, name: &str, partitions: i32) {
     let (b, name) = (broker.clone(), name.to_string());
-    tokio::task::spawn_blocking(move || b.topics.create(&name, partitions, Default::default(), false))
-        .await
-        .unwrap()
-        .unwrap();
+    tokio::task::spawn_blocking(move || {
+        b.topics
+            .create(&name, partitions, Default::default(), false)
+    })
+    .await
+    .unwrap()
+    .unwrap();
 }
 
 /// One request through `dispatch`, waiting for a deferred answer; panics if there is none.
