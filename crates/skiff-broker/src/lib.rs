@@ -9,7 +9,7 @@ pub mod acl_operations;
 pub mod background;
 pub mod broker;
 pub mod builder;
-pub mod coordinator;
+pub mod coordinator_host;
 pub mod dispatch;
 pub mod durability;
 pub mod dynamic_configs;
@@ -20,8 +20,10 @@ pub mod net;
 pub mod partition;
 pub mod producer_ids;
 pub mod topics;
-pub mod txn;
 
 pub use broker::{Broker, StartError};
 pub use builder::BrokerBuilder;
 pub use net::listener::{serve, serve_listener};
+/// The coordinators live in `skiff-coordinator`; re-exported under their old paths.
+pub use skiff_coordinator::groups as coordinator;
+pub use skiff_coordinator::txn;
