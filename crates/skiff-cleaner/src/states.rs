@@ -2,16 +2,14 @@
 //! pass is running on it, has been told to stop, or is held off, with the legal moves between
 //! those states as methods. The words are Kafka's `LogCleanerManager` ones.
 //!
-//! ```text
-//!            begin_pass                 abort_and_pause
-//!   idle ─────────────────► InProgress ─────────────────► Aborted(n)   (the pass still runs;
-//!    ▲  ▲                      │                             │   ▲      callers wait)
-//!    │  │       end_pass       │                  end_pass   │   │ abort_and_pause: n+1
-//!    │  └──────────────────────┘                             ▼   │
-//!    │          resume (n = 1)                            Paused(n) ◄── abort_and_pause / pause
-//!    └──────────────────────────────────────────────────────────┘      from idle: Paused(1)
-//!                                     resume (n > 1): Paused(n-1)
-//! ```
+//! | state \ call | `begin_pass` | `end_pass` | `abort_and_pause` | `pause`     | `resume`       |
+//! |--------------|--------------|------------|-------------------|-------------|----------------|
+//! | idle         | in progress  | error      | paused(1)         | paused(1)   | error          |
+//! | in progress  | error        | idle       | aborted(1) [^1]   | error       | error          |
+//! | aborted(n)   | error        | paused(n)  | aborted(n+1)      | error       | error          |
+//! | paused(n)    | error        | error      | paused(n+1)       | paused(n+1) | n-1, idle at 0 |
+//!
+//! [^1]: the running pass's abort flag is raised; the caller waits until the pass ends.
 //!
 //! An absent partition is *idle*. Pauses are counted: every `abort_and_pause` / `pause` needs
 //! its own `resume`, so two callers holding a partition off at once (a topic deletion and a
