@@ -8,6 +8,7 @@
 pub mod acl_operations;
 pub mod background;
 pub mod broker;
+pub mod builder;
 pub mod coordinator_host;
 pub mod dispatch;
 pub mod durability;
@@ -21,6 +22,7 @@ pub mod producer_ids;
 pub mod topics;
 
 pub use broker::{Broker, StartError};
+pub use builder::BrokerBuilder;
 pub use net::listener::{serve, serve_listener};
 /// The coordinators live in `skiff-coordinator`; re-exported under their old paths.
 pub use skiff_coordinator::groups as coordinator;
