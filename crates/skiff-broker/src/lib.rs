@@ -8,6 +8,7 @@
 pub mod acl_operations;
 pub mod background;
 pub mod broker;
+pub mod context;
 pub mod coordinator;
 pub mod dispatch;
 pub mod durability;
