@@ -248,7 +248,7 @@ fn alter(
                     skiff_config::DynamicRefusal::Request(m) => BrokerError::InvalidRequest(m),
                     skiff_config::DynamicRefusal::Config(m) => BrokerError::InvalidConfig(m),
                 },
-                |m| BrokerError::InvalidConfig(m),
+                BrokerError::InvalidConfig,
             )
         }
         GROUP => {
@@ -269,7 +269,7 @@ fn alter(
                 }
             };
             skiff_config::validate_group_configs(&configs, &broker.live_config())
-                .map_err(|m| BrokerError::InvalidConfig(m))?;
+                .map_err(BrokerError::InvalidConfig)?;
             if validate_only {
                 return Ok(());
             }
