@@ -10,7 +10,7 @@
 //!
 //! Error codes come from [`crate::errors::kafka_error`] (Produce's translation of the
 //! coordinator's answers per version lives there); this module decides only which message
-//! accompanies each ([`message`]).
+//! accompanies each (`message`).
 
 use std::sync::Arc;
 
