@@ -387,3 +387,63 @@ fn request_flush_if_due(broker: &Broker, partition: &Arc<Partition>, end_offset:
         let _ = durability.wait_flushed(partition, end_offset).await;
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_task_fails_each_partition_with_unknown_server_error() {
+        let e = BrokerError::Internal("storage task failed: task 7 panicked".into());
+        let o = failed(1, empty_response(4), 9, &e);
+        assert_eq!(
+            o.response.error_code,
+            ResponseError::UnknownServerError.code()
+        );
+        assert_eq!(
+            (o.topic, o.response.index, o.response.base_offset),
+            (1, 4, -1)
+        );
+        assert_eq!(
+            o.response.error_message.as_deref(),
+            Some("storage task failed: task 7 panicked")
+        );
+        assert!(o.durable.is_none());
+        // Produce v0-7 has no error message field.
+        assert!(failed(1, empty_response(4), 7, &e)
+            .response
+            .error_message
+            .is_none());
+    }
+
+    #[test]
+    fn messages_follow_kafka_per_error_and_version() {
+        let not_added = BrokerError::NotInTransaction;
+        assert_eq!(
+            message(10, &not_added).as_deref(),
+            Some("Partition was not added to the transaction")
+        );
+        assert_eq!(message(11, &not_added), None);
+        let loading = BrokerError::Coordinator(ResponseError::CoordinatorLoadInProgress);
+        assert_eq!(
+            message(12, &loading).as_deref(),
+            Some(
+                "Unable to verify the partition has been added to the transaction. \
+                 Underlying error: CoordinatorLoadInProgress"
+            )
+        );
+        let concurrent = BrokerError::Coordinator(ResponseError::ConcurrentTransactions);
+        assert!(message(11, &concurrent).is_some());
+        assert_eq!(message(12, &concurrent), None);
+        assert_eq!(
+            message(12, &BrokerError::Coordinator(ResponseError::ProducerFenced)),
+            None
+        );
+        assert_eq!(message(9, &BrokerError::InvalidRequiredAcks(5)), None);
+        assert_eq!(message(9, &BrokerError::UnknownTopic("t".into())), None);
+        assert_eq!(
+            message(9, &BrokerError::InvalidRecord(ONE_BATCH.into())).as_deref(),
+            Some(ONE_BATCH)
+        );
+    }
+}
