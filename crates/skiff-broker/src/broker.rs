@@ -137,7 +137,7 @@ impl Broker {
             clock,
         });
         broker.apply_configured_topics()?;
-        crate::txn::spawn(&broker).map_err(|e| StartError::Io {
+        skiff_coordinator::txn::spawn(&broker).map_err(|e| StartError::Io {
             context: "starting the transaction coordinator thread".into(),
             source: e,
         })?;

@@ -27,6 +27,3 @@ pub mod topics;
 pub use broker::{Broker, StartError};
 pub use builder::BrokerBuilder;
 pub use net::listener::{serve, serve_listener};
-/// The coordinators live in `skiff-coordinator`; re-exported under their old paths.
-pub use skiff_coordinator::groups as coordinator;
-pub use skiff_coordinator::txn;

@@ -6,9 +6,9 @@ use kafka_protocol::messages::{
 };
 
 use crate::context::RequestContext;
-use crate::coordinator::OFFSETS_TOPIC;
 use crate::dispatch::{blocking, Reply};
 use crate::errors::{kafka_error, BrokerError};
+use skiff_coordinator::groups::OFFSETS_TOPIC;
 
 pub async fn handle(ctx: &RequestContext, request: AddOffsetsToTxnRequest) -> Reply {
     let broker = ctx.broker.clone();

@@ -13,9 +13,9 @@ use super::consumer_group_heartbeat::sorted;
 use super::{str_bytes, topic_name};
 use crate::acl_operations::{authorized_operations, ResourceType};
 use crate::context::RequestContext;
-use crate::coordinator::consumer;
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
+use skiff_coordinator::groups::consumer;
 
 /// Kafka's value for "authorized operations not requested".
 const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;

@@ -15,9 +15,11 @@ use kafka_protocol::messages::{
 
 use super::str_bytes;
 use crate::context::RequestContext;
-use crate::coordinator::consumer::{self, Heartbeat, LEAVE, STATIC_LEAVE, UNCHANGED_TIMEOUT};
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
+use skiff_coordinator::groups::consumer::{
+    self, Heartbeat, LEAVE, STATIC_LEAVE, UNCHANGED_TIMEOUT,
+};
 
 /// The server assignors Skiff implements, in the order Kafka lists its defaults.
 const ASSIGNORS: &str = "uniform, range";

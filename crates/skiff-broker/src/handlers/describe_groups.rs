@@ -9,9 +9,9 @@ use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse, Re
 use super::str_bytes;
 use crate::acl_operations::{authorized_operations, ResourceType};
 use crate::context::RequestContext;
-use crate::coordinator::group::{Group, GroupState};
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
+use skiff_coordinator::groups::group::{Group, GroupState};
 
 /// Kafka's value for "authorized operations not requested".
 const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;

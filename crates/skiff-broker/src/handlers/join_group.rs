@@ -7,9 +7,9 @@ use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse, ResponseKind
 
 use super::str_bytes;
 use crate::context::RequestContext;
-use crate::coordinator::group::{JoinOutcome, JoinRequest, JoinResult};
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
+use skiff_coordinator::groups::group::{JoinOutcome, JoinRequest, JoinResult};
 
 pub async fn handle(ctx: &RequestContext, request: JoinGroupRequest) -> Reply {
     let version = ctx.version();

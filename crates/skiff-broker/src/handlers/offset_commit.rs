@@ -7,9 +7,9 @@ use kafka_protocol::messages::offset_commit_response::{
 use kafka_protocol::messages::{ApiKey, OffsetCommitRequest, OffsetCommitResponse, ResponseKind};
 
 use crate::context::RequestContext;
-use crate::coordinator::CommitEntry;
 use crate::dispatch::Reply;
 use crate::errors::{kafka_error, BrokerError};
+use skiff_coordinator::groups::CommitEntry;
 
 pub async fn handle(ctx: &RequestContext, request: OffsetCommitRequest) -> Reply {
     let (broker, version) = (&ctx.broker, ctx.version());

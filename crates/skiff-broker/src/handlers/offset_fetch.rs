@@ -13,9 +13,9 @@ use kafka_protocol::ResponseError;
 use super::{str_bytes, topic_name};
 use crate::broker::Broker;
 use crate::context::RequestContext;
-use crate::coordinator::group::Committed;
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
+use skiff_coordinator::groups::group::Committed;
 
 type Rows = Vec<(String, i32, Option<Committed>)>;
 /// Partitions of one topic with what they have committed.

@@ -6,9 +6,9 @@ use kafka_protocol::messages::{ResponseKind, SyncGroupRequest, SyncGroupResponse
 
 use super::str_bytes;
 use crate::context::RequestContext;
-use crate::coordinator::group::{SyncOutcome, SyncResult};
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
+use skiff_coordinator::groups::group::{SyncOutcome, SyncResult};
 
 pub async fn handle(ctx: &RequestContext, request: SyncGroupRequest) -> Reply {
     let version = ctx.version();

@@ -14,10 +14,10 @@ use skiff_records::{BatchBuilder, Compression};
 
 use crate::broker::Broker;
 use crate::context::RequestContext;
-use crate::coordinator::records::{encode_key, encode_offset_value, Key, OffsetValue};
-use crate::coordinator::txn_offsets::RawRecord;
 use crate::dispatch::{blocking, Reply};
 use crate::errors::{kafka_error, BrokerError};
+use skiff_coordinator::groups::records::{encode_key, encode_offset_value, Key, OffsetValue};
+use skiff_coordinator::groups::txn_offsets::RawRecord;
 
 pub async fn handle(ctx: &RequestContext, request: TxnOffsetCommitRequest) -> Reply {
     let broker = ctx.broker.clone();
