@@ -88,12 +88,11 @@ for path in source_files():
             end = cites[i + 1].start() if i + 1 < len(cites) else len(line)
             target = os.path.join("docs", c.group(1))
             info = doc(target)
-            if info is None:
-                problems.append(f"{where}: cites {target}, which does not exist")
-                continue
             for s in SECTION.finditer(line, c.end(), end):
                 cited += 1
-                if s.group(1) not in info[0]:
+                if info is None:
+                    problems.append(f"{where}: cites {target} §{s.group(1)}, and {target} does not exist")
+                elif s.group(1) not in info[0]:
                     problems.append(f"{where}: cites {target} §{s.group(1)}, which has no such "
                                     f"section (sections: {', '.join(sorted(info[0], key=lambda v: [int(x) for x in v.split('.')]))})")
 
