@@ -12,7 +12,7 @@ use skiff_config::BrokerConfig;
 use skiff_log::{Clock, LogDir, LogError, SystemClock};
 use tracing::info;
 
-use crate::coordinator::Coordinator;
+use crate::coordinator_host::{CoordinatorStorage, GroupCoordinator, TxnCoordinator};
 use crate::durability::Durability;
 use crate::dynamic_configs::{DynamicConfigs, Stored};
 use crate::metrics::{BrokerMetrics, FsyncSite};
@@ -33,6 +33,9 @@ pub enum StartError {
         context: String,
         source: std::io::Error,
     },
+    /// The group or transaction coordinator could not start.
+    #[error(transparent)]
+    Coordinator(#[from] skiff_coordinator::StartError),
 }
 
 pub struct Broker {
@@ -55,9 +58,9 @@ pub struct Broker {
     /// InitProducerId's id allocator (`producer-ids` in the log dir).
     pub producer_ids: ProducerIds,
     /// Consumer groups and committed offsets (`__consumer_offsets`).
-    pub coordinator: Coordinator,
+    pub coordinator: GroupCoordinator,
     /// Transactions (`__transaction_state`).
-    pub txn: crate::txn::TxnCoordinator,
+    pub txn: TxnCoordinator,
 }
 
 /// Kafka's `meta.properties`, so the data dir says which cluster and node it belongs to.
@@ -100,15 +103,16 @@ impl Broker {
                     source: e,
                 })?,
             );
-        let coordinator = Coordinator::start(
-            &topics,
-            durability.clone(),
+        let storage = Arc::new(CoordinatorStorage::new(topics.clone(), durability.clone()));
+        let coordinator = GroupCoordinator::start(
+            storage.clone(),
+            topics.clone(),
             &config,
             dynamic.clone(),
             clock.clone(),
         )?;
         let producer_ids = ProducerIds::open(log_dir.root())?;
-        let txn = crate::txn::TxnCoordinator::start(&topics, &config, clock.clone())?;
+        let txn = TxnCoordinator::start(&*storage, &config, clock.clone())?;
         let broker = Arc::new(Broker {
             producer_ids,
             coordinator,

@@ -8,7 +8,7 @@
 pub mod acl_operations;
 pub mod background;
 pub mod broker;
-pub mod coordinator;
+pub mod coordinator_host;
 pub mod dispatch;
 pub mod durability;
 pub mod dynamic_configs;
@@ -19,7 +19,9 @@ pub mod net;
 pub mod partition;
 pub mod producer_ids;
 pub mod topics;
-pub mod txn;
 
 pub use broker::{Broker, StartError};
 pub use net::listener::{serve, serve_listener};
+/// The coordinators live in `skiff-coordinator`; re-exported under their old paths.
+pub use skiff_coordinator::groups as coordinator;
+pub use skiff_coordinator::txn;

@@ -1,5 +1,5 @@
 //! What the log cleaner (crate skiff-cleaner) needs from storage, short of the swap itself
-//! (`swap.rs`): a planning snapshot ([`CleanerView`]), a chunked reader of one segment's whole
+//! (`log/swap.rs`): a planning snapshot ([`CleanerView`]), a chunked reader of one segment's whole
 //! batches ([`SegmentBatches`]), a writer of the cleaned replacement segment
 //! ([`CleanedSegmentWriter`]) and the free-space probe ([`free_space`]). No compaction logic
 //! lives here: which records survive is the cleaner's business.
@@ -8,6 +8,9 @@
 //! `<base>.timeindex.cleaned`, byte-for-byte the formats of an ordinary segment (see
 //! `segment.rs`, `index.rs`, `time_index.rs`); recovery deletes any `.cleaned` file.
 //!
+//! The `Log` side of these (`cleaner_view`, `segment_batches`, `cleaned_segment_writer`) is in
+//! `log/cleaning.rs`.
+//!
 //! Thread-safety: `cleaner_view` takes the append lock briefly. `SegmentBatches` holds an
 //! `Arc` of one segment and reads it with positioned reads, never taking the log's locks; it
 //! keeps working after the segment was swapped out or deleted (the open handle stays valid).
@@ -15,10 +18,8 @@
 
 use crate::config::LogConfig;
 use crate::error::{LogError, Result};
-use crate::log::Log;
 use crate::segment::{
-    read_guard, segment_path, BatchMeta, SegState, Segment, INDEX_SUFFIX, LOG_SUFFIX,
-    TIME_INDEX_SUFFIX,
+    segment_path, BatchMeta, SegState, Segment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX,
 };
 use bytes::Bytes;
 use skiff_records::{validate_batch, BatchHeader, HEADER_LEN, LOG_OVERHEAD};
@@ -61,90 +62,10 @@ pub struct SegmentInfo {
     pub is_active: bool,
 }
 
-fn segment_info(seg: &Segment, is_active: bool) -> SegmentInfo {
-    let st = read_guard(&seg.state);
-    SegmentInfo {
-        base_offset: seg.base_offset,
-        next_offset: st.next_offset,
-        size: st.size,
-        largest_timestamp: if st.max_timestamp >= 0 {
-            st.max_timestamp
-        } else {
-            st.last_modified_ms
-        },
-        first_batch_max_timestamp: st.rolling_base_ts,
-        index_entries: st.index.len(),
-        time_index_entries: st.time_index.len(),
-        is_active,
-    }
-}
-
-impl Log {
-    /// A consistent snapshot of the segments for the cleaner's planner.
-    pub fn cleaner_view(&self) -> CleanerView {
-        let config = self.config();
-        let inner = self.lock();
-        let n = inner.segments.len();
-        let segments: Vec<SegmentInfo> = inner
-            .segments
-            .iter()
-            .enumerate()
-            .map(|(i, s)| segment_info(s, i + 1 == n))
-            .collect();
-        CleanerView {
-            log_start_offset: inner.log_start,
-            log_end_offset: inner.leo,
-            active_base_offset: inner.segments.last().map(|s| s.base_offset).unwrap_or(0),
-            segments,
-            config,
-        }
-    }
-
-    /// Sequential reader of the whole batches of one segment, in file order, reading at most
-    /// `buffer_size` bytes at a time (more when one batch is larger). `SegmentGone` when no
-    /// segment has this base offset any more.
-    pub fn segment_batches(&self, base_offset: i64, buffer_size: usize) -> Result<SegmentBatches> {
-        let snap = self.snapshot();
-        let seg = snap
-            .segments
-            .iter()
-            .find(|s| s.base_offset == base_offset)
-            .cloned()
-            .ok_or_else(|| {
-                LogError::SegmentGone(format!(
-                    "{} has no segment with base offset {base_offset}",
-                    self.dir.display()
-                ))
-            })?;
-        let limit = seg.size();
-        Ok(SegmentBatches {
-            segment: seg,
-            base_offset,
-            limit,
-            buffer_size: buffer_size.max(HEADER_LEN),
-            chunk: Bytes::new(),
-            chunk_start: 0,
-            used: 0,
-            bytes_read: 0,
-            failed: false,
-        })
-    }
-
-    /// Starts a cleaned replacement for the segments starting at `base_offset`: files
-    /// `<base>.log.cleaned`, `<base>.index.cleaned`, `<base>.timeindex.cleaned` in the log
-    /// directory (stale ones are overwritten).
-    pub fn cleaned_segment_writer(&self, base_offset: i64) -> Result<CleanedSegmentWriter> {
-        CleanedSegmentWriter::create(
-            &self.dir,
-            base_offset,
-            self.config_arc(),
-            self.clock.now_ms(),
-        )
-    }
-}
-
 /// Whole batches of one segment; see [`Log::segment_batches`]. Stops (yields `None`) after
 /// the first error.
+///
+/// [`Log::segment_batches`]: crate::Log::segment_batches
 pub struct SegmentBatches {
     segment: Arc<Segment>,
     base_offset: i64,
@@ -161,6 +82,22 @@ pub struct SegmentBatches {
 }
 
 impl SegmentBatches {
+    /// A reader of `segment`'s batches as of now (its current size is the limit).
+    pub(crate) fn new(segment: Arc<Segment>, buffer_size: usize) -> SegmentBatches {
+        let limit = segment.size();
+        SegmentBatches {
+            base_offset: segment.base_offset,
+            segment,
+            limit,
+            buffer_size: buffer_size.max(HEADER_LEN),
+            chunk: Bytes::new(),
+            chunk_start: 0,
+            used: 0,
+            bytes_read: 0,
+            failed: false,
+        }
+    }
+
     pub fn base_offset(&self) -> i64 {
         self.base_offset
     }
@@ -243,6 +180,8 @@ impl Iterator for SegmentBatches {
 
 /// Writes a cleaned segment; see [`Log::cleaned_segment_writer`]. Dropping it before a swap
 /// deletes its files.
+///
+/// [`Log::cleaned_segment_writer`]: crate::Log::cleaned_segment_writer
 pub struct CleanedSegmentWriter {
     pub(crate) dir: PathBuf,
     pub(crate) base_offset: i64,
@@ -253,7 +192,7 @@ pub struct CleanedSegmentWriter {
 }
 
 impl CleanedSegmentWriter {
-    fn create(
+    pub(crate) fn create(
         dir: &Path,
         base_offset: i64,
         config: Arc<LogConfig>,

@@ -10,7 +10,10 @@
 //! Entry points: [`Log`] (one partition: append, read, flush, retention, timestamp lookups,
 //! and for the log cleaner: [`CleanerView`], [`SegmentBatches`], [`CleanedSegmentWriter`],
 //! `replace_segments`) and [`LogDir`] (the root directory: lock, checkpoints including
-//! `cleaner-offset-checkpoint`, clean-shutdown marker).
+//! `cleaner-offset-checkpoint`, clean-shutdown marker). Every operation on a `Log` lives in the
+//! `log` module tree, whose `AppendLocked` guard is the only way to the state behind a log's
+//! append lock; the other modules are file formats and helpers (segments, indexes, snapshots,
+//! the transaction index, recovery, validation).
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod checkpoint;
@@ -24,12 +27,10 @@ mod log;
 mod log_dir;
 mod producer_snapshot;
 pub mod producer_state;
-mod read;
 mod recompress;
 mod recovery;
-mod retention;
 mod segment;
-mod swap;
+mod swap_recovery;
 mod time_index;
 mod txn_index;
 mod validate;
@@ -45,11 +46,10 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{CleanupPolicy, LogConfig};
 pub use error::{LogError, Result};
 pub use fsutil::{fsync_dir, write_atomically};
-pub use log::{AppendInfo, AppendValidation, Log, ReadInfo};
+pub use log::{AppendInfo, AppendValidation, Log, ReadInfo, RetentionOutcome};
 pub use log_dir::LogDir;
 pub use producer_state::{BatchMetadata, CompletedTxn, ControlType, ProducerEntry};
 pub use recovery::Recovery;
-pub use retention::RetentionOutcome;
 pub use txn_index::{
     control_batch, decode_txn_index, parse_marker, AbortedTxn, VerificationGuard,
     TXN_INDEX_ENTRY_LEN,

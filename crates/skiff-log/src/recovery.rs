@@ -45,7 +45,7 @@ pub(crate) fn load_segments(
     now_ms: i64,
     recovery: Recovery,
 ) -> Result<Vec<Segment>> {
-    let swapped = crate::swap::recover_swaps(dir)?;
+    let swapped = crate::swap_recovery::recover_swaps(dir)?;
     let (bases, orphans) = list_segment_files(dir)?;
     for orphan in orphans {
         fs::remove_file(&orphan).map_err(|e| LogError::io("remove orphan index", &orphan, e))?;

@@ -10,6 +10,7 @@
 use crate::config::LogConfig;
 use crate::error::{LogError, Result};
 use crate::index::OffsetIndex;
+use crate::log::AppendLocked;
 use crate::time_index::TimeIndex;
 use skiff_records::{BatchHeader, HEADER_LEN, LOG_OVERHEAD};
 use std::fs::{self, File, OpenOptions};
@@ -214,9 +215,15 @@ impl Segment {
     }
 
     /// Writes `bytes` (whole stamped batches described by `metas`, positions already relative
-    /// to this file) at the current end, then updates facts and indexes.
-    /// Caller holds the log's append lock.
-    pub fn append(&self, bytes: &[u8], metas: &[BatchMeta], now_ms: i64) -> Result<()> {
+    /// to this file) at the current end, then updates facts and indexes. Only under the log's
+    /// append lock, whose guard it takes.
+    pub fn append(
+        &self,
+        _locked: &AppendLocked<'_>,
+        bytes: &[u8],
+        metas: &[BatchMeta],
+        now_ms: i64,
+    ) -> Result<()> {
         let pos = self.size();
         self.file
             .write_all_at(bytes, pos)

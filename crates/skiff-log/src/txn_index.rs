@@ -28,21 +28,26 @@
 //! transaction nobody will close. Guards live in memory only (a restart drops them; the next
 //! produce asks again).
 //!
+//! This file: the marker and index formats and the index files. The `Log` side (recording
+//! aborted transactions, reconciling the files, LSO queries, verification guards) is
+//! `log/txn.rs`.
+//!
 //! Thread-safety: in-memory state changes under the append lock; readers use the snapshot.
 //! `txn_files` serialises file reconciliation.
+//!
+//! [`Log::append_internal`]: crate::Log::append_internal
+//! [`Log::write_txn_marker`]: crate::Log::write_txn_marker
+//! [`Log::start_txn_verification`]: crate::Log::start_txn_verification
+//! [`Log::append_verified`]: crate::Log::append_verified
 
 use crate::error::{LogError, Result};
 use crate::fsutil::write_atomically;
-use crate::log::{Inner, Log};
-use crate::producer_state::{CompletedTxn, ControlType};
+use crate::producer_state::ControlType;
 use crate::recovery::{dir_files, parse_segment_name};
 use crate::segment::segment_path;
 use skiff_records::{records, BatchBuilder, Compression};
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::OpenOptions;
-use std::io::Write;
 use std::path::Path;
-use std::sync::PoisonError;
 
 pub(crate) const TXN_INDEX_SUFFIX: &str = "txnindex";
 /// Size of one index entry on disk.
@@ -53,39 +58,13 @@ const CONTROL_VERSION: i16 = 0;
 /// A KIP-890 verification in progress for one producer of one partition: an opaque value
 /// that matches only until the next transactional append of that producer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct VerificationGuard(u64);
+pub struct VerificationGuard(pub(crate) u64);
 
 /// Whether a client append must prove its transactional batches were verified.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Verify {
     No,
     Required(Option<VerificationGuard>),
-}
-
-/// Caller holds the append lock; `headers` passed the producer-state check. A transactional
-/// data batch is refused unless its producer has an open transaction here or `guard` is the
-/// producer's current guard.
-pub(crate) fn check_verified(
-    inner: &Inner,
-    headers: &[skiff_records::BatchHeader],
-    guard: Option<VerificationGuard>,
-) -> Result<()> {
-    for h in headers {
-        if !h.is_transactional() || h.is_control() || inner.producers.has_ongoing_txn(h.producer_id)
-        {
-            continue;
-        }
-        let current = inner
-            .verification
-            .get(&h.producer_id)
-            .map(|(g, _)| VerificationGuard(*g));
-        if guard.is_none() || current != guard {
-            return Err(LogError::InvalidTxnState {
-                producer_id: h.producer_id,
-            });
-        }
-    }
-    Ok(())
 }
 
 /// One aborted transaction, as stored in the transaction index.
@@ -193,13 +172,13 @@ pub fn parse_marker(batch: &[u8]) -> Option<(ControlType, i32)> {
 }
 
 /// Base offset of the segment holding `offset` among `bases` (ascending).
-fn owner(bases: &[i64], offset: i64) -> Option<i64> {
+pub(crate) fn owner(bases: &[i64], offset: i64) -> Option<i64> {
     let i = bases.partition_point(|b| *b <= offset);
     i.checked_sub(1).and_then(|i| bases.get(i)).copied()
 }
 
 /// Reads every `.txnindex` file in `dir` (including orphans a crashed swap left).
-fn read_index_files(dir: &Path) -> Result<Vec<(std::path::PathBuf, Vec<AbortedTxn>)>> {
+pub(crate) fn read_index_files(dir: &Path) -> Result<Vec<(std::path::PathBuf, Vec<AbortedTxn>)>> {
     let mut out = Vec::new();
     for (path, name) in dir_files(dir)? {
         if parse_segment_name(&name).is_some_and(|(_, s)| s == TXN_INDEX_SUFFIX) {
@@ -210,272 +189,14 @@ fn read_index_files(dir: &Path) -> Result<Vec<(std::path::PathBuf, Vec<AbortedTx
     Ok(out)
 }
 
-impl Log {
-    /// Last stable offset: no offset at or above it belongs to an undecided transaction.
-    pub fn last_stable_offset(&self) -> i64 {
-        let snap = self.snapshot();
-        snap.first_unstable.map_or(snap.leo, |f| f.min(snap.leo))
-    }
-
-    /// `(producer id, first offset)` of the aborted transactions that may have data in
-    /// `[from, to)`: those whose marker is at or after `from` and that started before `to`.
-    pub fn aborted_transactions(&self, from: i64, to: i64) -> Vec<(i64, i64)> {
-        let snap = self.snapshot();
-        let start = snap.aborted.partition_point(|a| a.last_offset < from);
-        snap.aborted
-            .get(start..)
-            .unwrap_or(&[])
-            .iter()
-            .filter(|a| a.first_offset < to)
-            .map(|a| (a.producer_id, a.first_offset))
-            .collect()
-    }
-
-    /// Every aborted transaction still indexed (tests and tools).
-    pub fn aborted_txn_index(&self) -> Vec<AbortedTxn> {
-        self.snapshot().aborted.as_ref().clone()
-    }
-
-    /// `(producer id, first offset)` of the open transactions, oldest first.
-    pub fn ongoing_transactions(&self) -> Vec<(i64, i64)> {
-        self.lock().producers.ongoing()
-    }
-
-    /// Starts a KIP-890 verification for `producer_id`: `None` when the producer already has
-    /// an open transaction in this partition (nothing to verify), else its guard (the existing
-    /// one if a verification is already under way, as Kafka does).
-    pub fn start_txn_verification(&self, producer_id: i64) -> Option<VerificationGuard> {
-        let mut inner = self.lock();
-        if inner.producers.has_ongoing_txn(producer_id) {
-            return None;
-        }
-        let now = self.clock.now_ms();
-        let fresh = inner.next_guard;
-        let (guard, _) = *inner
-            .verification
-            .entry(producer_id)
-            .or_insert((fresh, now));
-        if guard == fresh {
-            inner.next_guard += 1;
-        }
-        Some(VerificationGuard(guard))
-    }
-
-    /// A client append whose transactional batches must be verified: like [`Log::append`],
-    /// but a transactional data batch of a producer without an open transaction here is
-    /// refused with [`LogError::InvalidTxnState`] unless `guard` (from
-    /// [`Log::start_txn_verification`], checked with the coordinator) is still current.
-    pub fn append_verified(
-        &self,
-        batches: &[u8],
-        leader_epoch: i32,
-        validation: &crate::AppendValidation,
-        guard: Option<VerificationGuard>,
-    ) -> Result<crate::AppendInfo> {
-        self.append_with_origin(
-            batches,
-            leader_epoch,
-            validation.now_ms,
-            crate::validate::Origin::Client,
-            Verify::Required(guard),
-        )
-    }
-
-    /// Drops verification guards older than `max_age_ms` (verifications that never led to
-    /// an append), alongside producer expiry.
-    pub(crate) fn remove_stale_guards(&self, now_ms: i64, max_age_ms: i64) {
-        self.lock()
-            .verification
-            .retain(|_, (_, created)| now_ms.saturating_sub(*created) < max_age_ms);
-    }
-
-    /// Writes a COMMIT or ABORT marker for `producer_id` at `epoch` (the transaction
-    /// coordinator's WriteTxnMarkers). Fails with INVALID_PRODUCER_EPOCH when the partition has
-    /// seen a newer epoch of the producer.
-    pub fn write_txn_marker(
-        &self,
-        producer_id: i64,
-        epoch: i16,
-        coordinator_epoch: i32,
-        control: ControlType,
-        leader_epoch: i32,
-        now_ms: i64,
-    ) -> Result<crate::AppendInfo> {
-        let batch = control_batch(producer_id, epoch, coordinator_epoch, control, now_ms)?;
-        self.append_internal(&batch, leader_epoch, now_ms)
-    }
-
-    /// Records closed transactions of an append (caller holds the append lock, the batches are
-    /// written): aborted ones go to the in-memory index and to the marker segment's file.
-    pub(crate) fn record_completed(&self, inner: &mut Inner, completed: &[CompletedTxn]) {
-        let aborted: Vec<&CompletedTxn> = completed.iter().filter(|c| c.aborted).collect();
-        if aborted.is_empty() {
-            return;
-        }
-        let bases: Vec<i64> = inner.segments.iter().map(|s| s.base_offset).collect();
-        let mut list = inner.aborted.as_ref().clone();
-        for c in aborted {
-            let lso = inner
-                .producers
-                .first_unstable_offset()
-                .unwrap_or(inner.leo)
-                .min(inner.leo);
-            let entry = AbortedTxn {
-                producer_id: c.producer_id,
-                first_offset: c.first_offset,
-                last_offset: c.last_offset,
-                last_stable_offset: lso,
-            };
-            list.push(entry);
-            let Some(base) = owner(&bases, c.last_offset) else {
-                continue;
-            };
-            let path = segment_path(&self.dir, base, TXN_INDEX_SUFFIX);
-            let written = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .and_then(|mut f| f.write_all(&entry.encode()));
-            match written {
-                Ok(()) => {
-                    self.txn_dirty
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(base);
-                }
-                // The in-memory index stays right; the next reconciliation rewrites the file.
-                Err(e) => tracing::warn!(path = %path.display(), error = %e,
-                    "could not append to the transaction index"),
-            }
-        }
-        list.sort_by_key(|a| a.last_offset);
-        inner.aborted = std::sync::Arc::new(list);
-    }
-
-    /// fsyncs index files appended to since the last call (flush, before snapshots).
-    pub(crate) fn sync_txn_index(&self) -> Result<()> {
-        let dirty = std::mem::take(
-            &mut *self
-                .txn_dirty
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
-        for base in dirty {
-            let path = segment_path(&self.dir, base, TXN_INDEX_SUFFIX);
-            match OpenOptions::new().read(true).open(&path) {
-                Ok(f) => f
-                    .sync_data()
-                    .map_err(|e| LogError::io("fsync transaction index", &path, e))?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(LogError::io("open transaction index", &path, e)),
-            }
-        }
-        Ok(())
-    }
-
-    /// At open (single-threaded): entries below `replayed_from` come from the files, the
-    /// rest from the replay of the log tail; files are then rewritten to match.
-    pub(crate) fn load_txn_index(
-        &self,
-        inner: &mut Inner,
-        replayed_from: i64,
-        replayed: Vec<AbortedTxn>,
-    ) -> Result<()> {
-        let first_base = inner.segments.first().map_or(0, |s| s.base_offset);
-        let limit = replayed_from.min(inner.leo);
-        let mut set: BTreeSet<(i64, i64, i64, i64)> = BTreeSet::new();
-        for (_, entries) in read_index_files(&self.dir)? {
-            for a in entries {
-                if a.last_offset < limit && a.last_offset >= first_base {
-                    set.insert((
-                        a.last_offset,
-                        a.producer_id,
-                        a.first_offset,
-                        a.last_stable_offset,
-                    ));
-                }
-            }
-        }
-        for a in replayed {
-            set.insert((
-                a.last_offset,
-                a.producer_id,
-                a.first_offset,
-                a.last_stable_offset,
-            ));
-        }
-        let list: Vec<AbortedTxn> = set
-            .into_iter()
-            .map(|(l, p, f, s)| AbortedTxn {
-                producer_id: p,
-                first_offset: f,
-                last_offset: l,
-                last_stable_offset: s,
-            })
-            .collect();
-        inner.aborted = std::sync::Arc::new(list);
-        let bases: Vec<i64> = inner.segments.iter().map(|s| s.base_offset).collect();
-        write_files(&self.dir, &bases, &inner.aborted, None)
-    }
-
-    /// The cleaner is about to remove these ABORT markers (their aborted data is already
-    /// gone): their index entries go first, in memory and in the sealed segments' files, so
-    /// no reader is told about a transaction whose marker it will not find.
-    pub fn forget_aborted_txns(&self, marker_offsets: &[i64]) -> Result<()> {
-        if marker_offsets.is_empty() {
-            return Ok(());
-        }
-        {
-            let mut inner = self.lock();
-            let kept: Vec<AbortedTxn> = inner
-                .aborted
-                .iter()
-                .filter(|a| !marker_offsets.contains(&a.last_offset))
-                .copied()
-                .collect();
-            if kept.len() != inner.aborted.len() {
-                inner.aborted = std::sync::Arc::new(kept);
-                self.publish(&inner);
-            }
-        }
-        self.reconcile_txn_index()
-    }
-
-    /// After retention or a cleaner swap: drops entries of removed segments and rewrites the
-    /// sealed segments' files (the active one only receives appends).
-    pub(crate) fn reconcile_txn_index(&self) -> Result<()> {
-        let _files = self
-            .txn_files
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let (bases, list) = {
-            let mut inner = self.lock();
-            let first_base = inner.segments.first().map_or(0, |s| s.base_offset);
-            if inner
-                .aborted
-                .first()
-                .is_some_and(|a| a.last_offset < first_base)
-            {
-                let kept: Vec<AbortedTxn> = inner
-                    .aborted
-                    .iter()
-                    .filter(|a| a.last_offset >= first_base)
-                    .copied()
-                    .collect();
-                inner.aborted = std::sync::Arc::new(kept);
-                self.publish(&inner);
-            }
-            let bases: Vec<i64> = inner.segments.iter().map(|s| s.base_offset).collect();
-            (bases, inner.aborted.clone())
-        };
-        let active = bases.last().copied();
-        write_files(&self.dir, &bases, &list, active)
-    }
-}
-
 /// Makes the `.txnindex` files of `dir` hold exactly `list` grouped by segment (skipping the
 /// segment `skip`); files of missing segments and empty ones are removed.
-fn write_files(dir: &Path, bases: &[i64], list: &[AbortedTxn], skip: Option<i64>) -> Result<()> {
+pub(crate) fn write_files(
+    dir: &Path,
+    bases: &[i64],
+    list: &[AbortedTxn],
+    skip: Option<i64>,
+) -> Result<()> {
     let mut want: BTreeMap<i64, Vec<u8>> = BTreeMap::new();
     for a in list {
         if let Some(base) = owner(bases, a.last_offset) {

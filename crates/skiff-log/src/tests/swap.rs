@@ -4,7 +4,7 @@
 
 use super::cleaning::{clean, fill, layout, read_all};
 use super::*;
-use crate::swap::SwapEnd;
+use crate::log::SwapEnd;
 
 /// Sealed segments 0, 6, 12, 18 and an active one at 24; the swap replaces 0, 6 and 12,
 /// keeping batches with base offsets 0, 4, 8 and 16 (the last replaced segment keeps data).
@@ -151,14 +151,14 @@ fn retention_waits_for_pinned_segments_but_log_start_moves() {
     let c = clock();
     let dir = tempfile::tempdir().unwrap();
     let log = setup(dir.path(), &c);
-    log.lock().pins.push(6);
+    log.pin_for_test(6);
     assert_eq!(log.delete_records_before(18).unwrap(), 18);
     assert_eq!(log.segment_base_offsets(), vec![6, 12, 18, 24]);
     assert!(matches!(
         log.read(10, 1, true),
         Err(LogError::OffsetOutOfRange { .. })
     ));
-    log.lock().pins.clear();
+    log.clear_pins_for_test();
     assert_eq!(log.apply_retention().unwrap().deleted_segments, 2);
     assert_eq!(log.segment_base_offsets(), vec![18, 24]);
 }

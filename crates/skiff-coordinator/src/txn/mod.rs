@@ -14,6 +14,10 @@
 //! transactional id whose next state is being written is marked `pending` (other requests
 //! for it get CONCURRENT_TRANSACTIONS), so writes for one id never interleave. All
 //! functions here block (appends and fsyncs): handlers call them on blocking threads.
+//!
+//! What the coordinator needs from the broker (producer ids, the data partitions that take
+//! markers, the group coordinator) comes through [`TxnHost`]; its own topic through
+//! [`Storage`]; time from the injected [`Clock`].
 
 mod expire;
 pub mod records;
@@ -31,10 +35,8 @@ use skiff_config::BrokerConfig;
 use skiff_log::{Clock, ControlType, LogError};
 use tracing::{info, warn};
 
-use crate::broker::{Broker, StartError};
-use crate::coordinator::OFFSETS_TOPIC;
-use crate::partition::Partition;
-use crate::topics::Topics;
+use crate::groups::{Coordinator, OFFSETS_TOPIC};
+use crate::host::{InternalPartition, StartError, Storage, LEADER_EPOCH};
 use state::{InitPlan, TxnMetadata, TxnState};
 
 pub use store::TXN_STATE_TOPIC;
@@ -42,12 +44,55 @@ pub use store::TXN_STATE_TOPIC;
 /// Coordinator epoch written in markers: one node, never moves.
 const COORDINATOR_EPOCH: i32 = 0;
 
-pub struct TxnCoordinator {
-    partitions: Vec<Arc<Partition>>,
+/// What the transaction coordinator needs from the broker that owns it. The broker passes
+/// itself to the requests that write markers or allocate producer ids, and to [`spawn`].
+pub trait TxnHost: Send + Sync + 'static {
+    type Storage: Storage;
+    /// A new producer id (InitProducerId).
+    fn allocate_producer_id(&self) -> Result<i64, LogError>;
+    /// A data partition that takes a transaction marker; `None` once its topic is deleted.
+    fn data_partition(
+        &self,
+        topic: &str,
+        index: i32,
+    ) -> Option<Arc<<Self::Storage as Storage>::Partition>>;
+    /// The group coordinator (offsets committed inside transactions).
+    fn groups(&self) -> &Coordinator<Self::Storage>;
+    /// The transaction coordinator itself (its thread reaches it through the host).
+    fn txn(&self) -> &TxnCoordinator<Self::Storage>;
+}
+
+/// A [`TxnHost`] or an `Arc` of one: the requests take either, so a caller holding
+/// `Arc<Broker>` passes `&broker` as it always did.
+pub trait HostRef {
+    type Host: TxnHost;
+    fn host(&self) -> &Self::Host;
+}
+
+impl<H: TxnHost> HostRef for H {
+    type Host = H;
+    fn host(&self) -> &H {
+        self
+    }
+}
+
+impl<H: TxnHost> HostRef for Arc<H> {
+    type Host = H;
+    fn host(&self) -> &H {
+        self
+    }
+}
+
+pub struct TxnCoordinator<S: Storage> {
+    partitions: Vec<Arc<S::Partition>>,
     txns: Mutex<HashMap<String, TxnMetadata>>,
     loaded: AtomicBool,
     max_timeout_ms: i32,
     abort_interval: Duration,
+    /// `transaction.remove.expired.transaction.cleanup.interval.ms`.
+    expiry_interval: Duration,
+    /// `transactional.id.expiration.ms`.
+    expiration_ms: i64,
     clock: Arc<dyn Clock>,
     /// Set by [`TxnCoordinator::stop`]: the thread ends after its current pass.
     stopping: AtomicBool,
@@ -55,14 +100,15 @@ pub struct TxnCoordinator {
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
-impl TxnCoordinator {
+impl<S: Storage> TxnCoordinator<S> {
     /// Finds or creates `__transaction_state`; the metadata is loaded by [`spawn`].
     pub fn start(
-        topics: &Topics,
+        storage: &S,
         config: &BrokerConfig,
         clock: Arc<dyn Clock>,
-    ) -> Result<TxnCoordinator, StartError> {
-        let partitions = store::open_topic(topics, config.transaction_state_log_num_partitions)?;
+    ) -> Result<TxnCoordinator<S>, StartError> {
+        let partitions = store::open_topic(storage, config.transaction_state_log_num_partitions)
+            .map_err(|e| StartError::Storage(Box::new(e)))?;
         Ok(TxnCoordinator {
             partitions,
             txns: Mutex::new(HashMap::new()),
@@ -73,6 +119,12 @@ impl TxnCoordinator {
                     .unwrap_or(10_000)
                     .max(1),
             ),
+            expiry_interval: Duration::from_millis(
+                u64::try_from(config.transaction_remove_expired_transaction_cleanup_interval_ms)
+                    .unwrap_or(3_600_000)
+                    .max(1),
+            ),
+            expiration_ms: config.transactional_id_expiration_ms,
             clock,
             stopping: AtomicBool::new(false),
             thread: Mutex::new(None),
@@ -129,19 +181,24 @@ impl TxnCoordinator {
 
     /// InitProducerId with a transactional id: a new producer id at epoch 0 for a new id,
     /// else the next epoch (aborting an ongoing transaction of the old epoch first).
-    pub fn init_producer_id(
+    pub fn init_producer_id<R>(
         &self,
-        broker: &Broker,
+        broker: &R,
         transactional_id: &str,
         timeout_ms: i32,
         current: Option<(i64, i16)>,
-    ) -> Result<(i64, i16), ResponseError> {
+    ) -> Result<(i64, i16), ResponseError>
+    where
+        R: HostRef,
+        R::Host: TxnHost<Storage = S>,
+    {
+        let broker = broker.host();
         if timeout_ms <= 0 || timeout_ms > self.max_timeout_ms {
             return Err(ResponseError::InvalidTransactionTimeout);
         }
         let now = self.now();
         let allocate = || {
-            broker.producer_ids.allocate().map_err(|e| {
+            broker.allocate_producer_id().map_err(|e| {
                 warn!(error = %e, "producer id allocation failed");
                 ResponseError::CoordinatorNotAvailable
             })
@@ -245,14 +302,19 @@ impl TxnCoordinator {
     }
 
     /// EndTxn: markers to every partition of the transaction, then the Complete* state.
-    pub fn end_txn(
+    pub fn end_txn<R>(
         &self,
-        broker: &Broker,
+        broker: &R,
         transactional_id: &str,
         producer_id: i64,
         epoch: i16,
         commit: bool,
-    ) -> Result<(), ResponseError> {
+    ) -> Result<(), ResponseError>
+    where
+        R: HostRef,
+        R::Host: TxnHost<Storage = S>,
+    {
+        let broker = broker.host();
         let now = self.now();
         let next = {
             let mut txns = self.ready()?;
@@ -275,9 +337,9 @@ impl TxnCoordinator {
     /// Persists a Prepare* state, writes the markers and persists the Complete* state. The
     /// id is marked pending by the caller; it is released whatever happens (a failure leaves
     /// the Prepare* state installed, retried by the background thread).
-    fn prepare_and_complete(
+    fn prepare_and_complete<H: TxnHost<Storage = S>>(
         &self,
-        broker: &Broker,
+        broker: &H,
         prepared: TxnMetadata,
     ) -> Result<TxnMetadata, ResponseError> {
         if let Err(e) = self.persist(&prepared) {
@@ -288,9 +350,9 @@ impl TxnCoordinator {
     }
 
     /// Markers, then the Complete* state; installs whatever state is durable at the end.
-    fn complete(
+    fn complete<H: TxnHost<Storage = S>>(
         &self,
-        broker: &Broker,
+        broker: &H,
         prepared: TxnMetadata,
     ) -> Result<TxnMetadata, ResponseError> {
         let mut stuck = prepared.clone();
@@ -355,12 +417,11 @@ impl TxnCoordinator {
 
     /// One round of the background thread: abort timed-out transactions, finish Prepare*
     /// states left by a failure or a restart.
-    fn housekeeping(&self, broker: &Broker) {
+    fn housekeeping<H: TxnHost<Storage = S>>(&self, broker: &H) {
         let now = self.now();
         let allocate = || {
             broker
-                .producer_ids
-                .allocate()
+                .allocate_producer_id()
                 .map_err(|_| ResponseError::CoordinatorNotAvailable)
         };
         let mut work: Vec<(TxnMetadata, bool)> = Vec::new();
@@ -396,7 +457,7 @@ impl TxnCoordinator {
 
 /// Writes the COMMIT/ABORT marker of `m` to each of its partitions and fsyncs them; then
 /// offsets committed in the transaction are applied (commit) or dropped (abort).
-fn write_markers(broker: &Broker, m: &TxnMetadata, now: i64) -> Result<(), LogError> {
+fn write_markers<H: TxnHost>(broker: &H, m: &TxnMetadata, now: i64) -> Result<(), LogError> {
     let commit = m.state == TxnState::PrepareCommit;
     let control = if commit {
         ControlType::Commit
@@ -405,16 +466,16 @@ fn write_markers(broker: &Broker, m: &TxnMetadata, now: i64) -> Result<(), LogEr
     };
     let mut written = Vec::new();
     for (topic, index) in &m.partitions {
-        let Some(partition) = broker.topics.get(topic).and_then(|t| t.partition(*index)) else {
+        let Some(partition) = broker.data_partition(topic, *index) else {
             // The topic was deleted: nothing left to mark.
             continue;
         };
-        match partition.log.write_txn_marker(
+        match partition.write_txn_marker(
             m.producer_id,
             m.producer_epoch,
             COORDINATOR_EPOCH,
             control,
-            crate::handlers::LEADER_EPOCH,
+            LEADER_EPOCH,
             now,
         ) {
             Ok(_) => written.push(partition),
@@ -427,13 +488,11 @@ fn write_markers(broker: &Broker, m: &TxnMetadata, now: i64) -> Result<(), LogEr
         }
     }
     for partition in &written {
-        partition.log.flush()?;
-        partition.wake_all();
+        partition.flush()?;
+        partition.wake_readers();
     }
     if m.partitions.iter().any(|(t, _)| t == OFFSETS_TOPIC) {
-        broker
-            .coordinator
-            .complete_txn_offsets(m.producer_id, commit);
+        broker.groups().complete_txn_offsets(m.producer_id, commit);
     }
     Ok(())
 }
@@ -443,30 +502,34 @@ fn write_markers(broker: &Broker, m: &TxnMetadata, now: i64) -> Result<(), LogEr
 /// timed-out transactions every `transaction.abort.timed.out.transaction.cleanup.interval.ms`
 /// and removes expired transactional ids every
 /// `transaction.remove.expired.transaction.cleanup.interval.ms`.
-pub fn spawn(broker: &Arc<Broker>) -> std::io::Result<()> {
-    let weak: Weak<Broker> = Arc::downgrade(broker);
+pub fn spawn<H: TxnHost>(broker: &Arc<H>) -> std::io::Result<()> {
+    let weak: Weak<H> = Arc::downgrade(broker);
     let thread = std::thread::Builder::new()
         .name("skiff-txn".into())
         .spawn(move || run(&weak))?;
-    *broker.txn.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
+    *broker
+        .txn()
+        .thread
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = Some(thread);
     Ok(())
 }
 
-fn run(weak: &Weak<Broker>) {
+fn run<H: TxnHost>(weak: &Weak<H>) {
     let started = std::time::Instant::now();
     loop {
         let Some(b) = weak.upgrade() else { return };
-        if b.txn.stopping() {
+        if b.txn().stopping() {
             return;
         }
-        if b.coordinator.is_loaded() {
+        if b.groups().is_loaded() {
             break;
         }
         drop(b);
         std::thread::sleep(Duration::from_millis(10));
     }
     let Some(b) = weak.upgrade() else { return };
-    let t = &b.txn;
+    let t = b.txn();
     let (loaded, records) = store::replay(&t.partitions);
     let count = loaded.len();
     {
@@ -483,30 +546,23 @@ fn run(weak: &Weak<Broker>) {
         "transaction coordinator loaded {TXN_STATE_TOPIC}"
     );
     let abort_interval = t.abort_interval;
-    let expiry_interval = Duration::from_millis(
-        u64::try_from(
-            b.config
-                .transaction_remove_expired_transaction_cleanup_interval_ms,
-        )
-        .unwrap_or(3_600_000)
-        .max(1),
-    );
-    let expiration_ms = b.config.transactional_id_expiration_ms;
+    let expiry_interval = t.expiry_interval;
+    let expiration_ms = t.expiration_ms;
     drop(b);
     let mut next_abort = std::time::Instant::now();
     let mut next_expiry = next_abort + expiry_interval;
     loop {
         let Some(b) = weak.upgrade() else { return };
-        if b.txn.stopping() {
+        if b.txn().stopping() {
             return;
         }
         let now = std::time::Instant::now();
         if now >= next_abort {
-            b.txn.housekeeping(&b);
+            b.txn().housekeeping(&*b);
             next_abort = now + abort_interval;
         }
         if now >= next_expiry {
-            b.txn.expire_transactional_ids(expiration_ms);
+            b.txn().expire_transactional_ids(expiration_ms);
             next_expiry = now + expiry_interval;
         }
         drop(b);

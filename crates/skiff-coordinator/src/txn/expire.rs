@@ -12,8 +12,9 @@
 use tracing::{info, warn};
 
 use super::{store, TxnCoordinator};
+use crate::host::Storage;
 
-impl TxnCoordinator {
+impl<S: Storage> TxnCoordinator<S> {
     /// Removes the transactional ids idle for at least `expiration_ms`; returns how many.
     pub fn expire_transactional_ids(&self, expiration_ms: i64) -> usize {
         let now = self.now();

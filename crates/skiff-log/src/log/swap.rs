@@ -1,6 +1,7 @@
 //! Swapping a cleaned segment in for the segments it replaces (Kafka's
 //! `LocalLog.replaceSegments`), and finishing or rolling back an interrupted swap at startup
-//! (Kafka's `LogLoader`). Offsets never change: the log end and log start stay as they are.
+//! (`swap_recovery.rs`, Kafka's `LogLoader`). Offsets never change: the log end and log start
+//! stay as they are.
 //!
 //! Protocol, in order (each step is a crash point, tested one by one):
 //! 1. under the append lock: check that the old segments are still there, consecutive and
@@ -17,34 +18,26 @@
 //! 5. fsync the directory, then unlink the `.deleted` files at once (open handles keep
 //!    working, so Kafka's `file.delete.delay.ms` grace is not needed on POSIX systems).
 //!
-//! Recovery ([`recover_swaps`], before segments are loaded): `*.cleaned` and `*.deleted` →
-//! delete; an index `.swap` → delete (a committed swap's indexes are rebuilt from its log);
-//! `<base>.log.swap` → delete every segment whose base lies in `[base, swap next offset)`
-//! (its old files), rename the swap into place and fully rescan it. As in Kafka, an old
-//! segment starting at or above the cleaned segment's next offset (every record of it was
-//! superseded) survives a crash right after the commit point; the log is then the cleaned
-//! data followed by that old data, which keeps every compaction guarantee, and the next pass
-//! removes it.
+//! After the commit point a failure takes the log offline until a restart recovers the swap
+//! (`swap_recovery.rs`).
 //!
 //! Thread-safety: `replace_segments` may run on a cleaner thread while the log serves appends
-//! and reads; it holds the append lock only for checks, renames and the publish, never for an
-//! fsync. One swap at a time per log (the cleaner cleans a log from one thread).
+//! and reads; it holds the append lock only for checks, renames and the publish (the steps that
+//! need it take its guard), never for an fsync. One swap at a time per log (the cleaner
+//! cleans a log from one thread).
 
+use super::Log;
 use crate::cleaning::{cleaned_path, remove_cleaned_files, CleanedSegmentWriter};
 use crate::error::{LogError, Result};
 use crate::fsutil::fsync_dir;
-use crate::log::Log;
-use crate::recovery::{dir_files, parse_segment_name, scan_batches};
 use crate::segment::{
-    segment_path, SegState, Segment, DELETED_SUFFIX, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX,
+    segment_path, SegState, Segment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX,
 };
-use std::collections::BTreeSet;
+use crate::swap_recovery::{rename, swap_path};
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
-
-pub(crate) const SWAP_SUFFIX: &str = ".swap";
 
 /// How a swap attempt ended; tests stop it after a given number of steps as if the process
 /// died there.
@@ -67,17 +60,6 @@ impl Steps {
         self.left -= 1;
         false
     }
-}
-
-/// `<dir>/<base>.<suffix>.swap`
-fn swap_path(dir: &Path, base: i64, suffix: &str) -> PathBuf {
-    let mut p = segment_path(dir, base, suffix).into_os_string();
-    p.push(SWAP_SUFFIX);
-    PathBuf::from(p)
-}
-
-fn rename(from: &Path, to: &Path) -> Result<()> {
-    fs::rename(from, to).map_err(|e| LogError::io(&format!("rename to {}", to.display()), from, e))
 }
 
 impl Log {
@@ -195,6 +177,7 @@ impl Log {
         last_modified: i64,
         steps: &mut Steps,
     ) -> Result<SwapEnd> {
+        super::locked::assert_unlocked("segment swap");
         let dir = self.dir.clone();
         let config = self.config();
         let sealed = finish_cleaned(&dir, base, &file, &mut state, last_modified);
@@ -282,7 +265,7 @@ impl Log {
             list.push(seg);
             list.extend(inner.segments.get(end..).unwrap_or(&[]).iter().cloned());
             inner.segments = Arc::new(list);
-            self.publish(&inner);
+            inner.publish();
         }
         if steps.crash_here() {
             return Ok(SwapEnd::Crashed);
@@ -354,63 +337,4 @@ fn finish_cleaned(
         .map_err(|e| LogError::io("fsync cleaned segment", &log_path, e))?;
     state.index.sync()?;
     state.time_index.sync()
-}
-
-/// Finishes or rolls back interrupted swaps in `dir` (see the module docs); returns the base
-/// offsets of swapped-in segments, which the loader must scan fully.
-pub(crate) fn recover_swaps(dir: &Path) -> Result<BTreeSet<i64>> {
-    let mut log_swaps: Vec<(i64, PathBuf)> = Vec::new();
-    let mut changed = false;
-    let remove = |p: &Path| fs::remove_file(p).map_err(|e| LogError::io("remove leftover", p, e));
-    for (path, name) in dir_files(dir)? {
-        if name.ends_with(DELETED_SUFFIX) || name.ends_with(crate::cleaning::CLEANED_SUFFIX) {
-            remove(&path)?;
-            changed = true;
-        } else if let Some(target) = name.strip_suffix(SWAP_SUFFIX) {
-            match parse_segment_name(target) {
-                Some((base, LOG_SUFFIX)) => log_swaps.push((base, path)),
-                _ => {
-                    remove(&path)?;
-                    changed = true;
-                }
-            }
-        }
-    }
-    log_swaps.sort();
-    let mut swapped = BTreeSet::new();
-    for (base, path) in log_swaps {
-        let end = swap_next_offset(&path, base)?.max(base + 1);
-        for (p, name) in dir_files(dir)? {
-            if let Some((b, suffix)) = parse_segment_name(&name) {
-                let segment_file = matches!(suffix, LOG_SUFFIX | INDEX_SUFFIX | TIME_INDEX_SUFFIX);
-                if segment_file && b >= base && b < end {
-                    tracing::info!(file = %p.display(), "removing a segment replaced by a swap");
-                    remove(&p)?;
-                }
-            }
-        }
-        rename(&path, &segment_path(dir, base, LOG_SUFFIX))?;
-        tracing::info!(dir = %dir.display(), base_offset = base, "completed an interrupted swap");
-        swapped.insert(base);
-        changed = true;
-    }
-    if changed {
-        fsync_dir(dir)?;
-    }
-    Ok(swapped)
-}
-
-/// Last offset + 1 of the valid batches of a swap file (its base when it has none).
-fn swap_next_offset(path: &Path, base: i64) -> Result<i64> {
-    let file = File::open(path).map_err(|e| LogError::io("open swap file", path, e))?;
-    let len = file
-        .metadata()
-        .map_err(|e| LogError::io("stat swap file", path, e))?
-        .len();
-    let mut next = base;
-    scan_batches(&file, path, base, 0, len, |m| {
-        next = m.last_offset + 1;
-        Ok(())
-    })?;
-    Ok(next)
 }

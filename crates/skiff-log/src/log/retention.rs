@@ -7,11 +7,14 @@
 //! pass; the log start offset still moves. Offsets may have gaps after compaction: every rule
 //! works on segment base offsets, never on contiguity.
 //!
-//! Thread-safety: runs under the log's append lock; readers keep reading removed segments
-//! through their snapshot (files are unlinked but stay open).
+//! Thread-safety: segments are chosen and removed under the log's append lock (`delete_oldest`
+//! is a method of [`AppendLocked`]); readers keep reading removed segments through their
+//! snapshot (files are unlinked but stay open). The snapshot a retention roll queued, and the
+//! transaction index rewrite, happen after the lock is released.
 
+use super::{AppendLocked, Inner, Log};
+use crate::config::LogConfig;
 use crate::error::{LogError, Result};
-use crate::log::{Inner, Log};
 use crate::segment::Segment;
 use std::sync::Arc;
 
@@ -43,8 +46,8 @@ impl Log {
         inner.log_start = inner.log_start.max(target);
         let mut out = RetentionOutcome::default();
         let n = start_breach_count(&inner);
-        self.delete_oldest(&mut inner, n, &config, now, &mut out)?;
-        self.publish(&inner);
+        inner.delete_oldest(n, &config, now, &mut out)?;
+        inner.publish();
         let log_start = inner.log_start;
         drop(inner);
         self.after_segment_removal(&out)?;
@@ -59,11 +62,11 @@ impl Log {
         let mut inner = self.lock();
         let mut out = RetentionOutcome::default();
         let n = start_breach_count(&inner);
-        self.delete_oldest(&mut inner, n, &config, now, &mut out)?;
+        inner.delete_oldest(n, &config, now, &mut out)?;
         if config.cleanup_policy.delete {
             if config.retention_bytes >= 0 {
                 let n = size_breach_count(&inner.segments, config.retention_bytes);
-                self.delete_oldest(&mut inner, n, &config, now, &mut out)?;
+                inner.delete_oldest(n, &config, now, &mut out)?;
             }
             if config.retention_ms >= 0 {
                 let n = inner
@@ -71,10 +74,10 @@ impl Log {
                     .iter()
                     .take_while(|s| now.saturating_sub(s.largest_timestamp()) > config.retention_ms)
                     .count();
-                self.delete_oldest(&mut inner, n, &config, now, &mut out)?;
+                inner.delete_oldest(n, &config, now, &mut out)?;
             }
         }
-        self.publish(&inner);
+        inner.publish();
         out.log_start_offset = inner.log_start;
         if out.deleted_segments > 0 {
             tracing::info!(dir = %self.dir.display(), deleted_segments = out.deleted_segments,
@@ -85,49 +88,6 @@ impl Log {
         Ok(out)
     }
 
-    /// Removes the `n` oldest segments (never an empty active one), rolling first when that
-    /// would remove the active segment, and raises the log start to the first survivor.
-    fn delete_oldest(
-        &self,
-        inner: &mut Inner,
-        n: usize,
-        config: &crate::config::LogConfig,
-        now: i64,
-        out: &mut RetentionOutcome,
-    ) -> Result<()> {
-        let len = inner.segments.len();
-        let mut n = n.min(len);
-        if let Some(&pin) = inner.pins.iter().min() {
-            // A swap is replacing segments from `pin` on: leave them to the next pass.
-            n = n.min(inner.segments.partition_point(|s| s.base_offset < pin));
-        }
-        if n == len && inner.segments.last().is_some_and(|s| s.size() == 0) {
-            n -= 1;
-        }
-        if n == 0 {
-            return Ok(());
-        }
-        if n == len {
-            let leo = inner.leo;
-            self.roll_locked(inner, leo, config, now)?;
-        }
-        let doomed: Vec<Arc<Segment>> = inner.segments.iter().take(n).cloned().collect();
-        let kept: Vec<Arc<Segment>> = inner.segments.iter().skip(n).cloned().collect();
-        if let Some(first) = kept.first() {
-            inner.log_start = inner.log_start.max(first.base_offset);
-        }
-        inner.segments = Arc::new(kept);
-        self.publish(inner);
-        for seg in doomed {
-            out.deleted_segments += 1;
-            out.deleted_bytes += seg.size();
-            seg.delete_files()?;
-        }
-        Ok(())
-    }
-}
-
-impl Log {
     /// Writes the snapshot a retention roll queued and removes producer snapshots older than
     /// the first remaining segment. Runs without the append lock (fsync).
     fn after_segment_removal(&self, out: &RetentionOutcome) -> Result<()> {
@@ -135,6 +95,48 @@ impl Log {
         if out.deleted_segments > 0 {
             self.delete_old_snapshots()?;
             self.reconcile_txn_index()?;
+        }
+        Ok(())
+    }
+}
+
+impl AppendLocked<'_> {
+    /// Removes the `n` oldest segments (never an empty active one), rolling first when that
+    /// would remove the active segment, and raises the log start to the first survivor.
+    pub(super) fn delete_oldest(
+        &mut self,
+        n: usize,
+        config: &LogConfig,
+        now: i64,
+        out: &mut RetentionOutcome,
+    ) -> Result<()> {
+        let len = self.segments.len();
+        let mut n = n.min(len);
+        if let Some(&pin) = self.pins.iter().min() {
+            // A swap is replacing segments from `pin` on: leave them to the next pass.
+            n = n.min(self.segments.partition_point(|s| s.base_offset < pin));
+        }
+        if n == len && self.segments.last().is_some_and(|s| s.size() == 0) {
+            n -= 1;
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        if n == len {
+            let leo = self.leo;
+            self.roll(leo, config, now)?;
+        }
+        let doomed: Vec<Arc<Segment>> = self.segments.iter().take(n).cloned().collect();
+        let kept: Vec<Arc<Segment>> = self.segments.iter().skip(n).cloned().collect();
+        if let Some(first) = kept.first() {
+            self.log_start = self.log_start.max(first.base_offset);
+        }
+        self.segments = Arc::new(kept);
+        self.publish();
+        for seg in doomed {
+            out.deleted_segments += 1;
+            out.deleted_bytes += seg.size();
+            seg.delete_files()?;
         }
         Ok(())
     }

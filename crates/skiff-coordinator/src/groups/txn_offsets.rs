@@ -16,7 +16,7 @@ use kafka_protocol::ResponseError;
 use super::records::{self, Key};
 use super::store::Replayed;
 use super::{Committed, Coordinator, Group, Shared};
-use crate::partition::Partition;
+use crate::host::Storage;
 
 /// One raw `__consumer_offsets` record: key bytes and value bytes (None: tombstone).
 pub type RawRecord = (Vec<u8>, Option<Vec<u8>>);
@@ -24,7 +24,7 @@ pub type RawRecord = (Vec<u8>, Option<Vec<u8>>);
 /// Pending transactional records by producer id.
 pub type PendingTxnOffsets = HashMap<i64, Vec<RawRecord>>;
 
-impl Coordinator {
+impl<S: Storage> Coordinator<S> {
     /// Kafka's TxnOffsetCommit member checks: a member id, when given, must belong to the
     /// group at this generation; an unknown group is accepted only without a generation.
     pub fn check_txn_commit(
@@ -47,7 +47,7 @@ impl Coordinator {
     }
 
     /// The `__consumer_offsets` partition holding `group_id`'s records.
-    pub fn offsets_partition(&self, group_id: &str) -> Option<Arc<Partition>> {
+    pub fn offsets_partition(&self, group_id: &str) -> Option<Arc<S::Partition>> {
         let i = usize::try_from(self.partition_for(group_id)).ok()?;
         self.shared.partitions.get(i).cloned()
     }
@@ -116,7 +116,7 @@ impl Coordinator {
     }
 }
 
-impl Shared {
+impl<S: Storage> Shared<S> {
     pub(crate) fn pending_txn(&self) -> std::sync::MutexGuard<'_, PendingTxnOffsets> {
         self.txn_offsets.lock().unwrap_or_else(|e| e.into_inner())
     }

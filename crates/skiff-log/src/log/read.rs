@@ -6,8 +6,8 @@
 //! taken. Bytes below a segment's published size never change, and batches at or above the
 //! snapshot's log end offset are never returned.
 
+use super::{Log, ReadInfo, Snapshot};
 use crate::error::{LogError, Result};
-use crate::log::{Log, ReadInfo, Snapshot};
 use crate::segment::{read_guard, Segment};
 use crate::validate::MAX_DECOMPRESSED_BATCH;
 use skiff_records::{records, BatchHeader, Batches, TimestampType};

@@ -7,7 +7,7 @@
 //! and between jobs drives the coordinator's deadlines and offset expiry.
 //!
 //! On-disk format: Kafka's record schemas (see `records.rs`), one uncompressed batch per job,
-//! appended with `Log::append_internal`. The topic is compacted (`cleanup.policy=compact`,
+//! appended with [`InternalPartition::append`] (the broker's `Log::append_internal`). The topic is compacted (`cleanup.policy=compact`,
 //! `segment.bytes` 100 MiB, as Kafka creates it).
 
 use std::collections::BTreeMap;
@@ -22,8 +22,7 @@ use tracing::{info, warn};
 use super::group::Value;
 use super::records::{self, Key};
 use super::Shared;
-use crate::partition::Partition;
-use crate::topics::{TopicError, Topics};
+use crate::host::{InternalPartition, Storage, LEADER_EPOCH};
 
 pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
 /// Kafka's `offsets.topic.segment.bytes` default: small segments so compaction runs often.
@@ -37,31 +36,34 @@ const REPLAY_CHUNK: usize = 4 << 20;
 const MAX_DECOMPRESSED: usize = 64 << 20;
 
 /// Where a write job's records end up: (partition, end offset) for a durability wait.
-pub type WriteResult = Result<(Arc<Partition>, i64), String>;
+pub type WriteResult<P> = Result<(Arc<P>, i64), String>;
 
-pub struct Job {
+pub struct Job<P> {
     pub partition: i32,
     pub records: Vec<(Key, Option<Value>)>,
-    pub done: Option<oneshot::Sender<WriteResult>>,
+    pub done: Option<oneshot::Sender<WriteResult<P>>>,
 }
 
 /// Find or create the offsets topic; returns its partitions.
-pub fn open_topic(topics: &Topics, num_partitions: i32) -> Result<Vec<Arc<Partition>>, TopicError> {
-    if let Some(topic) = topics.get(OFFSETS_TOPIC) {
-        if topic.partition_count() != num_partitions {
+pub fn open_topic<S: Storage>(
+    storage: &S,
+    num_partitions: i32,
+) -> Result<Vec<Arc<S::Partition>>, S::Error> {
+    if let Some(partitions) = storage.topic_partitions(OFFSETS_TOPIC) {
+        let existing = i32::try_from(partitions.len()).unwrap_or(i32::MAX);
+        if existing != num_partitions {
             warn!(
-                existing = topic.partition_count(),
+                existing,
                 configured = num_partitions,
                 "{OFFSETS_TOPIC} keeps its existing partition count (changing it would move groups)"
             );
         }
-        return Ok(topic.partitions());
+        return Ok(partitions);
     }
     let mut configs = BTreeMap::new();
     configs.insert("cleanup.policy".to_string(), "compact".to_string());
     configs.insert("segment.bytes".to_string(), SEGMENT_BYTES.to_string());
-    let topic = topics.create(OFFSETS_TOPIC, num_partitions, configs, false)?;
-    Ok(topic.partitions())
+    storage.create_topic(OFFSETS_TOPIC, num_partitions, configs)
 }
 
 pub fn encode_records(records: &[(Key, Option<Value>)], now: i64) -> Result<Vec<u8>, String> {
@@ -78,19 +80,22 @@ pub fn encode_records(records: &[(Key, Option<Value>)], now: i64) -> Result<Vec<
     builder.build().map_err(|e| e.to_string())
 }
 
-fn append(partition: &Arc<Partition>, records: &[(Key, Option<Value>)], now: i64) -> WriteResult {
+fn append<P: InternalPartition>(
+    partition: &Arc<P>,
+    records: &[(Key, Option<Value>)],
+    now: i64,
+) -> WriteResult<P> {
     let batch = encode_records(records, now)?;
-    let info = partition
-        .log
-        .append_internal(&batch, crate::handlers::LEADER_EPOCH, now)
+    let end = partition
+        .append(&batch, LEADER_EPOCH, now)
         .map_err(|e| e.to_string())?;
-    partition.wake_all();
-    Ok((partition.clone(), info.last_offset + 1))
+    partition.wake_readers();
+    Ok((partition.clone(), end))
 }
 
 /// The coordinator thread: replay, then write jobs and tick until [`super::Coordinator::stop`]
 /// (or until the coordinator is gone).
-pub fn run(shared: Weak<Shared>, jobs: Receiver<Job>) {
+pub fn run<S: Storage>(shared: Weak<Shared<S>>, jobs: Receiver<Job<S::Partition>>) {
     let Some(s) = shared.upgrade() else { return };
     let started = Instant::now();
     let (groups, records) = replay(&s);
@@ -137,8 +142,8 @@ pub fn run(shared: Weak<Shared>, jobs: Receiver<Job>) {
     }
 }
 
-impl Shared {
-    fn write(&self, job: Job) {
+impl<S: Storage> Shared<S> {
+    fn write(&self, job: Job<S::Partition>) {
         let now = self.clock.now_ms();
         let result = match usize::try_from(job.partition)
             .ok()
@@ -177,27 +182,27 @@ impl Replayed {
     }
 }
 
-fn replay(s: &Shared) -> (BTreeMap<String, Replayed>, u64) {
+fn replay<S: Storage>(s: &Shared<S>) -> (BTreeMap<String, Replayed>, u64) {
     let mut groups: BTreeMap<String, Replayed> = BTreeMap::new();
     let mut count = 0u64;
     // Transactional offset commits wait for their producer's marker (`txn_offsets.rs`).
     let mut pending = super::txn_offsets::PendingTxnOffsets::new();
     for partition in &s.partitions {
-        let mut offset = partition.log.log_start_offset();
-        let end = partition.log.log_end_offset();
+        let mut offset = partition.log_start_offset();
+        let end = partition.log_end_offset();
         while offset < end {
-            let read = match partition.log.read(offset, REPLAY_CHUNK, true) {
+            let records = match partition.read(offset, REPLAY_CHUNK) {
                 Ok(r) => r,
                 Err(e) => {
-                    warn!(partition = partition.index, offset, error = %e, "replay read failed; skipping the rest of this partition");
+                    warn!(partition = partition.index(), offset, error = %e, "replay read failed; skipping the rest of this partition");
                     break;
                 }
             };
-            if read.records.is_empty() {
+            if records.is_empty() {
                 break;
             }
             let mut next = offset;
-            for batch in Batches::new(&read.records) {
+            for batch in Batches::new(&records) {
                 let Ok((header, bytes)) = batch else { break };
                 next = header.next_offset();
                 if header.is_control() {
@@ -216,7 +221,7 @@ fn replay(s: &Shared) -> (BTreeMap<String, Replayed>, u64) {
                 let recs = match skiff_records::records(bytes, MAX_DECOMPRESSED) {
                     Ok(r) => r,
                     Err(e) => {
-                        warn!(partition = partition.index, offset = header.base_offset, error = %e, "skipping an unreadable batch");
+                        warn!(partition = partition.index(), offset = header.base_offset, error = %e, "skipping an unreadable batch");
                         continue;
                     }
                 };

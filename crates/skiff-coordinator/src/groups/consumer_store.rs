@@ -241,7 +241,7 @@ mod tests {
     use std::collections::HashMap;
 
     use super::*;
-    use crate::coordinator::consumer::Heartbeat;
+    use crate::groups::consumer::Heartbeat;
 
     fn ids() -> (
         impl Fn(&str) -> Option<Uuid>,
@@ -367,7 +367,7 @@ mod tests {
         g.outbox.clear();
         let c = g.consumer.as_mut().unwrap();
         c.heartbeat(
-            hb("b", crate::coordinator::consumer::LEAVE, None),
+            hb("b", crate::groups::consumer::LEAVE, None),
             &counts,
             45_000,
             1,

@@ -18,8 +18,9 @@
 use kafka_protocol::ResponseError;
 
 use super::TxnCoordinator;
+use crate::host::Storage;
 
-impl TxnCoordinator {
+impl<S: Storage> TxnCoordinator<S> {
     /// For each of `partitions`, whether it is in the ongoing transaction of
     /// `transactional_id` at `producer_id`/`epoch`.
     pub fn verify_partitions(

@@ -3,7 +3,7 @@
 //! tombstone removes the id).
 //!
 //! On-disk format: Kafka's `TransactionLogKey`/`TransactionLogValue` (`records.rs`), one
-//! uncompressed batch per change, appended with `Log::append_internal` to partition
+//! uncompressed batch per change, appended with [`InternalPartition::append`] (the broker's `Log::append_internal`) to partition
 //! `abs(javaHash(transactional id)) % partitions`, where Kafka puts it. The topic is compacted.
 //!
 //! Thread safety: callers serialise writes per transactional id (the `pending` flag); the
@@ -17,9 +17,8 @@ use tracing::warn;
 
 use super::records;
 use super::state::TxnMetadata;
-use crate::coordinator::records::partition_for;
-use crate::partition::Partition;
-use crate::topics::{TopicError, Topics};
+use crate::groups::records::partition_for;
+use crate::host::{InternalPartition, Storage, LEADER_EPOCH};
 
 pub const TXN_STATE_TOPIC: &str = "__transaction_state";
 /// Kafka's `transaction.state.log.segment.bytes` default.
@@ -29,35 +28,41 @@ const REPLAY_CHUNK: usize = 4 << 20;
 /// Cap on the decompressed size of one replayed batch.
 const MAX_DECOMPRESSED: usize = 64 << 20;
 
-pub fn open_topic(topics: &Topics, num_partitions: i32) -> Result<Vec<Arc<Partition>>, TopicError> {
-    if let Some(topic) = topics.get(TXN_STATE_TOPIC) {
-        return Ok(topic.partitions());
+pub fn open_topic<S: Storage>(
+    storage: &S,
+    num_partitions: i32,
+) -> Result<Vec<Arc<S::Partition>>, S::Error> {
+    if let Some(partitions) = storage.topic_partitions(TXN_STATE_TOPIC) {
+        return Ok(partitions);
     }
     let mut configs = BTreeMap::new();
     configs.insert("cleanup.policy".to_string(), "compact".to_string());
     configs.insert("segment.bytes".to_string(), SEGMENT_BYTES.to_string());
-    let topic = topics.create(TXN_STATE_TOPIC, num_partitions.max(1), configs, false)?;
-    Ok(topic.partitions())
+    storage.create_topic(TXN_STATE_TOPIC, num_partitions.max(1), configs)
 }
 
 /// Appends `m` and fsyncs it.
-pub fn write(partitions: &[Arc<Partition>], m: &TxnMetadata, now: i64) -> Result<(), String> {
+pub fn write<P: InternalPartition>(
+    partitions: &[Arc<P>],
+    m: &TxnMetadata,
+    now: i64,
+) -> Result<(), String> {
     let value = records::encode_value(m);
     append(partitions, &m.transactional_id, Some(&value), now)
 }
 
 /// Appends a tombstone for `transactional_id` (an expired id) and fsyncs it: replay then
 /// forgets the id, and compaction eventually drops its records.
-pub fn write_tombstone(
-    partitions: &[Arc<Partition>],
+pub fn write_tombstone<P: InternalPartition>(
+    partitions: &[Arc<P>],
     transactional_id: &str,
     now: i64,
 ) -> Result<(), String> {
     append(partitions, transactional_id, None, now)
 }
 
-fn append(
-    partitions: &[Arc<Partition>],
+fn append<P: InternalPartition>(
+    partitions: &[Arc<P>],
     transactional_id: &str,
     value: Option<&[u8]>,
     now: i64,
@@ -76,33 +81,32 @@ fn append(
     );
     let batch = b.build().map_err(|e| e.to_string())?;
     partition
-        .log
-        .append_internal(&batch, crate::handlers::LEADER_EPOCH, now)
+        .append(&batch, LEADER_EPOCH, now)
         .map_err(|e| e.to_string())?;
-    partition.log.flush().map_err(|e| e.to_string())?;
-    partition.wake_all();
+    partition.flush().map_err(|e| e.to_string())?;
+    partition.wake_readers();
     Ok(())
 }
 
 /// Every transactional id's latest metadata, and how many records were read.
-pub fn replay(partitions: &[Arc<Partition>]) -> (Vec<TxnMetadata>, u64) {
+pub fn replay<P: InternalPartition>(partitions: &[Arc<P>]) -> (Vec<TxnMetadata>, u64) {
     let mut latest: HashMap<String, Option<TxnMetadata>> = HashMap::new();
     let mut count = 0u64;
     for partition in partitions {
-        let mut offset = partition.log.log_start_offset();
-        let end = partition.log.log_end_offset();
+        let mut offset = partition.log_start_offset();
+        let end = partition.log_end_offset();
         while offset < end {
-            let read = match partition.log.read(offset, REPLAY_CHUNK, true) {
-                Ok(r) if !r.records.is_empty() => r,
+            let records = match partition.read(offset, REPLAY_CHUNK) {
+                Ok(r) if !r.is_empty() => r,
                 Ok(_) => break,
                 Err(e) => {
-                    warn!(partition = partition.index, offset, error = %e,
+                    warn!(partition = partition.index(), offset, error = %e,
                         "{TXN_STATE_TOPIC} replay read failed; skipping the rest of this partition");
                     break;
                 }
             };
             let mut next = offset;
-            for batch in Batches::new(&read.records) {
+            for batch in Batches::new(&records) {
                 let Ok((header, bytes)) = batch else { break };
                 next = header.next_offset();
                 if header.is_control() {
@@ -110,7 +114,7 @@ pub fn replay(partitions: &[Arc<Partition>]) -> (Vec<TxnMetadata>, u64) {
                 }
                 let Ok(recs) = skiff_records::records(bytes, MAX_DECOMPRESSED) else {
                     warn!(
-                        partition = partition.index,
+                        partition = partition.index(),
                         offset = header.base_offset,
                         "skipping an unreadable {TXN_STATE_TOPIC} batch"
                     );

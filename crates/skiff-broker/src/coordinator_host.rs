@@ -1,0 +1,163 @@
+//! The broker's side of the coordinators' host traits (`skiff_coordinator::host` and
+//! `skiff_coordinator::txn::TxnHost`): their internal topics are ordinary [`Topics`] whose
+//! writes share the broker's flusher ([`Durability`]); the topic catalogue is [`Topics`];
+//! group configs come from [`DynamicConfigs`]; producer ids from [`ProducerIds`] and
+//! transaction markers go to the data partitions of [`Broker::topics`].
+//!
+//! Thread safety: everything here delegates to types that synchronise themselves.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use skiff_coordinator::groups::Coordinator;
+use skiff_coordinator::host::{GroupConfigs, InternalPartition, Storage, TopicCatalog};
+use skiff_coordinator::txn::TxnHost;
+use skiff_log::{ControlType, LogError};
+use uuid::Uuid;
+
+use crate::broker::Broker;
+use crate::durability::Durability;
+use crate::dynamic_configs::DynamicConfigs;
+use crate::partition::Partition;
+use crate::topics::{TopicError, Topics};
+
+/// The group coordinator as the broker runs it.
+pub type GroupCoordinator = Coordinator<CoordinatorStorage>;
+/// The transaction coordinator as the broker runs it.
+pub type TxnCoordinator = skiff_coordinator::txn::TxnCoordinator<CoordinatorStorage>;
+
+/// `__consumer_offsets` and `__transaction_state` as topics of the broker.
+pub struct CoordinatorStorage {
+    topics: Arc<Topics>,
+    durability: Arc<Durability>,
+}
+
+impl CoordinatorStorage {
+    pub fn new(topics: Arc<Topics>, durability: Arc<Durability>) -> CoordinatorStorage {
+        CoordinatorStorage { topics, durability }
+    }
+}
+
+impl Storage for CoordinatorStorage {
+    type Partition = Partition;
+    type Error = TopicError;
+
+    fn topic_partitions(&self, topic: &str) -> Option<Vec<Arc<Partition>>> {
+        self.topics.get(topic).map(|t| t.partitions())
+    }
+
+    fn create_topic(
+        &self,
+        topic: &str,
+        partitions: i32,
+        configs: BTreeMap<String, String>,
+    ) -> Result<Vec<Arc<Partition>>, TopicError> {
+        Ok(self
+            .topics
+            .create(topic, partitions, configs, false)?
+            .partitions())
+    }
+
+    fn wait_durable(
+        &self,
+        partition: Arc<Partition>,
+        end_offset: i64,
+    ) -> impl Future<Output = Result<(), String>> + Send {
+        let durability = self.durability.clone();
+        async move { durability.wait_flushed(partition, end_offset).await }
+    }
+}
+
+impl InternalPartition for Partition {
+    fn index(&self) -> i32 {
+        self.index
+    }
+
+    fn log_start_offset(&self) -> i64 {
+        self.log.log_start_offset()
+    }
+
+    fn log_end_offset(&self) -> i64 {
+        self.log.log_end_offset()
+    }
+
+    fn read(&self, offset: i64, max_bytes: usize) -> Result<Bytes, LogError> {
+        Ok(self.log.read(offset, max_bytes, true)?.records)
+    }
+
+    fn append(&self, batch: &[u8], leader_epoch: i32, now_ms: i64) -> Result<i64, LogError> {
+        let info = self.log.append_internal(batch, leader_epoch, now_ms)?;
+        Ok(info.last_offset + 1)
+    }
+
+    fn write_txn_marker(
+        &self,
+        producer_id: i64,
+        epoch: i16,
+        coordinator_epoch: i32,
+        control: ControlType,
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<(), LogError> {
+        self.log
+            .write_txn_marker(
+                producer_id,
+                epoch,
+                coordinator_epoch,
+                control,
+                leader_epoch,
+                now_ms,
+            )
+            .map(|_| ())
+    }
+
+    fn flush(&self) -> Result<(), LogError> {
+        self.log.flush().map(|_| ())
+    }
+
+    fn wake_readers(&self) {
+        self.wake_all();
+    }
+}
+
+impl TopicCatalog for Topics {
+    fn topic_id(&self, name: &str) -> Option<Uuid> {
+        self.get(name).map(|t| t.id)
+    }
+
+    fn topic_name(&self, id: Uuid) -> Option<String> {
+        self.get_by_id(id).map(|t| t.name.clone())
+    }
+
+    fn partition_count(&self, name: &str) -> Option<i32> {
+        self.get(name).map(|t| t.partition_count())
+    }
+}
+
+impl GroupConfigs for DynamicConfigs {
+    fn consumer_timeouts(&self, group_id: &str) -> (Option<i32>, Option<i32>) {
+        self.group_consumer_timeouts(group_id)
+    }
+}
+
+impl TxnHost for Broker {
+    type Storage = CoordinatorStorage;
+
+    fn allocate_producer_id(&self) -> Result<i64, LogError> {
+        self.producer_ids.allocate()
+    }
+
+    fn data_partition(&self, topic: &str, index: i32) -> Option<Arc<Partition>> {
+        self.topics.get(topic).and_then(|t| t.partition(index))
+    }
+
+    fn groups(&self) -> &GroupCoordinator {
+        &self.coordinator
+    }
+
+    fn txn(&self) -> &TxnCoordinator {
+        &self.txn
+    }
+}

@@ -1,0 +1,178 @@
+//! Committed offsets: OffsetCommit (durable before it is applied and answered),
+//! OffsetFetch and OffsetDelete.
+
+use kafka_protocol::ResponseError;
+use tokio::sync::oneshot;
+
+use super::group::{Committed, Group, GroupState, Value};
+use super::records::{Key, OffsetValue};
+use super::{store, CommitEntry, Coordinator};
+use crate::host::Storage;
+
+impl<S: Storage> Coordinator<S> {
+    /// Validate, persist (waiting for the fsync, as acks=all) and apply an offset commit.
+    pub async fn commit(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        instance_id: Option<&str>,
+        generation: i32,
+        entries: Vec<CommitEntry>,
+    ) -> Result<(), ResponseError> {
+        let now = self.now();
+        let rx = {
+            let mut groups = self.ready()?;
+            let group = match groups.get_mut(group_id) {
+                Some(g) => g,
+                None if generation < 0 => groups
+                    .entry(group_id.to_string())
+                    .or_insert_with(|| Group::new(group_id, now)),
+                None => return Err(ResponseError::IllegalGeneration),
+            };
+            group.validate_commit(member_id, instance_id, generation)?;
+            if entries.is_empty() {
+                return Ok(());
+            }
+            for e in &entries {
+                group.outbox.push((
+                    Key::Offset {
+                        group: group_id.to_string(),
+                        topic: e.topic.clone(),
+                        partition: e.partition,
+                    },
+                    Some(Value::Offset(OffsetValue {
+                        offset: e.offset,
+                        leader_epoch: e.leader_epoch,
+                        metadata: e.metadata.clone(),
+                        commit_timestamp: now,
+                        expire_timestamp: e.expire_timestamp.unwrap_or(-1),
+                    })),
+                ));
+            }
+            let (tx, rx) = oneshot::channel();
+            self.shared.drain(group, Some(tx));
+            rx
+        };
+        self.wait_written(rx).await?;
+        let mut groups = self.shared.lock();
+        if let Some(group) = groups.get_mut(group_id) {
+            for e in entries {
+                group.commit(
+                    &e.topic,
+                    e.partition,
+                    Committed {
+                        offset: e.offset,
+                        leader_epoch: e.leader_epoch,
+                        metadata: e.metadata,
+                        commit_timestamp: now,
+                        expire_timestamp: e.expire_timestamp,
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) async fn wait_written(
+        &self,
+        rx: oneshot::Receiver<store::WriteResult<S::Partition>>,
+    ) -> Result<(), ResponseError> {
+        let written = rx
+            .await
+            .map_err(|_| ResponseError::CoordinatorNotAvailable)?;
+        let (partition, end) = written.map_err(|_| ResponseError::KafkaStorageError)?;
+        self.shared
+            .storage
+            .wait_durable(partition, end)
+            .await
+            .map_err(|_| ResponseError::KafkaStorageError)
+    }
+
+    /// Committed offsets of a group: the requested partitions (`None` offset when nothing is
+    /// committed) or, when `wanted` is `None`, every committed partition.
+    #[allow(clippy::type_complexity)]
+    pub fn fetch_offsets(
+        &self,
+        group_id: &str,
+        wanted: Option<Vec<(String, i32)>>,
+    ) -> Result<Vec<(String, i32, Option<Committed>)>, ResponseError> {
+        let groups = self.ready()?;
+        let group = groups.get(group_id);
+        let lookup =
+            |t: &str, p: i32| group.and_then(|g| g.offsets.get(&(t.to_string(), p)).cloned());
+        Ok(match wanted {
+            Some(list) => list
+                .into_iter()
+                .map(|(t, p)| {
+                    let c = lookup(&t, p);
+                    (t, p, c)
+                })
+                .collect(),
+            None => {
+                let mut all: Vec<(String, i32, Option<Committed>)> = group
+                    .map(|g| {
+                        g.offsets
+                            .iter()
+                            .map(|((t, p), c)| (t.clone(), *p, Some(c.clone())))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                all.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+                all
+            }
+        })
+    }
+
+    /// OffsetDelete: remove committed offsets of partitions the group does not consume.
+    /// Returns one error per partition.
+    pub async fn delete_offsets(
+        &self,
+        group_id: &str,
+        partitions: &[(String, i32)],
+    ) -> Result<Vec<Result<(), ResponseError>>, ResponseError> {
+        let (mut results, rx) = {
+            let mut groups = self.ready()?;
+            let group = match groups.get_mut(group_id) {
+                Some(g) if g.state != GroupState::Dead => g,
+                _ => return Err(ResponseError::GroupIdNotFound),
+            };
+            if !group.is_empty() && group.protocol_type.as_deref() != Some("consumer") {
+                return Err(ResponseError::NonEmptyGroup);
+            }
+            let subscribed = group.subscribed_topics().unwrap_or_default();
+            let mut results = Vec::new();
+            for (topic, partition) in partitions {
+                if subscribed.contains(topic) {
+                    results.push(Err(ResponseError::GroupSubscribedToTopic));
+                    continue;
+                }
+                if group.offsets.remove(&(topic.clone(), *partition)).is_some() {
+                    group.outbox.push((
+                        Key::Offset {
+                            group: group_id.to_string(),
+                            topic: topic.clone(),
+                            partition: *partition,
+                        },
+                        None,
+                    ));
+                }
+                results.push(Ok(()));
+            }
+            let (tx, rx) = oneshot::channel();
+            if group.outbox.is_empty() {
+                (results, None)
+            } else {
+                self.shared.drain(group, Some(tx));
+                (results, Some(rx))
+            }
+        };
+        if let Some(rx) = rx {
+            if let Err(e) = self.wait_written(rx).await {
+                for r in results.iter_mut().filter(|r| r.is_ok()) {
+                    *r = Err(e);
+                }
+            }
+        }
+        Ok(results)
+    }
+}

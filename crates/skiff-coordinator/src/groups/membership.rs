@@ -1,0 +1,167 @@
+//! Group membership requests: the classic protocol (JoinGroup, SyncGroup, Heartbeat,
+//! LeaveGroup) and KIP-848's ConsumerGroupHeartbeat. Each runs under the groups lock and
+//! queues the records the change produced; none waits for I/O.
+
+use std::collections::{BTreeSet, HashMap};
+
+use kafka_protocol::ResponseError;
+
+use super::group::{Group, GroupState, JoinOutcome, JoinRequest, SyncOutcome};
+use super::{consumer, Coordinator};
+use crate::host::Storage;
+
+impl<S: Storage> Coordinator<S> {
+    pub fn join(&self, group_id: &str, req: JoinRequest) -> Result<JoinOutcome, ResponseError> {
+        if group_id.is_empty() {
+            return Err(ResponseError::InvalidGroupId);
+        }
+        let now = self.now();
+        let mut groups = self.ready()?;
+        if !groups.contains_key(group_id) && !req.member_id.is_empty() {
+            return Err(ResponseError::UnknownMemberId);
+        }
+        let group = groups
+            .entry(group_id.to_string())
+            .or_insert_with(|| Group::new(group_id, now));
+        if group.consumer.as_ref().is_some_and(|c| !c.is_empty()) {
+            return Err(ResponseError::InconsistentGroupProtocol);
+        }
+        group.consumer = None;
+        let outcome = group.join(&self.shared.settings.group, req, now);
+        self.shared.persist_consumer(group);
+        self.shared.drain(group, None);
+        Ok(outcome)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn sync(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        instance_id: Option<&str>,
+        generation: i32,
+        protocol_type: Option<&str>,
+        protocol_name: Option<&str>,
+        assignments: Vec<(String, bytes::Bytes)>,
+    ) -> Result<SyncOutcome, ResponseError> {
+        if group_id.is_empty() {
+            return Err(ResponseError::InvalidGroupId);
+        }
+        let now = self.now();
+        let mut groups = self.ready()?;
+        let group = groups
+            .get_mut(group_id)
+            .ok_or(ResponseError::UnknownMemberId)?;
+        let outcome = group.sync(
+            member_id,
+            instance_id,
+            generation,
+            protocol_type,
+            protocol_name,
+            assignments,
+            now,
+        );
+        self.shared.drain(group, None);
+        Ok(outcome)
+    }
+
+    pub fn heartbeat(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        instance_id: Option<&str>,
+        generation: i32,
+    ) -> Result<(), ResponseError> {
+        if group_id.is_empty() {
+            return Err(ResponseError::InvalidGroupId);
+        }
+        let now = self.now();
+        let mut groups = self.ready()?;
+        match groups.get_mut(group_id) {
+            Some(group) => group.heartbeat(member_id, instance_id, generation, now),
+            None => Err(ResponseError::UnknownMemberId),
+        }
+    }
+
+    /// Remove members `(member id, group instance id)`; one error per member.
+    pub fn leave(
+        &self,
+        group_id: &str,
+        members: &[(String, Option<String>)],
+    ) -> Result<Vec<Result<(), ResponseError>>, ResponseError> {
+        if group_id.is_empty() {
+            return Err(ResponseError::InvalidGroupId);
+        }
+        let now = self.now();
+        let mut groups = self.ready()?;
+        let Some(group) = groups.get_mut(group_id) else {
+            return Ok(vec![Err(ResponseError::UnknownMemberId); members.len()]);
+        };
+        let cfg = &self.shared.settings.group;
+        let errors = members
+            .iter()
+            .map(|(id, instance)| group.leave(cfg, id, instance.as_deref(), now))
+            .collect();
+        self.shared.drain(group, None);
+        Ok(errors)
+    }
+
+    /// ConsumerGroupHeartbeat (KIP-848). `partitions` gives a topic's partition count;
+    /// `all_topics` lists every topic (internal ones included, as Kafka's regexes see them),
+    /// asked only when a regex is in use.
+    pub fn consumer_heartbeat(
+        &self,
+        group_id: &str,
+        hb: consumer::Heartbeat,
+        partitions: impl Fn(&str) -> Option<i32>,
+        all_topics: impl Fn() -> BTreeSet<String>,
+    ) -> Result<consumer::HeartbeatResult, ResponseError> {
+        if group_id.is_empty() {
+            return Err(ResponseError::InvalidGroupId);
+        }
+        let now = self.now();
+        let mut groups = self.ready()?;
+        // Only a join (epoch 0) creates the group or converts an empty classic one; any
+        // other heartbeat (a leave too) to a missing or classic group is GROUP_ID_NOT_FOUND,
+        // as in Kafka.
+        let exists_as_consumer = groups.get(group_id).map(|g| g.consumer.is_some());
+        if hb.member_epoch != 0 && exists_as_consumer != Some(true) {
+            return Err(ResponseError::GroupIdNotFound);
+        }
+        let group = groups
+            .entry(group_id.to_string())
+            .or_insert_with(|| Group::new(group_id, now));
+        if group.consumer.is_none() {
+            if !group.is_empty() || group.state != GroupState::Empty {
+                // A classic group with members: Kafka will not switch it over.
+                return Err(ResponseError::GroupIdNotFound);
+            }
+            group.consumer = Some(consumer::ConsumerState::default());
+        }
+        let Some(state) = group.consumer.as_mut() else {
+            return Err(ResponseError::GroupIdNotFound);
+        };
+        let mut topics = state.subscribed_topics();
+        if let Some(s) = &hb.subscribed {
+            topics.extend(s.iter().cloned());
+        }
+        if state.uses_regex() || matches!(hb.regex, Some(Some(_))) {
+            let all = all_topics();
+            topics.extend(all.iter().cloned());
+            state.observe_topics(all);
+        }
+        let counts: HashMap<String, i32> = topics
+            .into_iter()
+            .filter_map(|t| partitions(&t).map(|c| (t, c)))
+            .collect();
+        let result = state.heartbeat(
+            hb,
+            &counts,
+            self.shared.consumer_session_timeout_ms(group_id),
+            now,
+        );
+        self.shared.persist_consumer(group);
+        self.shared.drain(group, None);
+        result
+    }
+}

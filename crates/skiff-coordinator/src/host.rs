@@ -1,0 +1,105 @@
+//! What the coordinators need from the broker, as traits the broker implements (in
+//! skiff-broker's `coordinator_host.rs`) and tests implement in memory.
+//!
+//! - [`Storage`] and [`InternalPartition`]: create or open an internal topic, append a batch
+//!   to one of its partitions and learn the end offset, wait until it is durable, read a
+//!   partition back at start; the same partition type takes transaction markers.
+//! - [`TopicCatalog`]: topic ids and partition counts (KIP-848 records name topics by id).
+//! - [`GroupConfigs`]: per-group config overrides.
+//! - Producer ids and the data partitions of a transaction: [`crate::txn::TxnHost`].
+//!
+//! Thread safety: every method may be called from any thread, with no coordinator lock held
+//! except where a method says otherwise; implementations must not call back into the
+//! coordinators.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use skiff_log::{ControlType, LogError};
+use uuid::Uuid;
+
+/// The leader epoch the coordinators write with: one node, never re-elected (the same value
+/// as the broker's handlers use for every partition).
+pub const LEADER_EPOCH: i32 = 0;
+
+/// One partition of a topic, as the coordinators use it: their own internal topics (append,
+/// replay) and the data partitions that take transaction markers.
+pub trait InternalPartition: Send + Sync + 'static {
+    /// The partition's index in its topic.
+    fn index(&self) -> i32;
+    fn log_start_offset(&self) -> i64;
+    fn log_end_offset(&self) -> i64;
+    /// Record batches from `offset`, up to `max_bytes` (at least one whole batch).
+    fn read(&self, offset: i64, max_bytes: usize) -> Result<Bytes, LogError>;
+    /// Appends `batch` as the broker's own write (no producer checks); returns the end
+    /// offset after it (last offset + 1). Not durable until [`InternalPartition::flush`] or
+    /// [`Storage::wait_durable`].
+    fn append(&self, batch: &[u8], leader_epoch: i32, now_ms: i64) -> Result<i64, LogError>;
+    /// Appends a COMMIT/ABORT marker of `producer_id` at `epoch`.
+    #[allow(clippy::too_many_arguments)]
+    fn write_txn_marker(
+        &self,
+        producer_id: i64,
+        epoch: i16,
+        coordinator_epoch: i32,
+        control: ControlType,
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<(), LogError>;
+    /// Makes everything appended so far durable (fsync).
+    fn flush(&self) -> Result<(), LogError>;
+    /// Wakes readers waiting for new data in this partition (fetches parked on it).
+    fn wake_readers(&self);
+}
+
+/// The internal topics' storage.
+pub trait Storage: Send + Sync + 'static {
+    type Partition: InternalPartition;
+    /// Why a topic could not be created.
+    type Error: std::error::Error + Send + Sync + 'static;
+    /// The partitions of `topic` if it exists.
+    fn topic_partitions(&self, topic: &str) -> Option<Vec<Arc<Self::Partition>>>;
+    /// Creates `topic` (not a user topic: no create policy applies) with `configs`.
+    fn create_topic(
+        &self,
+        topic: &str,
+        partitions: i32,
+        configs: BTreeMap<String, String>,
+    ) -> Result<Vec<Arc<Self::Partition>>, Self::Error>;
+    /// Resolves once `partition` is durable up to `end_offset` (group commit with the
+    /// broker's other writes).
+    fn wait_durable(
+        &self,
+        partition: Arc<Self::Partition>,
+        end_offset: i64,
+    ) -> impl Future<Output = Result<(), String>> + Send;
+}
+
+/// The topic catalogue.
+pub trait TopicCatalog: Send + Sync {
+    fn topic_id(&self, name: &str) -> Option<Uuid>;
+    fn topic_name(&self, id: Uuid) -> Option<String>;
+    fn partition_count(&self, name: &str) -> Option<i32>;
+}
+
+/// Per-group config overrides.
+pub trait GroupConfigs: Send + Sync {
+    /// A group's `consumer.session.timeout.ms` and `consumer.heartbeat.interval.ms`, when
+    /// set.
+    fn consumer_timeouts(&self, group_id: &str) -> (Option<i32>, Option<i32>);
+}
+
+/// Why a coordinator could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The internal topic could not be created.
+    #[error(transparent)]
+    Storage(Box<dyn std::error::Error + Send + Sync>),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
+}
