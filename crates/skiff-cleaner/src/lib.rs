@@ -1,5 +1,5 @@
 //! skiff-cleaner: log compaction (`cleanup.policy=compact`) for Skiff, following Apache Kafka's
-//! observable behaviour (COMPACTION.md §2) with Skiff's scheduling and visibility improvements.
+//! observable behaviour (docs/compaction.md §2) with Skiff's scheduling and visibility improvements.
 //!
 //! Pieces: [`planner`] (pure: which offsets are cleanable, which log to clean, segment groups),
 //! [`offset_map`] (bounded key → latest offset map), [`filter`] (per-batch/per-record retention,

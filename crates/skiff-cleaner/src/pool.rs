@@ -364,7 +364,7 @@ fn pick(shared: &Shared) -> Option<Job> {
         }
         let key = (topic, partition);
         let stored = checkpoints.get(&key).copied();
-        // Never past an undecided transaction (COMPACTION.md §2.8).
+        // Never past an undecided transaction (docs/compaction.md §2.8).
         let lso = log.last_stable_offset().min(view.log_end_offset);
         match catch_unwind(AssertUnwindSafe(|| plan(&view, stored, now, lso))) {
             Ok(p) => planned.push((key, log, view, p, stored)),
