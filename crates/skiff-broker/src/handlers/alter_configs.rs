@@ -36,124 +36,122 @@ enum Change {
 }
 
 pub async fn handle(ctx: &RequestContext, request: AlterConfigsRequest) -> Reply {
-    let b = ctx.broker.clone();
-    let version = ctx.version();
-    let wanted: Vec<(i8, StrBytes)> = request
+    let changes = request
         .resources
-        .iter()
-        .map(|r| (r.resource_type, r.resource_name.clone()))
+        .into_iter()
+        .map(|r| {
+            let change = Change::Replace(
+                r.configs
+                    .iter()
+                    .map(|c| (c.name.to_string(), c.value.as_ref().map(|v| v.to_string())))
+                    .collect(),
+            );
+            (r.resource_type, r.resource_name, change)
+        })
         .collect();
-    let validate_only = request.validate_only;
-    let answered = blocking(move || {
-        let responses = request
-            .resources
-            .into_iter()
-            .map(|r| {
-                let change = Change::Replace(
-                    r.configs
-                        .iter()
-                        .map(|c| (c.name.to_string(), c.value.as_ref().map(|v| v.to_string())))
-                        .collect(),
-                );
-                let outcome = alter(
-                    &b,
-                    r.resource_type,
-                    &r.resource_name,
-                    &change,
-                    validate_only,
-                );
-                let (code, message) = split(ApiKey::AlterConfigs, version, outcome);
-                alter_configs_response::AlterConfigsResourceResponse::default()
-                    .with_resource_type(r.resource_type)
-                    .with_resource_name(r.resource_name)
-                    .with_error_code(code)
-                    .with_error_message(message.clone())
-            })
-            .collect();
-        AlterConfigsResponse::default().with_responses(responses)
-    })
-    .await;
-    // A failed task: every resource answers its error.
-    let response = answered.unwrap_or_else(|e| {
-        let (code, message) = split(ApiKey::AlterConfigs, version, Err(e));
-        let responses = wanted
-            .into_iter()
-            .map(|(resource_type, name)| {
-                alter_configs_response::AlterConfigsResourceResponse::default()
-                    .with_resource_type(resource_type)
-                    .with_resource_name(name)
-                    .with_error_code(code)
-                    .with_error_message(message.clone())
-            })
-            .collect();
-        AlterConfigsResponse::default().with_responses(responses)
-    });
-    Reply::Respond(ResponseKind::AlterConfigs(response))
+    let responses = alter_all(ctx, changes, request.validate_only)
+        .await
+        .into_iter()
+        .map(|o| {
+            alter_configs_response::AlterConfigsResourceResponse::default()
+                .with_resource_type(o.resource_type)
+                .with_resource_name(o.resource_name)
+                .with_error_code(o.code)
+                .with_error_message(o.message)
+        })
+        .collect();
+    Reply::Respond(ResponseKind::AlterConfigs(
+        AlterConfigsResponse::default().with_responses(responses),
+    ))
 }
 
 pub async fn handle_incremental(
     ctx: &RequestContext,
     request: IncrementalAlterConfigsRequest,
 ) -> Reply {
-    let b = ctx.broker.clone();
-    let version = ctx.version();
-    let wanted: Vec<(i8, StrBytes)> = request
+    let changes = request
         .resources
-        .iter()
-        .map(|r| (r.resource_type, r.resource_name.clone()))
+        .into_iter()
+        .map(|r| {
+            let change = Change::Ops(
+                r.configs
+                    .iter()
+                    .map(|c| {
+                        (
+                            c.name.to_string(),
+                            c.config_operation,
+                            c.value.as_ref().map(|v| v.to_string()),
+                        )
+                    })
+                    .collect(),
+            );
+            (r.resource_type, r.resource_name, change)
+        })
         .collect();
-    let validate_only = request.validate_only;
+    let responses = alter_all(ctx, changes, request.validate_only)
+        .await
+        .into_iter()
+        .map(|o| {
+            incremental_alter_configs_response::AlterConfigsResourceResponse::default()
+                .with_resource_type(o.resource_type)
+                .with_resource_name(o.resource_name)
+                .with_error_code(o.code)
+                .with_error_message(o.message)
+        })
+        .collect();
+    Reply::Respond(ResponseKind::IncrementalAlterConfigs(
+        IncrementalAlterConfigsResponse::default().with_responses(responses),
+    ))
+}
+
+/// One resource's answer, common to both APIs' response types.
+struct Outcome {
+    resource_type: i8,
+    resource_name: StrBytes,
+    code: i16,
+    message: Option<StrBytes>,
+}
+
+/// Applies each resource's change in request order on the blocking pool (the dynamic config
+/// files are written and fsynced); a failed task answers every resource with its error.
+async fn alter_all(
+    ctx: &RequestContext,
+    changes: Vec<(i8, StrBytes, Change)>,
+    validate_only: bool,
+) -> Vec<Outcome> {
+    let (b, api, version) = (ctx.broker.clone(), ctx.api_key, ctx.version());
+    let wanted: Vec<(i8, StrBytes)> = changes
+        .iter()
+        .map(|(resource_type, name, _)| (*resource_type, name.clone()))
+        .collect();
     let answered = blocking(move || {
-        let responses = request
-            .resources
+        changes
             .into_iter()
-            .map(|r| {
-                let change = Change::Ops(
-                    r.configs
-                        .iter()
-                        .map(|c| {
-                            (
-                                c.name.to_string(),
-                                c.config_operation,
-                                c.value.as_ref().map(|v| v.to_string()),
-                            )
-                        })
-                        .collect(),
-                );
-                let outcome = alter(
-                    &b,
-                    r.resource_type,
-                    &r.resource_name,
-                    &change,
-                    validate_only,
-                );
-                let (code, message) = split(ApiKey::IncrementalAlterConfigs, version, outcome);
-                incremental_alter_configs_response::AlterConfigsResourceResponse::default()
-                    .with_resource_type(r.resource_type)
-                    .with_resource_name(r.resource_name)
-                    .with_error_code(code)
-                    .with_error_message(message.clone())
+            .map(|(resource_type, resource_name, change)| {
+                let outcome = alter(&b, resource_type, &resource_name, &change, validate_only);
+                let (code, message) = split(api, version, outcome);
+                Outcome {
+                    resource_type,
+                    resource_name,
+                    code,
+                    message,
+                }
             })
-            .collect();
-        IncrementalAlterConfigsResponse::default().with_responses(responses)
+            .collect()
     })
     .await;
-    // A failed task: every resource answers its error.
-    let response = answered.unwrap_or_else(|e| {
-        let (code, message) = split(ApiKey::IncrementalAlterConfigs, version, Err(e));
-        let responses = wanted
+    answered.unwrap_or_else(|e| {
+        let (code, message) = split(api, version, Err(e));
+        wanted
             .into_iter()
-            .map(|(resource_type, name)| {
-                incremental_alter_configs_response::AlterConfigsResourceResponse::default()
-                    .with_resource_type(resource_type)
-                    .with_resource_name(name)
-                    .with_error_code(code)
-                    .with_error_message(message.clone())
+            .map(|(resource_type, resource_name)| Outcome {
+                resource_type,
+                resource_name,
+                code,
+                message: message.clone(),
             })
-            .collect();
-        IncrementalAlterConfigsResponse::default().with_responses(responses)
-    });
-    Reply::Respond(ResponseKind::IncrementalAlterConfigs(response))
+            .collect()
+    })
 }
 
 /// Kafka's request-level checks of an incremental change: no key twice, and a value for every
