@@ -403,5 +403,6 @@ pub fn host_address(ip: IpAddr) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 #[path = "authorizer_tests.rs"]
 mod tests;

@@ -374,3 +374,146 @@ fn implication_table() {
     assert!(!implies(DescribeConfigs, AlterConfigs));
     assert!(!implies(Alter, DescribeConfigs));
 }
+
+/// The rules of the module docs, applied by scanning every binding: the indexed authorizer
+/// must answer the same.
+fn reference(
+    bindings: &[AclBinding],
+    cfg: &AuthorizerConfig,
+    who: &Principal,
+    host: &str,
+    op: AclOperation,
+    rt: ResourceType,
+    name: &str,
+) -> Decision {
+    if cfg.super_users.contains(&who.to_string()) {
+        return Decision::Allowed;
+    }
+    let applicable: Vec<&AclBinding> = bindings
+        .iter()
+        .filter(|b| b.pattern.resource_type == rt && b.pattern.covers(name))
+        .collect();
+    if applicable.is_empty() {
+        return if cfg.allow_everyone_if_no_acl_found {
+            Decision::Allowed
+        } else {
+            Decision::Denied
+        };
+    }
+    let matching = |b: &&&AclBinding, perm: PermissionType| {
+        let e = &b.entry;
+        let who_ok = e.principal == who.to_string() || e.principal == "User:*";
+        let host_ok = e.host == "*" || e.host == host;
+        let op_ok = match perm {
+            Deny => e.operation == op || e.operation == All,
+            _ => implies(e.operation, op),
+        };
+        e.permission_type == perm && who_ok && host_ok && op_ok
+    };
+    if applicable.iter().any(|b| matching(&b, Deny)) {
+        Decision::Denied
+    } else if applicable.iter().any(|b| matching(&b, Allow)) {
+        Decision::Allowed
+    } else {
+        Decision::Denied
+    }
+}
+
+/// A small xorshift generator: deterministic, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn index(&mut self, len: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % len as u64) as usize
+    }
+
+    fn pick<T: Copy>(&mut self, from: &[T]) -> T {
+        from[self.index(from.len())]
+    }
+}
+
+#[test]
+fn indexed_authorizer_agrees_with_a_full_scan() {
+    let names = ["a", "ab", "abc", "b", "ba", "*", "é", "éa"];
+    let principals = ["User:alice", "User:bob", "User:*", "Group:alice"];
+    let hosts = ["*", "h1", "h2"];
+    let perms = [Allow, Deny];
+    let types = [Topic, Group];
+    let pts = [PatternType::Literal, PatternType::Prefixed];
+    let ops: Vec<AclOperation> = AclOperation::ALL_VALUES
+        .iter()
+        .copied()
+        .filter(|o| !matches!(o, Any | Unknown))
+        .collect();
+    let who_all = [
+        Principal::user("alice"),
+        Principal::user("bob"),
+        Principal {
+            kind: "Group".into(),
+            name: "alice".into(),
+        },
+    ];
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut decisions = [0usize; 2];
+    for round in 0..600 {
+        let cfg = AuthorizerConfig {
+            super_users: if round % 7 == 0 {
+                ["User:bob".to_string()].into()
+            } else {
+                Default::default()
+            },
+            allow_everyone_if_no_acl_found: round % 2 == 0,
+        };
+        let n = round % 6;
+        let bindings: Vec<AclBinding> = (0..n)
+            .map(|_| {
+                acl(
+                    rng.pick(&types),
+                    rng.pick(&names),
+                    rng.pick(&pts),
+                    rng.pick(&principals),
+                    rng.pick(&hosts),
+                    rng.pick(&ops),
+                    rng.pick(&perms),
+                )
+            })
+            .collect();
+        let mut a = Authorizer::with_bindings(cfg.clone(), bindings.clone());
+        for _ in 0..40 {
+            let who = &who_all[rng.index(who_all.len())];
+            let host = rng.pick(&["h1", "h2"]);
+            let op = rng.pick(&ops);
+            let rt = rng.pick(&types);
+            let name = rng.pick(&names);
+            let want = reference(&bindings, &cfg, who, host, op, rt, name);
+            let got = a.authorize(who, host, op, rt, name);
+            assert_eq!(
+                got, want,
+                "{who} {host} {op} {rt}:{name} with {bindings:#?}"
+            );
+            decisions[usize::from(got == Decision::Allowed)] += 1;
+        }
+        // Removing through a filter leaves an authorizer equal to one built from the rest.
+        let mut f = AclBindingFilter::any();
+        f.entry.principal = Some(rng.pick(&principals).to_string());
+        let removed = a.remove_matching(&f);
+        let rest: Vec<AclBinding> = bindings.iter().filter(|b| !f.matches(b)).cloned().collect();
+        assert_eq!(removed.len() + a.len(), {
+            let mut all = bindings.clone();
+            all.sort();
+            all.dedup();
+            all.len()
+        });
+        for name in names {
+            assert_eq!(
+                a.authorize(&who_all[0], "h1", Read, Topic, name),
+                reference(&rest, &cfg, &who_all[0], "h1", Read, Topic, name)
+            );
+        }
+    }
+    // Both answers occur often enough for the comparison to mean something.
+    assert!(decisions[0] > 2000 && decisions[1] > 2000, "{decisions:?}");
+}

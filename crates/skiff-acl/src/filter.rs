@@ -154,6 +154,7 @@ impl From<&AclBinding> for AclBindingFilter {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -302,6 +302,7 @@ impl fmt::Display for AclBinding {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

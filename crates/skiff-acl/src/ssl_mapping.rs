@@ -365,5 +365,6 @@ impl fmt::Display for SslPrincipalMapper {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 #[path = "ssl_mapping_tests.rs"]
 mod tests;

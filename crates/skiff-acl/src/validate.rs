@@ -204,6 +204,7 @@ pub fn validate_creation(binding: &AclBinding) -> Result<(), ApiError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::model::{AccessControlEntry, ResourcePattern};
@@ -310,7 +311,10 @@ mod tests {
     #[test]
     fn unbuildable_creations_fail_the_whole_request() {
         let ok = b(ResourceType::Topic, "t", PatternType::Literal, "User:a");
-        assert_eq!(check_creations_constructible(&[ok.clone()]), Ok(()));
+        assert_eq!(
+            check_creations_constructible(std::slice::from_ref(&ok)),
+            Ok(())
+        );
         for bad in [
             b(ResourceType::Any, "t", PatternType::Literal, "User:a"),
             b(ResourceType::Topic, "t", PatternType::Any, "User:a"),
@@ -329,7 +333,7 @@ mod tests {
     fn unknown_codes_and_v0_patterns_are_unparseable() {
         let lit = b(ResourceType::Topic, "t", PatternType::Literal, "User:a");
         let pre = b(ResourceType::Topic, "t", PatternType::Prefixed, "User:a");
-        assert!(check_create_request(0, &[lit.clone()]).is_ok());
+        assert!(check_create_request(0, std::slice::from_ref(&lit)).is_ok());
         assert!(check_create_request(0, &[lit.clone(), pre.clone()]).is_err());
         assert!(check_create_request(1, &[lit.clone(), pre]).is_ok());
         let mut unk = lit.clone();
