@@ -1,14 +1,15 @@
-//! Skiff's access control, without I/O except the store: the ACL model with Kafka's wire
+//! Skiff's access control, without I/O except the ACL file: the ACL model with Kafka's wire
 //! codes ([`model`]), CreateAcls validation ([`validate`]), DescribeAcls/DeleteAcls filters
 //! ([`filter`]), an authorizer with Kafka 4's StandardAuthorizer semantics ([`authorizer`]),
-//! the durable ACL file ([`store`]) and Kafka's `ssl.principal.mapping.rules`
-//! ([`ssl_mapping`]).
+//! the durable ACL file ([`store`]), the three ACL APIs over both ([`service`]) and Kafka's
+//! `ssl.principal.mapping.rules` ([`ssl_mapping`]).
 //!
 //! The broker wires these into its handlers; nothing here knows of sockets or async.
 
 pub mod authorizer;
 pub mod filter;
 pub mod model;
+pub mod service;
 pub mod ssl_mapping;
 pub mod store;
 pub mod validate;
@@ -19,6 +20,7 @@ pub use model::{
     AccessControlEntry, AclBinding, AclOperation, PatternType, PermissionType, Principal,
     ResourcePattern, ResourceType, CLUSTER_NAME, WILDCARD,
 };
+pub use service::Acls;
 pub use ssl_mapping::SslPrincipalMapper;
 pub use store::AclStore;
 pub use validate::{ApiError, ErrorCode};
