@@ -1,12 +1,14 @@
 //! Skiff's access control, without I/O except the ACL file: the ACL model with Kafka's wire
 //! codes ([`model`]), CreateAcls validation ([`validate`]), DescribeAcls/DeleteAcls filters
 //! ([`filter`]), an authorizer with Kafka 4's StandardAuthorizer semantics ([`authorizer`]),
-//! the durable ACL file ([`store`]), the three ACL APIs over both ([`service`]) and Kafka's
-//! `ssl.principal.mapping.rules` ([`ssl_mapping`]).
+//! the durable ACL file ([`store`]), the three ACL APIs over both ([`service`]), Kafka's
+//! `ssl.principal.mapping.rules` ([`ssl_mapping`]) and the certificate subject text they
+//! apply to ([`dn`]).
 //!
 //! The broker wires these into its handlers; nothing here knows of sockets or async.
 
 pub mod authorizer;
+pub mod dn;
 pub mod filter;
 pub mod model;
 pub mod service;
