@@ -38,6 +38,17 @@ use crate::model::{
 };
 use crate::AclError;
 
+/// Kafka's config key listing the super users.
+pub const SUPER_USERS_CONFIG: &str = "super.users";
+/// Kafka's config key for the decision when no ACL applies to a resource.
+pub const ALLOW_EVERYONE_IF_NO_ACL_FOUND_CONFIG: &str = "allow.everyone.if.no.acl.found";
+/// Kafka's config key that switches the authorizer on.
+pub const AUTHORIZER_CLASS_NAME_CONFIG: &str = "authorizer.class.name";
+/// The `authorizer.class.name` of Kafka 4's StandardAuthorizer, the one this module behaves
+/// as; a broker accepts it (and the empty default, meaning no authorizer).
+pub const STANDARD_AUTHORIZER_CLASS: &str =
+    "org.apache.kafka.metadata.authorizer.StandardAuthorizer";
+
 /// The result of an authorization.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {

@@ -11,6 +11,11 @@
 //!   (a binding two filters match is reported under both, removed once); the reduced set is
 //!   written before it is applied; a failed write answers UNKNOWN_SERVER_ERROR for every
 //!   filter and nothing changes.
+//! - Kafka's controller refuses more than [`MAX_CHANGES_PER_REQUEST`] record changes in one
+//!   request (its `MAX_RECORDS_PER_USER_OP`); a CreateAcls adding more new bindings, or a
+//!   DeleteAcls removing more, answers UNKNOWN_SERVER_ERROR for every creation / filter and
+//!   changes nothing. (Kafka fails only the filter that crosses the limit and still removes
+//!   what earlier filters matched; Skiff keeps the request all-or-nothing.)
 //! - [`Acls::describe`]: the bindings a filter matches, grouped by pattern as DescribeAcls
 //!   answers them.
 //!
@@ -37,6 +42,10 @@ pub struct Acls {
     update: Mutex<()>,
     current: RwLock<Arc<Authorizer>>,
 }
+
+/// Kafka's `QuorumController.MAX_RECORDS_PER_USER_OP`: the most ACL records one request may
+/// add or remove, which also bounds the work and the file rewrite one request can cause.
+pub const MAX_CHANGES_PER_REQUEST: usize = 10_000;
 
 fn write_failed() -> ApiError {
     ApiError {
@@ -78,15 +87,18 @@ impl Acls {
         let _guard = self.update.lock().unwrap_or_else(|e| e.into_inner());
         let mut next = (*self.snapshot()).clone();
         let mut results: Vec<Result<(), ApiError>> = Vec::with_capacity(creations.len());
-        let mut changed = false;
+        let mut added = 0;
         for c in creations {
             let r = validate_creation(c);
-            if r.is_ok() {
-                changed |= next.add(c.clone());
+            if r.is_ok() && next.add(c.clone()) {
+                added += 1;
             }
             results.push(r);
         }
-        if changed {
+        if added > MAX_CHANGES_PER_REQUEST {
+            return creations.iter().map(|_| Err(write_failed())).collect();
+        }
+        if added > 0 {
             if let Err(e) = self.commit(next) {
                 log_write_failure(&e);
                 for r in results.iter_mut().filter(|r| r.is_ok()) {
@@ -108,6 +120,9 @@ impl Acls {
         let mut next = (*before).clone();
         for f in filters {
             next.remove_matching(f);
+        }
+        if before.len() - next.len() > MAX_CHANGES_PER_REQUEST {
+            return filters.iter().map(|_| Err(write_failed())).collect();
         }
         match self.commit(next) {
             Ok(()) => matched.into_iter().map(Ok).collect(),
@@ -243,6 +258,28 @@ mod tests {
             ErrorCode::UnknownServerError
         );
         assert_eq!(acls.snapshot().len(), 1);
+    }
+
+    #[test]
+    fn too_many_changes_in_one_request_change_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let acls = Acls::open(dir.path(), AuthorizerConfig::default()).unwrap();
+        let many: Vec<AclBinding> = (0..=MAX_CHANGES_PER_REQUEST)
+            .map(|i| b(&format!("t{i}"), "User:a", AclOperation::Read))
+            .collect();
+        let r = acls.create(&many);
+        assert!(r
+            .iter()
+            .all(|r| r.as_ref().unwrap_err().code == ErrorCode::UnknownServerError));
+        assert!(acls.snapshot().is_empty());
+        assert!(acls.create(&many[1..]).iter().all(Result::is_ok));
+        assert!(
+            acls.create(&many).iter().all(Result::is_ok),
+            "only one is new"
+        );
+        let r = acls.delete(&[AclBindingFilter::any()]);
+        assert!(r[0].is_err());
+        assert_eq!(acls.snapshot().len(), MAX_CHANGES_PER_REQUEST + 1);
     }
 
     #[test]

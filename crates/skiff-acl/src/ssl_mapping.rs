@@ -34,6 +34,11 @@ use regex::{Captures, Regex};
 
 use crate::AclError;
 
+/// Kafka's config key for the rules.
+pub const SSL_PRINCIPAL_MAPPING_RULES_CONFIG: &str = "ssl.principal.mapping.rules";
+/// Its default value: the distinguished name unchanged.
+pub const DEFAULT_RULES: &str = "DEFAULT";
+
 /// The parsed rules.
 #[derive(Clone, Debug)]
 pub struct SslPrincipalMapper {
