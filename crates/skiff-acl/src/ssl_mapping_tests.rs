@@ -209,3 +209,13 @@ fn every_match_is_replaced_as_java_does() {
     assert_eq!(name("RULE:[a-z]*/<$0>/,DEFAULT", "abc"), "<abc><>");
     assert_eq!(name("RULE:[a-z]+/<$0>/,DEFAULT", "ABC"), "ABC");
 }
+
+#[test]
+fn escaped_punctuation_in_patterns() {
+    // Java lets any punctuation be escaped; so does the regex crate, so rules written for
+    // Kafka with `\,` or `\=` keep working.
+    let m = SslPrincipalMapper::parse(r"RULE:^CN\=([^\,]+)\,.*$/$1/,DEFAULT").unwrap();
+    assert_eq!(m.name("CN=a,O=b").unwrap(), "a");
+    let m = SslPrincipalMapper::parse(r"RULE:^(?i)cn=(?<user>[a-z]+),.*$/${user}/L").unwrap();
+    assert_eq!(m.name("CN=Bob,O=b").unwrap(), "bob");
+}
