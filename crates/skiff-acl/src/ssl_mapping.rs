@@ -294,7 +294,8 @@ fn expand(
                         return Err(format!("no group named `{name}`"));
                     }
                     out.push_str(caps.name(name).map_or("", |m| m.as_str()));
-                    for _ in 0..close + 2 {
+                    // Skip `{`, the name and `}` (counted in characters, not bytes).
+                    for _ in 0..name.chars().count() + 2 {
                         chars.next();
                     }
                     continue;

@@ -219,3 +219,38 @@ fn escaped_punctuation_in_patterns() {
     let m = SslPrincipalMapper::parse(r"RULE:^(?i)cn=(?<user>[a-z]+),.*$/${user}/L").unwrap();
     assert_eq!(m.name("CN=Bob,O=b").unwrap(), "bob");
 }
+
+#[test]
+fn non_ascii_group_names_and_text() {
+    let m = SslPrincipalMapper::parse("RULE:^CN=(?<né>.*)$/${né}é!/").unwrap();
+    assert_eq!(m.name("CN=ü").unwrap(), "üé!");
+}
+
+#[test]
+fn arbitrary_rule_text_never_panics() {
+    // Rule texts and names built from the characters the grammar cares about plus
+    // multi-byte ones: parsing and mapping answer Ok or Err, never panic.
+    let alphabet = [
+        "RULE:", "DEFAULT", "/", "\\", ",", " ", "L", "U", "$", "1", "{", "}", "(", ")", ".*", "é",
+        "€", "a", "^", "$1", "\t",
+    ];
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let mut parsed = 0;
+    for _ in 0..5000 {
+        let len = next(10);
+        let text: String = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
+        if let Ok(m) = SslPrincipalMapper::parse(&text) {
+            parsed += 1;
+            for dn in ["", "CN=a", "é€", "$1\\"] {
+                let _ = m.name(dn);
+            }
+        }
+    }
+    assert!(parsed > 100, "only {parsed} random rule texts parsed");
+}
