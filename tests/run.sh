@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one test command (README, .ci/run): installs what the suites need on a fresh Debian
 # machine (idempotent, quick when already installed), then runs every check in order:
-#   fmt, clippy, build, cargo test --workspace (unit tests + the rdkafka e2e crate),
+#   fmt, docs (tests/docs_links.sh), clippy, build, cargo test --workspace (unit tests + the rdkafka e2e crate),
 #   pytest tests/python (confluent-kafka, kafka-python), tests/kcat/run.sh, the power-cut
 #   test (tests/powercut, FUSE; skipped without root or /dev/fuse), the benchmark
 #   smoke (`skiff-bench compare --smoke`), tests/docker/run.sh
@@ -64,6 +64,8 @@ step() {
 }
 
 step "fmt" cargo fmt --all -- --check
+# Code and test references into docs/ (docs/<file>.md §N) must name sections that exist.
+step "docs" bash tests/docs_links.sh
 step "clippy" cargo clippy --workspace --all-targets -- -D warnings
 step "build" cargo build -p skiff
 BUILD_OK=${RESULTS[-1]}

@@ -123,9 +123,15 @@ wait_healthy() {
     echo "health: ${status:-no container}"
     return 1
 }
+# compose_healthy TIMEOUT ARGS...: `docker compose ARGS` within TIMEOUT s, then healthy within 90 s.
+compose_healthy() {
+    local limit=$1
+    shift
+    timeout "$limit" "${DC[@]}" "$@" >/dev/null 2>&1 && wait_healthy 90
+}
 echo "== up"
 t0=$SECONDS
-if timeout 120 "${DC[@]}" up -d --no-build >/dev/null 2>&1 && wait_healthy 90; then
+if compose_healthy 120 up -d --no-build; then
     pass "healthy" "$((SECONDS - t0)) s after up -d"
 else
     fail "healthy" "not healthy within 90 s"
@@ -150,23 +156,29 @@ HOST_RECORDS=$(printf 'h%d:from-host-%d\n' 1 1 2 2 3 3)
 NET_RECORDS=$(printf 'n%d:from-container-%d\n' 1 1 2 2)
 ALL_RECORDS=$(printf '%s\n%s' "$HOST_RECORDS" "$NET_RECORDS")
 
-echo "== kcat from the host ($HOSTB)"
-meta=$(kc_host -L 2>&1)
-check "host metadata" "$(grep -m1 'broker 1 at' <<<"$meta" | xargs)" grep -q "broker 1 at localhost:$SKIFF_HOST_PORT" <<<"$meta"
-printf '%s\n' "$HOST_RECORDS" | kc_host -P -t "$TOPIC" -p 0 -K: 2>/dev/null
-rc=$?
-check "host produce" "exit $rc" test "$rc" -eq 0
-got=$(consume kc_host)
-check "host consume" "$(wc -l <<<"$got") records" test "$got" = "$HOST_RECORDS"
+# kcat_round LABEL CLIENT ADVERTISED RECORDS EXPECTED NOTE: three checks through one client:
+# metadata advertises ADVERTISED, RECORDS produce, and a consume from the start gives EXPECTED.
+kcat_round() {
+    local label=$1 client=$2 advertised=$3 records=$4 expected=$5 note=$6 meta rc got
+    meta=$("$client" -L 2>&1)
+    check "$label metadata" "$(grep -m1 'broker 1 at' <<<"$meta" | xargs)" grep -q "broker 1 at $advertised" <<<"$meta"
+    printf '%s\n' "$records" | "$client" -P -t "$TOPIC" -p 0 -K: 2>/dev/null
+    rc=$?
+    check "$label produce" "exit $rc" test "$rc" -eq 0
+    got=$(consume "$client")
+    check "$label consume" "$(wc -l <<<"$got") records$note" test "$got" = "$expected"
+}
+# check_data NAME NOTE: a consume from the host gives every record produced above.
+check_data() {
+    local got
+    got=$(consume kc_host)
+    check "$1" "$(wc -l <<<"$got") records$2" test "$got" = "$ALL_RECORDS"
+}
 
+echo "== kcat from the host ($HOSTB)"
+kcat_round host kc_host "localhost:$SKIFF_HOST_PORT" "$HOST_RECORDS" "$HOST_RECORDS" ""
 echo "== kcat from a container on $NET (skiff:9092)"
-meta=$(kc_net -L 2>&1)
-check "network metadata" "$(grep -m1 'broker 1 at' <<<"$meta" | xargs)" grep -q "broker 1 at skiff:9092" <<<"$meta"
-printf '%s\n' "$NET_RECORDS" | kc_net -P -t "$TOPIC" -p 0 -K: 2>/dev/null
-rc=$?
-check "network produce" "exit $rc" test "$rc" -eq 0
-got=$(consume kc_net)
-check "network consume" "$(wc -l <<<"$got") records, the host's first" test "$got" = "$ALL_RECORDS"
+kcat_round network kc_net skiff:9092 "$NET_RECORDS" "$ALL_RECORDS" ", the host's first"
 
 echo "== metrics (127.0.0.1:$SKIFF_METRICS_PORT)"
 metrics=$(curl -fsS -m 10 "http://127.0.0.1:$SKIFF_METRICS_PORT/metrics")
@@ -176,13 +188,12 @@ check "metrics" "$line" grep -qxF "$line" <<<"$metrics"
 # ---- restart, stop ------------------------------------------------------------------------
 echo "== restart"
 t0=$SECONDS
-if timeout 120 "${DC[@]}" restart >/dev/null 2>&1 && wait_healthy 90; then
+if compose_healthy 120 restart; then
     pass "restart" "healthy again after $((SECONDS - t0)) s"
 else
     fail "restart" "not healthy within 90 s"
 fi
-got=$(consume kc_host)
-check "data kept" "$(wc -l <<<"$got") records after restart" test "$got" = "$ALL_RECORDS"
+check_data "data kept" " after restart"
 
 echo "== stop"
 t0=$SECONDS
@@ -194,11 +205,10 @@ logs=$(docker logs "$CID" 2>&1)
 clean=$(grep -c "clean shutdown complete" <<<"$logs")
 check "clean shutdown" "\"clean shutdown complete\" logged $clean times (restart and stop)" test "$clean" -eq 2
 echo "== start after stop"
-if timeout 60 "${DC[@]}" start >/dev/null 2>&1 && wait_healthy 90; then
+if compose_healthy 60 start; then
     ready=$(docker logs "$CID" 2>&1 | grep "storage ready" | tail -1)
     check "skips recovery" "$(grep -o 'clean_start=[a-z]*' <<<"$ready")" grep -q "clean_start=true" <<<"$ready"
-    got=$(consume kc_host)
-    check "data kept after stop" "$(wc -l <<<"$got") records" test "$got" = "$ALL_RECORDS"
+    check_data "data kept after stop" ""
 else
     fail "start after stop" "not healthy within 90 s"
 fi

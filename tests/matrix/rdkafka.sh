@@ -21,7 +21,7 @@ MAP=(
   "offsets_for_times|--test admin list_offsets_and_offsets_for_times|earliest/latest/offsets_for_times"
   "produce_consume|--test produce_consume -- --skip every_compression_codec_round_trips|keys+headers, acks 0/1/all, auto-create, long poll"
   "compression|--test produce_consume every_compression_codec_round_trips|codecs: none gzip snappy lz4 zstd"
-  "groups|--test groups|classic (eager, cooperative-sticky, static) and KIP-848 consumer groups, restart/kill -9"
+  "groups|--test groups_classic --test groups_consumer_protocol --test groups_records|classic (eager, cooperative-sticky, static) and KIP-848 consumer groups, restart/kill -9"
   "compaction|--test compaction|latest value per key, tombstones, cleaner cases"
   "transactions|--test transactions|commit/abort, read_committed, consume-transform-produce, kill -9 timeout abort"
   "special|--test idempotence|idempotent producer: no duplicates across restart and kill -9"

@@ -1,7 +1,7 @@
 """Log compaction seen through confluent-kafka (librdkafka 2.16): a consumer reading a
 compacted topic from offset 0 gets every key's latest value at its original offset,
 tombstones leave after delete.retention.ms and a second cleaning pass, and a keyless record
-is refused with INVALID_RECORD. A subset of COMPACTION.md §6 (scenarios 1, 10, 21-22); the
+is refused with INVALID_RECORD. A subset of docs/compaction.md §6 (scenarios 1, 10, 21-22); the
 full set is tests/rdkafka/tests/compaction.rs.
 
 The broker runs the §6 test profile (fast cleaner back-off); Skiff rolls idle segments on the

@@ -2,6 +2,11 @@
 //! idle segments, `flush.ms`, recovery-point checkpoints, and expiry of idle producer ids
 //! (`producer.id.expiration.ms`).
 //!
+//! Time: the thread wakes every [`TICK`] of real time, but what is due (the retention check
+//! interval, `flush.ms`, the checkpoint and producer-expiry intervals) is measured on the
+//! broker's clock ([`crate::builder::BrokerBuilder::clock`]), so a test with a manual clock
+//! moves time and waits one tick. A clock that goes backwards restarts the intervals.
+//!
 //! Thread safety: the stop flag is a `Mutex<bool>` + `Condvar` so shutdown interrupts the
 //! sleep at once; every log call synchronises itself.
 
@@ -13,14 +18,14 @@ use tracing::{info, warn};
 
 use crate::broker::Broker;
 
-/// How often idle active segments are checked for a `segment.ms` roll and `flush.ms`
+/// How often (real time) idle active segments are checked for a `segment.ms` roll and `flush.ms`
 /// deadlines: fine enough for second-granularity configs, cheap for thousands of logs.
 const TICK: Duration = Duration::from_secs(1);
 /// Kafka's `producer.id.expiration.check.interval.ms` default: how often idle producer ids
 /// are looked for (expiry itself follows `producer.id.expiration.ms`).
-const PRODUCER_EXPIRATION_CHECK: Duration = Duration::from_secs(600);
+const PRODUCER_EXPIRATION_CHECK_MS: i64 = 600_000;
 /// Kafka's `log.flush.offset.checkpoint.interval.ms` default.
-const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(60);
+const CHECKPOINT_INTERVAL_MS: i64 = 60_000;
 
 pub struct Housekeeper {
     stop: Arc<(Mutex<bool>, Condvar)>,
@@ -31,9 +36,11 @@ impl Housekeeper {
     pub fn start(broker: Arc<Broker>) -> std::io::Result<Housekeeper> {
         let stop: Arc<(Mutex<bool>, Condvar)> = Arc::default();
         let for_thread = stop.clone();
+        // The intervals start now, not whenever the thread gets to run.
+        let started_ms = broker.clock.now_ms();
         let thread = std::thread::Builder::new()
             .name("skiff-housekeeper".into())
-            .spawn(move || run(&broker, &for_thread))?;
+            .spawn(move || run(&broker, &for_thread, started_ms))?;
         Ok(Housekeeper {
             stop,
             thread: Some(thread),
@@ -52,14 +59,16 @@ impl Housekeeper {
     }
 }
 
-fn run(broker: &Broker, stop: &(Mutex<bool>, Condvar)) {
-    let retention_every = Duration::from_millis(
-        u64::try_from(broker.config.log_retention_check_interval_ms).unwrap_or(300_000),
-    );
-    let mut last_retention = Instant::now();
-    let mut last_checkpoint = Instant::now();
-    let mut last_producer_expiry = Instant::now();
-    let mut last_flush: HashMap<(String, i32), Instant> = HashMap::new();
+fn run(broker: &Broker, stop: &(Mutex<bool>, Condvar), start: i64) {
+    let retention_every = match broker.config.log_retention_check_interval_ms {
+        ms if ms < 0 => 300_000,
+        ms => ms,
+    };
+    let clock = &broker.clock;
+    let mut last_retention = start;
+    let mut last_checkpoint = start;
+    let mut last_producer_expiry = start;
+    let mut last_flush: HashMap<(String, i32), i64> = HashMap::new();
     loop {
         {
             let (lock, cvar) = stop;
@@ -72,8 +81,9 @@ fn run(broker: &Broker, stop: &(Mutex<bool>, Condvar)) {
             }
         }
         let partitions = broker.topics.all_partitions();
-        let retention_due = last_retention.elapsed() >= retention_every;
-        let expiry_due = last_producer_expiry.elapsed() >= PRODUCER_EXPIRATION_CHECK;
+        let now = clock.now_ms();
+        let retention_due = due(&mut last_retention, now, retention_every);
+        let expiry_due = due(&mut last_producer_expiry, now, PRODUCER_EXPIRATION_CHECK_MS);
         for p in &partitions {
             if let Err(e) = p.log.roll_if_due() {
                 warn!(topic = %p.topic, partition = p.index, error = %e, "time-based roll failed");
@@ -103,8 +113,8 @@ fn run(broker: &Broker, stop: &(Mutex<bool>, Condvar)) {
             let flush_ms = p.log.config().flush_ms;
             if flush_ms != i64::MAX && p.log.flushed_offset() < p.log.log_end_offset() {
                 let key = (p.topic.clone(), p.index);
-                let last = last_flush.entry(key).or_insert_with(Instant::now);
-                if last.elapsed() >= Duration::from_millis(u64::try_from(flush_ms).unwrap_or(0)) {
+                let last = last_flush.entry(key).or_insert(now);
+                if due(last, now, flush_ms) {
                     let started = Instant::now();
                     let flushed = p.log.flush();
                     broker
@@ -113,21 +123,46 @@ fn run(broker: &Broker, stop: &(Mutex<bool>, Condvar)) {
                     if let Err(e) = flushed {
                         warn!(topic = %p.topic, partition = p.index, error = %e, "flush.ms flush failed");
                     }
-                    *last = Instant::now();
+                    *last = clock.now_ms();
                 }
             }
         }
         if retention_due {
-            last_retention = Instant::now();
+            last_retention = clock.now_ms();
         }
         if expiry_due {
-            last_producer_expiry = Instant::now();
+            last_producer_expiry = clock.now_ms();
         }
-        if last_checkpoint.elapsed() >= CHECKPOINT_INTERVAL {
+        if due(&mut last_checkpoint, clock.now_ms(), CHECKPOINT_INTERVAL_MS) {
             if let Err(e) = broker.write_checkpoints() {
                 warn!(error = %e, "writing checkpoints failed");
             }
-            last_checkpoint = Instant::now();
+            last_checkpoint = clock.now_ms();
         }
+    }
+}
+
+/// True when `every` ms have passed since `*last` at `now`. A clock that went backwards
+/// (wall-clock change) restarts the interval from `now` instead of stalling it.
+fn due(last: &mut i64, now: i64, every: i64) -> bool {
+    if now < *last {
+        *last = now;
+    }
+    now.saturating_sub(*last) >= every
+}
+
+#[cfg(test)]
+mod tests {
+    use super::due;
+
+    #[test]
+    fn due_after_the_interval_and_restarted_when_the_clock_goes_back() {
+        let mut last = 1_000;
+        assert!(!due(&mut last, 1_999, 1_000));
+        assert!(due(&mut last, 2_000, 1_000));
+        assert!(!due(&mut last, 500, 1_000), "back in time");
+        assert_eq!(last, 500);
+        assert!(due(&mut last, 1_500, 1_000));
+        assert!(due(&mut last, 1_500, 0));
     }
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use base64::Engine;
 use skiff_cleaner::{CleanerConfig, CleanerHandle, CleanerPool};
 use skiff_config::BrokerConfig;
-use skiff_log::{Clock, LogDir, LogError, SystemClock};
+use skiff_log::{Clock, LogDir, LogError};
 use tracing::info;
 
 use crate::coordinator_host::{CoordinatorStorage, GroupCoordinator, TxnCoordinator};
@@ -67,8 +67,17 @@ pub struct Broker {
 const META_FILE: &str = "meta.properties";
 
 impl Broker {
-    /// Open (and recover) the data dir, load the topics, apply the `[[topic]]` entries.
+    /// Open (and recover) the data dir, load the topics, apply the `[[topic]]` entries, with
+    /// the wall clock; [`Broker::builder`] for anything else.
     pub fn start(config: BrokerConfig) -> Result<Arc<Broker>, StartError> {
+        Broker::builder(config).start()
+    }
+
+    /// [`Broker::start`] with `clock` as the time source (called by the builder).
+    pub(crate) fn open(
+        config: BrokerConfig,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Arc<Broker>, StartError> {
         let started = std::time::Instant::now();
         let config = Arc::new(config);
         let connections = ConnectionQuotas::from_config(&config).map_err(StartError::Config)?;
@@ -82,7 +91,6 @@ impl Broker {
         let cluster_id = load_or_create_meta(&log_dir, &config)?;
         let dynamic = Arc::new(DynamicConfigs::open(log_dir.root(), config.clone())?);
         let live = dynamic.live();
-        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let topics = Arc::new(Topics::load(
             log_dir.clone(),
             live.clone(),
@@ -129,7 +137,7 @@ impl Broker {
             clock,
         });
         broker.apply_configured_topics()?;
-        crate::txn::spawn(&broker).map_err(|e| StartError::Io {
+        skiff_coordinator::txn::spawn(&broker).map_err(|e| StartError::Io {
             context: "starting the transaction coordinator thread".into(),
             source: e,
         })?;

@@ -1,7 +1,11 @@
 //! Routes one decoded request to its handler. The only `match` over API keys.
 //!
-//! Handlers return a [`Reply`]; only the connection knows correlation ids, header versions
-//! and the socket.
+//! Every handler has one shape, `handle(&RequestContext, Request) -> Reply` (async), so every
+//! arm is one line. Each request runs inside one tracing span, `request`, with the fields
+//! `api_key` (its name), `api_version`, `correlation_id`, `client_id` and `listener`; a
+//! reply that waits ([`Reply::Later`]) keeps the span while it waits.
+//!
+//! Handlers return a [`Reply`]; only the connection knows header versions and the socket.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -9,9 +13,13 @@ use std::sync::Arc;
 
 use kafka_protocol::messages::{RequestKind, ResponseKind};
 use skiff_protocol::DecodedRequest;
+use tracing::Instrument;
 
+use crate::acl_operations::Principal;
 use crate::broker::Broker;
-use crate::handlers;
+use crate::context::RequestContext;
+use crate::errors::BrokerError;
+use crate::handlers::*;
 
 pub type ResponseFuture = Pin<Box<dyn Future<Output = ResponseKind> + Send>>;
 
@@ -25,7 +33,8 @@ pub enum Reply {
     Later(ResponseFuture),
     /// acks=0 produce that succeeded: Kafka sends nothing.
     NoResponse,
-    /// acks=0 produce that failed: Kafka closes the connection so the client notices.
+    /// Kafka closes the connection: acks=0 produce that failed (so the client notices), or
+    /// a request Kafka's parser refuses.
     Close(String),
 }
 
@@ -43,121 +52,132 @@ pub async fn dispatch_on(
     client_host: &str,
     listener: &str,
 ) -> Reply {
-    let version = request.api_version;
-    match request.body {
-        RequestKind::ApiVersions(r) => Reply::Respond(ResponseKind::ApiVersions(
-            handlers::api_versions::handle(version, r),
-        )),
-        RequestKind::Metadata(r) => handlers::metadata::handle(broker, version, r, listener).await,
-        RequestKind::Produce(r) => handlers::produce::handle(broker, version, r).await,
-        RequestKind::Fetch(r) => handlers::fetch::handle(broker, version, r),
-        RequestKind::ListOffsets(r) => handlers::list_offsets::handle(broker, version, r).await,
-        RequestKind::CreateTopics(r) => handlers::create_topics::handle(broker, version, r).await,
-        RequestKind::DeleteTopics(r) => handlers::delete_topics::handle(broker, version, r).await,
-        RequestKind::CreatePartitions(r) => {
-            handlers::create_partitions::handle(broker, version, r).await
-        }
-        RequestKind::DescribeConfigs(r) => handlers::describe_configs::handle(broker, version, r),
-        RequestKind::AlterConfigs(r) => handlers::alter_configs::handle(broker, version, r).await,
-        RequestKind::IncrementalAlterConfigs(r) => {
-            handlers::alter_configs::handle_incremental(broker, version, r).await
-        }
-        RequestKind::DeleteRecords(r) => handlers::delete_records::handle(broker, version, r).await,
-        RequestKind::DescribeCluster(r) => {
-            handlers::describe_cluster::handle(broker, version, r, listener)
-        }
-        RequestKind::DescribeLogDirs(r) => {
-            handlers::describe_log_dirs::handle(broker, version, r).await
-        }
-        RequestKind::OffsetForLeaderEpoch(r) => {
-            handlers::offset_for_leader_epoch::handle(broker, version, r)
-        }
-        RequestKind::FindCoordinator(r) => Reply::Respond(ResponseKind::FindCoordinator(
-            handlers::find_coordinator::handle(broker, version, r, listener),
-        )),
-        RequestKind::JoinGroup(r) => {
-            let client_id = client_id(&request.header);
-            handlers::join_group::handle(broker, version, r, &client_id, client_host)
-        }
-        RequestKind::SyncGroup(r) => handlers::sync_group::handle(broker, version, r),
-        RequestKind::Heartbeat(r) => Reply::Respond(ResponseKind::Heartbeat(
-            handlers::heartbeat::handle(broker, version, r),
-        )),
-        RequestKind::LeaveGroup(r) => Reply::Respond(ResponseKind::LeaveGroup(
-            handlers::leave_group::handle(broker, version, r),
-        )),
-        RequestKind::OffsetCommit(r) => handlers::offset_commit::handle(broker, version, r),
-        RequestKind::OffsetFetch(r) => Reply::Respond(ResponseKind::OffsetFetch(
-            handlers::offset_fetch::handle(broker, version, r),
-        )),
-        RequestKind::ListGroups(r) => Reply::Respond(ResponseKind::ListGroups(
-            handlers::list_groups::handle(broker, version, r),
-        )),
-        RequestKind::DescribeGroups(r) => Reply::Respond(ResponseKind::DescribeGroups(
-            handlers::describe_groups::handle(broker, version, r),
-        )),
-        RequestKind::DeleteGroups(r) => handlers::delete_groups::handle(broker, version, r),
-        RequestKind::OffsetDelete(r) => handlers::offset_delete::handle(broker, version, r),
-        RequestKind::ConsumerGroupHeartbeat(r) => {
-            let client_id = client_id(&request.header);
-            Reply::Respond(ResponseKind::ConsumerGroupHeartbeat(
-                handlers::consumer_group_heartbeat::handle(
-                    broker,
-                    version,
-                    r,
-                    &client_id,
-                    client_host,
-                ),
-            ))
-        }
-        RequestKind::ConsumerGroupDescribe(r) => {
-            Reply::Respond(ResponseKind::ConsumerGroupDescribe(
-                handlers::consumer_group_describe::handle(broker, version, r),
-            ))
-        }
-        RequestKind::InitProducerId(r) => {
-            handlers::init_producer_id::handle(broker, version, r).await
-        }
-        RequestKind::AddPartitionsToTxn(r) => {
-            handlers::add_partitions_to_txn::handle(broker, version, r)
-        }
-        RequestKind::AddOffsetsToTxn(r) => handlers::add_offsets_to_txn::handle(broker, version, r),
-        RequestKind::EndTxn(r) => handlers::end_txn::handle(broker, version, r),
-        RequestKind::TxnOffsetCommit(r) => handlers::txn_offset_commit::handle(broker, version, r),
-        RequestKind::ListTransactions(r) => Reply::Respond(ResponseKind::ListTransactions(
-            handlers::list_transactions::handle(broker, version, r),
-        )),
-        RequestKind::DescribeTransactions(r) => Reply::Respond(ResponseKind::DescribeTransactions(
-            handlers::describe_transactions::handle(broker, version, r),
-        )),
-        RequestKind::DescribeProducers(r) => Reply::Respond(ResponseKind::DescribeProducers(
-            handlers::describe_producers::handle(broker, version, r),
-        )),
-        RequestKind::DescribeAcls(r) => handlers::acls::describe(version, r),
-        RequestKind::CreateAcls(r) => handlers::acls::create(version, r),
-        RequestKind::DeleteAcls(r) => handlers::acls::delete(version, r),
+    let ctx = RequestContext {
+        broker: broker.clone(),
+        api_key: request.api_key,
+        api_version: request.api_version,
+        correlation_id: request.header.correlation_id,
+        client_id: request
+            .header
+            .client_id
+            .as_ref()
+            .map(|c| c.to_string())
+            .unwrap_or_default(),
+        client_host: client_host.to_string(),
+        listener: listener.to_string(),
+        principal: Principal::ANONYMOUS,
+    };
+    dispatch_request(ctx, request.body).await
+}
+
+/// Runs the handler of `body` inside the request's span.
+pub async fn dispatch_request(ctx: RequestContext, body: RequestKind) -> Reply {
+    let span = tracing::info_span!(
+        "request",
+        api_key = ?ctx.api_key,
+        api_version = ctx.api_version,
+        correlation_id = ctx.correlation_id,
+        client_id = %ctx.client_id,
+        listener = %ctx.listener,
+    );
+    match route(&ctx, body).instrument(span.clone()).await {
+        Reply::Later(future) => Reply::Later(Box::pin(future.instrument(span))),
+        reply => reply,
+    }
+}
+
+async fn route(ctx: &RequestContext, body: RequestKind) -> Reply {
+    match body {
+        RequestKind::ApiVersions(r) => api_versions::handle(ctx, r).await,
+        RequestKind::Metadata(r) => metadata::handle(ctx, r).await,
+        RequestKind::Produce(r) => produce::handle(ctx, r).await,
+        RequestKind::Fetch(r) => fetch::handle(ctx, r).await,
+        RequestKind::ListOffsets(r) => list_offsets::handle(ctx, r).await,
+        RequestKind::CreateTopics(r) => create_topics::handle(ctx, r).await,
+        RequestKind::DeleteTopics(r) => delete_topics::handle(ctx, r).await,
+        RequestKind::CreatePartitions(r) => create_partitions::handle(ctx, r).await,
+        RequestKind::DescribeConfigs(r) => describe_configs::handle(ctx, r).await,
+        RequestKind::AlterConfigs(r) => alter_configs::handle(ctx, r).await,
+        RequestKind::IncrementalAlterConfigs(r) => alter_configs::handle_incremental(ctx, r).await,
+        RequestKind::DeleteRecords(r) => delete_records::handle(ctx, r).await,
+        RequestKind::DescribeCluster(r) => describe_cluster::handle(ctx, r).await,
+        RequestKind::DescribeLogDirs(r) => describe_log_dirs::handle(ctx, r).await,
+        RequestKind::OffsetForLeaderEpoch(r) => offset_for_leader_epoch::handle(ctx, r).await,
+        RequestKind::FindCoordinator(r) => find_coordinator::handle(ctx, r).await,
+        RequestKind::JoinGroup(r) => join_group::handle(ctx, r).await,
+        RequestKind::SyncGroup(r) => sync_group::handle(ctx, r).await,
+        RequestKind::Heartbeat(r) => heartbeat::handle(ctx, r).await,
+        RequestKind::LeaveGroup(r) => leave_group::handle(ctx, r).await,
+        RequestKind::OffsetCommit(r) => offset_commit::handle(ctx, r).await,
+        RequestKind::OffsetFetch(r) => offset_fetch::handle(ctx, r).await,
+        RequestKind::ListGroups(r) => list_groups::handle(ctx, r).await,
+        RequestKind::DescribeGroups(r) => describe_groups::handle(ctx, r).await,
+        RequestKind::DeleteGroups(r) => delete_groups::handle(ctx, r).await,
+        RequestKind::OffsetDelete(r) => offset_delete::handle(ctx, r).await,
+        RequestKind::ConsumerGroupHeartbeat(r) => consumer_group_heartbeat::handle(ctx, r).await,
+        RequestKind::ConsumerGroupDescribe(r) => consumer_group_describe::handle(ctx, r).await,
+        RequestKind::InitProducerId(r) => init_producer_id::handle(ctx, r).await,
+        RequestKind::AddPartitionsToTxn(r) => add_partitions_to_txn::handle(ctx, r).await,
+        RequestKind::AddOffsetsToTxn(r) => add_offsets_to_txn::handle(ctx, r).await,
+        RequestKind::EndTxn(r) => end_txn::handle(ctx, r).await,
+        RequestKind::TxnOffsetCommit(r) => txn_offset_commit::handle(ctx, r).await,
+        RequestKind::ListTransactions(r) => list_transactions::handle(ctx, r).await,
+        RequestKind::DescribeTransactions(r) => describe_transactions::handle(ctx, r).await,
+        RequestKind::DescribeProducers(r) => describe_producers::handle(ctx, r).await,
+        RequestKind::DescribeAcls(r) => acls::describe(ctx, r).await,
+        RequestKind::CreateAcls(r) => acls::create(ctx, r).await,
+        RequestKind::DeleteAcls(r) => acls::delete(ctx, r).await,
         _ => Reply::Close(format!(
             "{:?} is advertised by no handler; closing",
-            request.api_key
+            ctx.api_key
         )),
     }
 }
 
-/// Run blocking storage work off the runtime's worker threads.
+/// Runs blocking work (anything that may touch disk or take a partition's append lock; the
+/// rule is in [`crate::handlers`]) off the runtime's worker threads. A task that panicked is
+/// [`BrokerError::Internal`]: the caller answers UNKNOWN_SERVER_ERROR, per item where the
+/// response has per-item codes, and keeps the connection open.
 pub async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, String> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| format!("storage task failed: {e}"))
+) -> Result<T, BrokerError> {
+    tokio::task::spawn_blocking(f).await.map_err(failed_task)
 }
 
-/// The request's client id (empty when the client sent none), owned so that long-lived
-/// group state does not pin the request frame.
-fn client_id(header: &kafka_protocol::messages::RequestHeader) -> String {
-    header
-        .client_id
-        .as_ref()
-        .map(|c| c.to_string())
-        .unwrap_or_default()
+/// The one conversion of a failed blocking task into a broker error (logged once, here).
+pub fn failed_task(e: tokio::task::JoinError) -> BrokerError {
+    tracing::error!(error = %e, "blocking task failed");
+    BrokerError::Internal(format!("storage task failed: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::errors::kafka_error;
+    use kafka_protocol::messages::ApiKey;
+    use kafka_protocol::ResponseError;
+
+    #[tokio::test]
+    async fn a_panicking_blocking_task_is_an_internal_error_answered_unknown_server_error() {
+        let failed = blocking(|| -> i32 { panic!("boom") }).await;
+        let err = failed.expect_err("the task panicked");
+        assert!(matches!(err, BrokerError::Internal(_)), "{err:?}");
+        assert!(err.to_string().starts_with("storage task failed"), "{err}");
+        for api in [
+            ApiKey::Produce,
+            ApiKey::Fetch,
+            ApiKey::ListOffsets,
+            ApiKey::CreateTopics,
+            ApiKey::DescribeProducers,
+            ApiKey::InitProducerId,
+            ApiKey::EndTxn,
+        ] {
+            assert_eq!(
+                kafka_error(api, 9, &err),
+                ResponseError::UnknownServerError,
+                "{api:?}"
+            );
+        }
+        assert_eq!(blocking(|| 7).await.ok(), Some(7));
+    }
 }

@@ -2,12 +2,16 @@
 //!
 //! Layers: `net` owns sockets and framing, `dispatch` routes one decoded request to its
 //! handler in `handlers`, handlers return a [`dispatch::Reply`] value and never touch the
-//! socket. Shared state lives in one [`Broker`] (`Arc`) passed to every handler.
+//! socket. Every handler receives one [`context::RequestContext`] (the shared [`Broker`],
+//! API version, client, listener, principal) and reports failures as one typed
+//! [`errors::BrokerError`], which [`errors::kafka_error`] turns into Kafka's code.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod acl_operations;
 pub mod background;
 pub mod broker;
+pub mod builder;
+pub mod context;
 pub mod coordinator_host;
 pub mod dispatch;
 pub mod durability;
@@ -21,7 +25,5 @@ pub mod producer_ids;
 pub mod topics;
 
 pub use broker::{Broker, StartError};
+pub use builder::BrokerBuilder;
 pub use net::listener::{serve, serve_listener};
-/// The coordinators live in `skiff-coordinator`; re-exported under their old paths.
-pub use skiff_coordinator::groups as coordinator;
-pub use skiff_coordinator::txn;

@@ -17,7 +17,7 @@ fn s(v: &str) -> StrBytes {
 
 async fn start() -> (tempfile::TempDir, Arc<Broker>) {
     let dir = tempfile::tempdir().unwrap();
-    let broker = common::start_on(dir.path(), &[]).await;
+    let broker = common::broker(dir.path()).start().await;
     (dir, broker)
 }
 

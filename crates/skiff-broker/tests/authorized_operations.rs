@@ -26,22 +26,15 @@ fn s(v: &str) -> StrBytes {
 
 async fn start() -> (tempfile::TempDir, Arc<Broker>) {
     let dir = tempfile::tempdir().unwrap();
-    let broker = common::start_on(
-        dir.path(),
-        &[
+    let broker = common::broker(dir.path())
+        .sets(&[
             "auto.create.topics.enable=false",
             "offsets.topic.num.partitions=1",
-        ],
-    )
-    .await;
-    let b = broker.clone();
-    tokio::task::spawn_blocking(move || b.topics.create("t", 1, Default::default(), false))
-        .await
-        .unwrap()
-        .unwrap();
-    while !broker.coordinator.is_loaded() {
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
+        ])
+        .wait_groups()
+        .start()
+        .await;
+    common::create_topic(&broker, "t", 1).await;
     (dir, broker)
 }
 

@@ -1,7 +1,8 @@
 //! A bug (a panic) inside a cleaning pass is contained (issue 12, item 7): the partition is
 //! marked uncleanable (visible in its status and in /metrics), the other partitions are still
 //! cleaned, and DeleteTopics of that topic, /metrics and shutdown all finish. Every wait is
-//! bounded so that a regression fails instead of hanging.
+//! bounded so that a regression fails instead of hanging. The broker runs on a manual clock:
+//! `segment.ms` rolls and retry back-offs are reached by moving it, not by sleeping.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -14,7 +15,7 @@ use kafka_protocol::messages::{ApiKey, DeleteTopicsRequest, RequestKind, Respons
 use kafka_protocol::protocol::StrBytes;
 use skiff_broker::Broker;
 use skiff_cleaner::CompactionStatus;
-use skiff_log::{AppendValidation, Clock, SystemClock};
+use skiff_log::{AppendValidation, Clock, ManualClock};
 use skiff_records::{BatchBuilder, Compression};
 
 /// How long any one step may take before the test calls it a hang.
@@ -27,8 +28,9 @@ fn compacted() -> BTreeMap<String, String> {
         .collect()
 }
 
-/// A compacted one-partition topic with 50 records over 5 keys in a sealed segment.
-fn filled_topic(broker: &Broker, name: &str) {
+/// A compacted one-partition topic with 50 records over 5 keys in a sealed segment (rolled by
+/// `segment.ms` once the clock has moved past it).
+fn filled_topic(broker: &Broker, clock: &ManualClock, name: &str) {
     broker.topics.create(name, 1, compacted(), false).unwrap();
     let log = broker
         .topics
@@ -38,21 +40,22 @@ fn filled_topic(broker: &Broker, name: &str) {
         .unwrap()
         .log
         .clone();
-    let now = SystemClock.now_ms();
+    let now = clock.now_ms();
     for i in 0..50 {
         let mut b = BatchBuilder::new(0, Compression::None);
         b.push(now, Some(format!("k{}", i % 5).as_bytes()), Some(b"v"), &[]);
         log.append(&b.build().unwrap(), 0, &AppendValidation { now_ms: now })
             .unwrap();
     }
-    let deadline = Instant::now() + BOUND;
-    while !log.roll_if_due().unwrap() {
-        assert!(
-            Instant::now() < deadline,
-            "{name}: segment.ms roll never due"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        !log.roll_if_due().unwrap(),
+        "{name}: rolled before segment.ms"
+    );
+    clock.advance(101);
+    assert!(
+        log.roll_if_due().unwrap(),
+        "{name}: segment.ms roll not due"
+    );
 }
 
 /// Polls the cleaner's status of `topic`-0 until `done` holds.
@@ -79,16 +82,17 @@ async fn wait_for(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_pass_marks_the_partition_uncleanable_and_wedges_nothing() {
     let dir = tempfile::tempdir().unwrap();
+    let clock = common::manual_clock();
     // One thread: without containment the panic would kill the only cleaner thread.
-    let broker = common::start_on(
-        dir.path(),
-        &["log.cleaner.threads=1", "log.cleaner.backoff.ms=50"],
-    )
-    .await;
+    let broker = common::broker(dir.path())
+        .sets(&["log.cleaner.threads=1", "log.cleaner.backoff.ms=50"])
+        .clock(clock.clone())
+        .start()
+        .await;
     let (faulty, healthy) = ("faults-panicking", "faults-healthy");
     skiff_cleaner::fault::panic_passes_of(faulty);
-    filled_topic(&broker, faulty);
-    filled_topic(&broker, healthy);
+    filled_topic(&broker, &clock, faulty);
+    filled_topic(&broker, &clock, healthy);
 
     let failed = wait_for(&broker, faulty, "marked uncleanable", |s| {
         s.uncleanable.is_some() && !s.in_progress
@@ -101,7 +105,10 @@ async fn a_panicking_pass_marks_the_partition_uncleanable_and_wedges_nothing() {
     // The other partition is still cleaned, by the same (surviving) thread.
     let cleaned = wait_for(&broker, healthy, "cleaned", |s| s.last_pass.is_some()).await;
     assert_eq!(cleaned.last_error, None);
-    // Skipped, not retried: the failure count stays at one over many back-off periods.
+    // Skipped, not retried: the failure count stays at one over many back-off periods. The
+    // clock moves past the longest retry delay (5 min), so a failure that were only retried
+    // with back-off would be due; the cleaner thread's rounds (every 50 ms) are real time.
+    clock.advance(300_001);
     tokio::time::sleep(Duration::from_millis(500)).await;
     let still = broker.compaction_status(faulty, 0).unwrap();
     assert_eq!((still.totals.failures, still.in_progress), (1, false));
@@ -140,7 +147,7 @@ async fn a_panicking_pass_marks_the_partition_uncleanable_and_wedges_nothing() {
 
     // A topic re-created under the name starts afresh and is cleaned.
     skiff_cleaner::fault::stop_panicking(faulty);
-    filled_topic(&broker, faulty);
+    filled_topic(&broker, &clock, faulty);
     let again = wait_for(&broker, faulty, "cleaned after re-creation", |s| {
         s.last_pass.is_some()
     })

@@ -25,21 +25,19 @@ fn s(v: &str) -> StrBytes {
     StrBytes::from_string(v.to_string())
 }
 
-async fn start(dir: &std::path::Path, sets: &[&str]) -> Arc<Broker> {
-    let mut all = vec!["offsets.topic.num.partitions=1"];
-    all.extend_from_slice(sets);
-    let broker = common::start_on(dir, &all).await;
-    while !broker.coordinator.is_loaded() {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    broker
+/// A broker with one offsets partition, `sets` applied last, its group coordinator loaded.
+fn configs_broker(dir: &std::path::Path, sets: &[&str]) -> common::TestBroker {
+    common::broker(dir)
+        .sets(&["offsets.topic.num.partitions=1"])
+        .sets(sets)
+        .wait_groups()
 }
 
-async fn stop(broker: Arc<Broker>) {
-    tokio::task::spawn_blocking(move || broker.shutdown().unwrap())
-        .await
-        .unwrap();
+async fn start(dir: &std::path::Path, sets: &[&str]) -> Arc<Broker> {
+    configs_broker(dir, sets).start().await
 }
+
+use common::stop;
 
 /// IncrementalAlterConfigs of one resource; (error code, message).
 async fn incremental(
@@ -508,17 +506,37 @@ async fn beat(
     r
 }
 
+/// A group's state as ListGroups (v5) reports it.
+async fn group_state(b: &Arc<Broker>, group: &str) -> String {
+    let ResponseKind::ListGroups(r) = common::call(
+        b,
+        ApiKey::ListGroups,
+        5,
+        RequestKind::ListGroups(ListGroupsRequest::default()),
+    )
+    .await
+    else {
+        panic!("not a ListGroups response")
+    };
+    let g = r.groups.iter().find(|g| g.group_id.0.as_str() == group);
+    g.unwrap().group_state.to_string()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn coordinator_honours_group_session_timeout_and_heartbeat_interval() {
     let dir = tempfile::tempdir().unwrap();
+    // Session deadlines are judged on the broker's clock; the coordinator ticks every 50 ms.
+    let clock = common::manual_clock();
     // Bounds low enough for a short test; the broker's own session timeout stays long.
-    let b = start(
+    let b = configs_broker(
         dir.path(),
         &[
             "group.consumer.min.session.timeout.ms=200",
             "group.consumer.min.heartbeat.interval.ms=100",
         ],
     )
+    .clock(clock.clone())
+    .start()
     .await;
     b.topics.create("t", 1, BTreeMap::new(), false).unwrap();
     assert_eq!(
@@ -537,9 +555,20 @@ async fn coordinator_honours_group_session_timeout_and_heartbeat_interval() {
     assert_eq!(slow.error_code, 0, "{:?}", slow.error_message);
     assert_eq!(slow.heartbeat_interval_ms, 5000);
 
-    // Silent for longer than the group's 300 ms: the member is expired (the coordinator ticks
-    // every 50 ms); the other group's member, under the broker's 45 s, is not.
-    tokio::time::sleep(Duration::from_millis(1000)).await;
+    // Silent for longer than the group's 300 ms: the member is expired at the coordinator's
+    // next tick, which empties its group; the other group's member, under the broker's 45 s,
+    // is not.
+    assert_ne!(group_state(&b, "fast").await, "Empty");
+    clock.advance(1_000);
+    let deadline = std::time::Instant::now() + common::BOUND;
+    while group_state(&b, "fast").await != "Empty" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the fast group's member never expired"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_ne!(group_state(&b, "slow").await, "Empty");
     let again = beat(&b, "fast", "m-fast", fast.member_epoch).await;
     assert_eq!(
         again.error_code, 25,

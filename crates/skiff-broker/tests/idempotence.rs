@@ -17,7 +17,7 @@ use kafka_protocol::ResponseError;
 use skiff_broker::Broker;
 
 async fn start(dir: &Path) -> Arc<Broker> {
-    common::start_on(dir, &[]).await
+    common::broker(dir).start().await
 }
 
 async fn init(broker: &Arc<Broker>, txn: Option<&str>) -> InitProducerIdResponse {
@@ -78,11 +78,7 @@ async fn produce(broker: &Arc<Broker>, records: Bytes) -> (i16, i64) {
 async fn idempotent_produce_end_to_end_through_dispatch() {
     let dir = tempfile::tempdir().unwrap();
     let broker = start(dir.path()).await;
-    let b = broker.clone();
-    tokio::task::spawn_blocking(move || b.topics.create("t", 1, Default::default(), false))
-        .await
-        .unwrap()
-        .unwrap();
+    common::create_topic(&broker, "t", 1).await;
 
     let first = init(&broker, None).await;
     let second = init(&broker, None).await;
@@ -91,9 +87,14 @@ async fn idempotent_produce_end_to_end_through_dispatch() {
     assert!(second.producer_id.0 > first.producer_id.0);
     // A transactional id: the transaction coordinator answers once it has loaded, and
     // each new InitProducerId bumps the epoch of the same producer id.
+    let deadline = std::time::Instant::now() + common::BOUND;
     let mut txn = init(&broker, Some("tx")).await;
     while txn.error_code == ResponseError::CoordinatorLoadInProgress.code() {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the transaction coordinator never loaded"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         txn = init(&broker, Some("tx")).await;
     }
     assert_eq!((txn.error_code, txn.producer_epoch), (0, 0));
@@ -127,11 +128,7 @@ async fn idempotent_produce_end_to_end_through_dispatch() {
         .clone();
     assert_eq!(log.log_end_offset(), 6);
 
-    let b = broker.clone();
-    tokio::task::spawn_blocking(move || b.shutdown())
-        .await
-        .unwrap()
-        .unwrap();
+    common::stop(broker.clone()).await;
     drop(log);
     drop(broker);
 
@@ -144,9 +141,5 @@ async fn idempotent_produce_end_to_end_through_dispatch() {
     // The producer state came back: the last batch is still a duplicate.
     assert_eq!(produce(&broker, idem(pid, 1, 0, 1)).await, (0, 5));
     assert_eq!(produce(&broker, idem(pid, 1, 1, 1)).await, (0, 6));
-    let b = broker.clone();
-    tokio::task::spawn_blocking(move || b.shutdown())
-        .await
-        .unwrap()
-        .unwrap();
+    common::stop(broker).await;
 }

@@ -1,6 +1,8 @@
 //! DescribeLogDirs reports each partition's size and the filesystem's space.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::sync::Arc;
 
 use kafka_protocol::messages::{
@@ -13,12 +15,7 @@ use skiff_protocol::DecodedRequest;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sizes_and_space_are_reported() {
     let dir = tempfile::tempdir().unwrap();
-    let sets = vec![format!("log.dirs={}", dir.path().display())];
-    let (config, _) = skiff_config::load(None, &sets, Vec::<(String, String)>::new()).unwrap();
-    let broker: Arc<Broker> = tokio::task::spawn_blocking(move || Broker::start(config))
-        .await
-        .unwrap()
-        .unwrap();
+    let broker: Arc<Broker> = common::broker(dir.path()).start().await;
     let b = broker.clone();
     let size = tokio::task::spawn_blocking(move || {
         let topic = b

@@ -1,6 +1,8 @@
 //! Network tests: raw bytes over TCP to a real in-process server on port 0.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,7 +14,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use skiff_broker::Broker;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 struct Server {
@@ -29,22 +31,12 @@ async fn start() -> Server {
 /// A server with `sets` (`key=value`) applied after `log.dirs`.
 async fn start_with(extra: &[&str]) -> Server {
     let dir = tempfile::tempdir().unwrap();
-    let mut sets = vec![format!("log.dirs={}", dir.path().display())];
-    sets.extend(extra.iter().map(|s| s.to_string()));
-    let (config, _) = skiff_config::load(None, &sets, Vec::<(String, String)>::new()).unwrap();
-    let broker = tokio::task::spawn_blocking(move || Broker::start(config))
-        .await
-        .unwrap()
-        .unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, rx) = watch::channel(false);
-    tokio::spawn(skiff_broker::serve(listener, broker.clone(), rx));
+    let served = common::broker(dir.path()).sets(extra).serve().await;
     Server {
-        addr,
-        _stop: stop,
+        addr: served.addr,
+        _stop: served.stop,
         _dir: dir,
-        _broker: broker,
+        _broker: served.broker,
     }
 }
 

@@ -11,6 +11,8 @@
 //! binary so that the thread check sees only this broker's threads.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,10 +24,8 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Encodable, StrBytes};
 use skiff_broker::background::Housekeeper;
-use skiff_broker::Broker;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::net::TcpStream;
 
 const PARTITIONS: i32 = 4;
 /// Requests each load connection keeps in flight.
@@ -139,27 +139,22 @@ fn skiff_threads() -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_under_load_stops_every_writer_before_the_logs_close() {
     let dir = tempfile::tempdir().unwrap();
-    let sets = vec![
-        format!("log.dirs={}", dir.path().display()),
-        "offsets.topic.num.partitions=4".to_string(),
-        "transaction.state.log.num.partitions=2".to_string(),
-        "transaction.abort.timed.out.transaction.cleanup.interval.ms=10".to_string(),
-    ];
-    let (config, _) = skiff_config::load(None, &sets, Vec::<(String, String)>::new()).unwrap();
-    let broker = tokio::task::spawn_blocking(move || Broker::start(config))
-        .await
-        .unwrap()
-        .unwrap();
-    let b = broker.clone();
-    tokio::task::spawn_blocking(move || {
-        b.topics.create("t", PARTITIONS, Default::default(), false)
-    })
-    .await
-    .unwrap()
-    .unwrap();
-    while !broker.coordinator.is_loaded() || !broker.txn.is_loaded() {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    // The wall clock: the housekeeping and coordinator threads do their real work meanwhile.
+    let common::Served {
+        addr,
+        broker,
+        stop,
+        server,
+    } = common::broker(dir.path())
+        .sets(&[
+            "offsets.topic.num.partitions=4",
+            "transaction.state.log.num.partitions=2",
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms=10",
+        ])
+        .wait_coordinators()
+        .serve()
+        .await;
+    common::create_topic(&broker, "t", PARTITIONS).await;
     let running = skiff_threads();
     for name in ["skiff-coordinat", "skiff-txn", "skiff-flusher"] {
         assert!(
@@ -168,10 +163,6 @@ async fn shutdown_under_load_stops_every_writer_before_the_logs_close() {
         );
     }
     let housekeeper = Housekeeper::start(broker.clone()).unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, rx) = watch::channel(false);
-    let server = tokio::spawn(skiff_broker::serve(listener, broker.clone(), rx));
 
     let produced = Arc::new(AtomicU64::new(0));
     let committed = Arc::new(AtomicU64::new(0));

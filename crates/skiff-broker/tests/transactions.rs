@@ -12,27 +12,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::call;
+use common::{call, stop};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
 use skiff_broker::Broker;
 
-async fn start(dir: &Path, extra: &[&str]) -> Arc<Broker> {
-    let mut sets = vec![
-        "transaction.state.log.num.partitions=2",
-        "offsets.topic.num.partitions=1",
-    ];
-    sets.extend_from_slice(extra);
-    common::start_on(dir, &sets).await
+/// A broker with few coordinator partitions, `extra` settings applied last.
+fn txn_broker(dir: &Path, extra: &[&str]) -> common::TestBroker {
+    common::broker(dir)
+        .sets(&[
+            "transaction.state.log.num.partitions=2",
+            "offsets.topic.num.partitions=1",
+        ])
+        .sets(extra)
 }
 
-async fn stop(broker: Arc<Broker>) {
-    let b = broker.clone();
-    tokio::task::spawn_blocking(move || b.shutdown())
-        .await
-        .unwrap()
-        .unwrap();
+async fn start(dir: &Path, extra: &[&str]) -> Arc<Broker> {
+    txn_broker(dir, extra).start().await
 }
 
 fn tid(t: &str) -> TransactionalId {
@@ -41,7 +38,8 @@ fn tid(t: &str) -> TransactionalId {
 
 /// InitProducerId for `txn`, waiting out the coordinator's load: (producer id, epoch).
 async fn init(broker: &Arc<Broker>, txn: &str) -> (i64, i16) {
-    for _ in 0..500 {
+    let deadline = std::time::Instant::now() + common::BOUND;
+    while std::time::Instant::now() < deadline {
         let body = InitProducerIdRequest::default()
             .with_transactional_id(Some(tid(txn)))
             .with_transaction_timeout_ms(60_000);
@@ -57,7 +55,7 @@ async fn init(broker: &Arc<Broker>, txn: &str) -> (i64, i16) {
             other => panic!("{other:?}"),
         };
         if r.error_code == ResponseError::CoordinatorLoadInProgress.code() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            tokio::time::sleep(Duration::from_millis(5)).await;
             continue;
         }
         assert_eq!(r.error_code, 0);
@@ -183,13 +181,7 @@ async fn produce(
 }
 
 async fn create_topic(broker: &Arc<Broker>, partitions: i32) {
-    let b = broker.clone();
-    tokio::task::spawn_blocking(move || {
-        b.topics.create("t", partitions, Default::default(), false)
-    })
-    .await
-    .unwrap()
-    .unwrap();
+    common::create_topic(broker, "t", partitions).await;
 }
 
 fn end_offset(broker: &Broker, partition: i32) -> i64 {
@@ -378,30 +370,51 @@ async fn list_transactions_v2_filters_by_a_whole_id_pattern() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_transactional_ids_expire_and_stay_gone_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
+    // Expiry is judged on the broker's clock; the cleanup thread looks every 50 ms.
+    let clock = common::manual_clock();
     let settings = [
         "transactional.id.expiration.ms=300",
         "transaction.remove.expired.transaction.cleanup.interval.ms=50",
     ];
-    let broker = start(dir.path(), &settings).await;
+    let broker = txn_broker(dir.path(), &settings)
+        .clock(clock.clone())
+        .start()
+        .await;
     create_topic(&broker, 1).await;
     let (idle_pid, _) = init(&broker, "idle").await;
     let (pid, epoch) = init(&broker, "busy").await;
     add_partitions(&broker, "busy", pid, epoch, &[0]).await;
     assert_eq!(listed(&broker).await, vec!["busy", "idle"]);
+    // However long real time passes, nothing expires while the clock stands still.
+    let b = broker.clone();
+    let removed = tokio::task::spawn_blocking(move || b.txn.expire_transactional_ids(300))
+        .await
+        .unwrap();
+    assert_eq!(removed, 0);
+    assert_eq!(listed(&broker).await, vec!["busy", "idle"]);
 
-    let mut waited = 0;
+    clock.advance(301);
+    let deadline = std::time::Instant::now() + common::BOUND;
     while listed(&broker).await.contains(&"idle".to_string()) {
-        assert!(waited < 100, "the idle id never expired");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        waited += 1;
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the idle id never expired"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    // The ongoing transaction keeps its id however long it is idle.
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // The ongoing transaction keeps its id however long it is idle (well past the expiration,
+    // within its 60 s transaction timeout); asked directly, so no thread run is waited for.
+    clock.advance(10_000);
+    let b = broker.clone();
+    let removed = tokio::task::spawn_blocking(move || b.txn.expire_transactional_ids(300))
+        .await
+        .unwrap();
+    assert_eq!(removed, 0);
     assert_eq!(listed(&broker).await, vec!["busy"]);
     stop(broker).await;
 
     // The tombstone keeps it gone; a producer using the id again starts afresh.
-    let broker = start(dir.path(), &settings).await;
+    let broker = txn_broker(dir.path(), &settings).clock(clock).start().await;
     let _ = init(&broker, "probe").await;
     let ids = listed(&broker).await;
     assert!(!ids.contains(&"idle".to_string()), "{ids:?}");

@@ -2,14 +2,14 @@
 //! response encodes at that version (kafka-protocol refuses fields a version lacks).
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::sync::Arc;
 
 use bytes::Bytes;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
-use skiff_broker::dispatch::{dispatch, Reply};
 use skiff_broker::Broker;
-use skiff_protocol::DecodedRequest;
 
 fn s(v: &str) -> StrBytes {
     StrBytes::from_string(v.to_string())
@@ -592,41 +592,28 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_advertised_version_answers_and_encodes() {
     let dir = tempfile::tempdir().unwrap();
-    let sets = vec![
-        format!("log.dirs={}", dir.path().display()),
-        // Group joins complete at once instead of waiting for more members.
-        "group.initial.rebalance.delay.ms=0".to_string(),
-        "offsets.topic.num.partitions=3".to_string(),
-    ];
-    let (config, _) = skiff_config::load(None, &sets, Vec::<(String, String)>::new()).unwrap();
-    let broker: Arc<Broker> = tokio::task::spawn_blocking(move || Broker::start(config))
-        .await
-        .unwrap()
-        .unwrap();
+    let broker: Arc<Broker> = common::broker(dir.path())
+        .sets(&[
+            // Group joins complete at once instead of waiting for more members.
+            "group.initial.rebalance.delay.ms=0",
+            "offsets.topic.num.partitions=3",
+        ])
+        .start()
+        .await;
     let b = broker.clone();
     let topic =
         tokio::task::spawn_blocking(move || b.topics.create("t", 1, Default::default(), false))
             .await
             .unwrap()
             .unwrap();
-    while !broker.coordinator.is_loaded() || !broker.txn.is_loaded() {
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
+    common::wait_until("the coordinators to load", || {
+        broker.coordinator.is_loaded() && broker.txn.is_loaded()
+    })
+    .await;
     for &(key, min, max) in skiff_protocol::SUPPORTED {
         for version in min..=max {
             for body in requests(version, key, topic.id) {
-                let request = DecodedRequest {
-                    api_key: key,
-                    api_version: version,
-                    header: RequestHeader::default(),
-                    body,
-                };
-                let response = match dispatch(&broker, request, "/127.0.0.1").await {
-                    Reply::Respond(r) => r,
-                    Reply::Later(f) => f.await,
-                    Reply::NoResponse => panic!("{key:?} v{version}: no response"),
-                    Reply::Close(why) => panic!("{key:?} v{version}: closed: {why}"),
-                };
+                let response = common::call(&broker, key, version, body).await;
                 skiff_protocol::encode_response(1, key, version, &response)
                     .unwrap_or_else(|e| panic!("{key:?} v{version}: {e}"));
             }

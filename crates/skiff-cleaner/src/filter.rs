@@ -1,4 +1,4 @@
-//! Per-batch and per-record retention of a cleaning pass (COMPACTION.md §2.6, §2.7, §2.9;
+//! Per-batch and per-record retention of a cleaning pass (docs/compaction.md §2.6, §2.7, §2.9;
 //! Kafka's `Cleaner.cleanInto` + `MemoryRecords.filterTo`).
 //!
 //! Pure: takes one stored batch and the pass context, returns what to write (the batch copied
@@ -12,7 +12,7 @@
 //! recomputed against it). A header-only batch (no records, codec none, `baseTimestamp = -1`,
 //! original `maxTimestamp`) replaces a batch whose records all went but which must stay.
 //!
-//! Transactions (COMPACTION.md §2.8): [`FilterContext::discard_batch_records`] answers `true`
+//! Transactions (docs/compaction.md §2.8): [`FilterContext::discard_batch_records`] answers `true`
 //! for data batches of aborted transactions (from the log's transaction index; the pass never
 //! covers undecided ones, it stops at the last stable offset), so they go whatever their keys,
 //! leaving only an empty header when it is the producer's last batch (§2.9). A marker the pass
@@ -135,7 +135,7 @@ impl BatchResult {
     }
 }
 
-/// Decides the fate of one stored batch (COMPACTION.md §2.6 steps 2–5); markers are kept.
+/// Decides the fate of one stored batch (docs/compaction.md §2.6 steps 1–4); markers are kept.
 pub fn filter_batch(
     header: &BatchHeader,
     batch: &[u8],

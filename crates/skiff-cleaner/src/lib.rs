@@ -1,10 +1,11 @@
 //! skiff-cleaner: log compaction (`cleanup.policy=compact`) for Skiff, following Apache Kafka's
-//! observable behaviour (COMPACTION.md §2) with Skiff's scheduling and visibility improvements.
+//! observable behaviour (docs/compaction.md §2) with Skiff's scheduling and visibility improvements.
 //!
 //! Pieces: [`planner`] (pure: which offsets are cleanable, which log to clean, segment groups),
 //! [`offset_map`] (bounded key → latest offset map), [`filter`] (per-batch/per-record retention,
 //! delete horizons, empty batches), [`pass`] (one cleaning pass over a [`skiff_log::Log`]),
-//! [`status`] (per-partition compaction status) and [`pool`] (the `skiff-cleaner-N` threads).
+//! [`status`] (per-partition compaction status), [`states`] (in progress / aborted / paused /
+//! uncleanable, and the moves between them) and [`pool`] (the `skiff-cleaner-N` threads).
 //! Synchronous std threads only; no async runtime and no protocol types.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
@@ -17,6 +18,7 @@ pub mod offset_map;
 pub mod pass;
 pub mod planner;
 pub mod pool;
+pub mod states;
 pub mod status;
 
 pub use error::{CleanerError, Result};
@@ -24,4 +26,5 @@ pub use offset_map::{Lookup, OffsetMap};
 pub use pass::{run_pass, PassContext, PassStats, Throttler};
 pub use planner::{plan, CleanablePlan, UncleanableReason, Urgency};
 pub use pool::{CleanerConfig, CleanerHandle, CleanerPool, LogSource};
+pub use states::{AbortOutcome, CleaningState, CleaningStates, StateError};
 pub use status::{CompactionStatus, PassTotals};

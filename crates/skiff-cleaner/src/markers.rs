@@ -1,4 +1,4 @@
-//! Which transaction markers a cleaning pass may remove (COMPACTION.md §2.8; Kafka's
+//! Which transaction markers a cleaning pass may remove (docs/compaction.md §2.8; Kafka's
 //! `CleanedTransactionMetadata`): walking the log in offset order from its start, a COMMIT
 //! marker is removable when no data batch of its transaction was met since the producer's
 //! previous marker, an ABORT marker when no aborted batch of its transaction was met (those

@@ -12,7 +12,7 @@
 //! see [`OffsetMap::new`]), but the table starts small and doubles as keys arrive, and
 //! [`OffsetMap::clear`] shrinks it again: an idle broker or a log with few keys pays for what
 //! it holds, not for the whole budget. A map full at its bound ends the build early and the
-//! pass becomes partial (COMPACTION.md §2.4). Owned by one cleaner thread; not shared.
+//! pass becomes partial (docs/compaction.md §2.4). Owned by one cleaner thread; not shared.
 
 use xxhash_rust::xxh3::xxh3_128;
 

@@ -1,5 +1,5 @@
 //! The pure planner: which offsets of a log are cleanable now and why the limit is where it is
-//! (COMPACTION.md §2.2), how dirty the log is and whether it is overdue (§2.3), which log to
+//! (docs/compaction.md §2.2), how dirty the log is and whether it is overdue (§2.3), which log to
 //! clean first (overdue by `max.compaction.lag.ms` first — Skiff's improvement — then the
 //! highest dirty ratio above its threshold), and how segments are grouped into output
 //! segments (§2.5).

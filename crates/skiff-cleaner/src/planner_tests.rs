@@ -1,4 +1,4 @@
-//! Unit tests of the planner: every rule of COMPACTION.md §2.2, §2.3 and §2.5, including the
+//! Unit tests of the planner: every rule of docs/compaction.md §2.2, §2.3 and §2.5, including the
 //! strictness of each comparison.
 
 use super::*;

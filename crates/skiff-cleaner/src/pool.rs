@@ -11,10 +11,11 @@
 //! writes are serialized by their own mutex). [`CleanerHandle`] is a cheap clone of the pool's
 //! shared state, so callers can abort and wait for a pass without holding any lock of theirs.
 //!
-//! Partition states, as Kafka's `LogCleanerManager` has them: *in progress* (a thread is
-//! cleaning it), *paused* ([`CleanerHandle::abort_and_pause`] until
-//! [`CleanerHandle::resume`], counted, e.g. while its topic is deleted or its config changes),
-//! *uncleanable* (a pass or its planning panicked: skipped until the topic is deleted or the
+//! Partition states (*in progress*, *aborted*, *paused*, *uncleanable*) live in one place,
+//! [`crate::states::CleaningStates`], with their legal transitions; the pool only calls them:
+//! a pick begins a pass, its end ends it, [`CleanerHandle::abort_and_pause`] /
+//! [`CleanerHandle::resume`] hold a partition off (e.g. while its topic is deleted or its
+//! config changes), a panic marks it uncleanable (skipped until the topic is deleted or the
 //! broker restarts, see [`CompactionStatus::uncleanable`]). A pass that fails with an error
 //! (I/O, corruption) is not abandoned: it is retried with exponential back-off and its error
 //! kept in the status. A panic never takes a cleaner thread down: it is caught per pass, the
@@ -27,7 +28,7 @@
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -37,6 +38,7 @@ use skiff_log::{free_space, CleanerView, Clock, Log, LogDir};
 use crate::offset_map::OffsetMap;
 use crate::pass::{run_pass, PassContext, Throttler};
 use crate::planner::{choose, plan, urgency, CleanablePlan, Urgency};
+use crate::states::{AbortOutcome, CleaningStates};
 use crate::status::CompactionStatus;
 
 /// Extra free space required beyond the largest output group, for indexes and metadata.
@@ -83,16 +85,12 @@ impl Default for CleanerConfig {
 type Key = (String, i32);
 
 #[derive(Default)]
-struct Entry {
-    status: CompactionStatus,
-    abort: Arc<AtomicBool>,
-    /// Pending [`CleanerHandle::abort_and_pause`] calls; never picked while > 0.
-    paused: u32,
-}
-
-#[derive(Default)]
 struct State {
-    entries: HashMap<Key, Entry>,
+    /// The last planned status of every compacted partition. Its `in_progress` and
+    /// `uncleanable` fields are filled from `cleaning` when read (see [`State::status`]).
+    entries: HashMap<Key, CompactionStatus>,
+    /// In progress / aborted / paused / uncleanable: the only record of them.
+    cleaning: CleaningStates,
     /// First dirty offset per partition, as persisted.
     checkpoints: BTreeMap<Key, i64>,
     stopping: bool,
@@ -109,6 +107,16 @@ struct Shared {
     state: Mutex<State>,
     changed: Condvar,
     checkpoint_io: Mutex<()>,
+}
+
+impl State {
+    /// A partition's status as reported, with the cleaning state filled in.
+    fn status(&self, key: &Key) -> Option<CompactionStatus> {
+        let mut status = self.entries.get(key)?.clone();
+        status.in_progress = self.cleaning.is_cleaning(key);
+        status.uncleanable = self.cleaning.uncleanable(key).map(str::to_string);
+        Some(status)
+    }
 }
 
 impl Shared {
@@ -223,9 +231,7 @@ impl CleanerPool {
             let shared = &self.handle.shared;
             let mut st = shared.lock();
             st.stopping = true;
-            for e in st.entries.values() {
-                e.abort.store(true, Ordering::Release);
-            }
+            st.cleaning.abort_all();
             shared.changed.notify_all();
         }
         for h in self.threads {
@@ -239,10 +245,7 @@ impl CleanerPool {
 impl CleanerHandle {
     /// The status of one partition, once the pool has planned it.
     pub fn status(&self, topic: &str, partition: i32) -> Option<CompactionStatus> {
-        let st = self.shared.lock();
-        st.entries
-            .get(&(topic.to_string(), partition))
-            .map(|e| e.status.clone())
+        self.shared.lock().status(&(topic.to_string(), partition))
     }
 
     /// Every known partition's status, sorted by topic and partition.
@@ -250,8 +253,8 @@ impl CleanerHandle {
         let st = self.shared.lock();
         let mut out: Vec<_> = st
             .entries
-            .iter()
-            .map(|((t, p), e)| (t.clone(), *p, e.status.clone()))
+            .keys()
+            .filter_map(|k| Some((k.0.clone(), k.1, st.status(k)?)))
             .collect();
         out.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
         out
@@ -265,11 +268,10 @@ impl CleanerHandle {
     pub fn abort_and_pause(&self, topic: &str, partition: i32) {
         let key = (topic.to_string(), partition);
         let mut st = self.shared.lock();
-        if let Some(e) = st.entries.get_mut(&key) {
-            e.paused = e.paused.saturating_add(1);
+        if st.cleaning.abort_and_pause(&key) == AbortOutcome::Paused {
+            return;
         }
-        while let Some(e) = st.entries.get(&key).filter(|e| e.status.in_progress) {
-            e.abort.store(true, Ordering::Release);
+        while st.cleaning.is_cleaning(&key) {
             st = self
                 .shared
                 .changed
@@ -278,11 +280,12 @@ impl CleanerHandle {
         }
     }
 
-    /// Undoes one [`CleanerHandle::abort_and_pause`].
+    /// Undoes one [`CleanerHandle::abort_and_pause`]. Resuming a partition that is not paused
+    /// is a caller's bug: it changes nothing and is logged.
     pub fn resume(&self, topic: &str, partition: i32) {
         let mut st = self.shared.lock();
-        if let Some(e) = st.entries.get_mut(&(topic.to_string(), partition)) {
-            e.paused = e.paused.saturating_sub(1);
+        if let Err(e) = st.cleaning.resume(&(topic.to_string(), partition)) {
+            tracing::warn!(topic, partition, "{e}");
         }
         st.wakes = st.wakes.wrapping_add(1);
         self.shared.changed.notify_all();
@@ -294,7 +297,7 @@ impl CleanerHandle {
     pub fn forget(&self, topic: &str, partition: i32) {
         let mut st = self.shared.lock();
         let key = (topic.to_string(), partition);
-        if st.entries.get(&key).is_some_and(|e| !e.status.in_progress) {
+        if st.cleaning.forget(&key) {
             st.entries.remove(&key);
         }
     }
@@ -361,7 +364,7 @@ fn pick(shared: &Shared) -> Option<Job> {
         }
         let key = (topic, partition);
         let stored = checkpoints.get(&key).copied();
-        // Never past an undecided transaction (COMPACTION.md §2.8).
+        // Never past an undecided transaction (docs/compaction.md §2.8).
         let lso = log.last_stable_offset().min(view.log_end_offset);
         match catch_unwind(AssertUnwindSafe(|| plan(&view, stored, now, lso))) {
             Ok(p) => planned.push((key, log, view, p, stored)),
@@ -375,17 +378,19 @@ fn pick(shared: &Shared) -> Option<Job> {
         .map(|x| x.0.clone())
         .chain(panicked.iter().map(|x| x.0.clone()))
         .collect();
-    st.entries
-        .retain(|k, e| e.status.in_progress || present.contains(k));
+    let State {
+        entries, cleaning, ..
+    } = &mut *st;
+    entries.retain(|k, _| cleaning.is_cleaning(k) || present.contains(k));
+    // An uncleanable mark lasts while its log is listed and compacted, as the entry does.
+    cleaning.retain_uncleanable(|k| present.contains(k));
     for (key, message) in panicked {
-        let entry = st.entries.entry(key.clone()).or_default();
-        if entry.status.uncleanable.is_none() {
+        let message = format!("planning panicked: {message}");
+        if st.cleaning.mark_uncleanable(&key, message.clone()) {
             tracing::error!(topic = %key.0, partition = key.1,
-                "planning the cleaning of this log panicked: {message}; marking it uncleanable \
-                 until the topic is deleted or the broker restarts");
-            entry
-                .status
-                .record_panic(format!("planning panicked: {message}"));
+                "{message}; marking this log uncleanable until the topic is deleted or the \
+                 broker restarts");
+            st.entries.entry(key).or_default().record_panic(message);
         }
     }
     let mut reset = false;
@@ -396,26 +401,28 @@ fn pick(shared: &Shared) -> Option<Job> {
             reset = true;
         }
         let ratio = view.config.min_cleanable_dirty_ratio;
-        let entry = st.entries.entry(key.clone()).or_default();
-        if entry.status.in_progress {
+        if st.cleaning.is_cleaning(key) {
             continue;
         }
-        entry.status.apply_plan(p, ratio);
-        if entry.paused > 0 || entry.status.uncleanable.is_some() {
-            entry.status.waiting_for = None;
+        let can_begin = st.cleaning.can_begin(key);
+        let status = st.entries.entry(key.clone()).or_default();
+        status.apply_plan(p, ratio);
+        if !can_begin {
+            // Paused or uncleanable.
+            status.waiting_for = None;
             continue;
         }
-        if entry.status.retry_at_ms.is_some_and(|t| t > now) {
+        if status.retry_at_ms.is_some_and(|t| t > now) {
             continue;
         }
-        let Some(u) = urgency(p, ratio, now, entry.status.next_delete_horizon_ms) else {
-            entry.status.waiting_for = None;
+        let Some(u) = urgency(p, ratio, now, status.next_delete_horizon_ms) else {
+            status.waiting_for = None;
             continue;
         };
         match room_for(log, view, p) {
-            Ok(()) => entry.status.waiting_for = None,
+            Ok(()) => status.waiting_for = None,
             Err(why) => {
-                entry.status.waiting_for = Some(why);
+                status.waiting_for = Some(why);
                 continue;
             }
         }
@@ -424,15 +431,14 @@ fn pick(shared: &Shared) -> Option<Job> {
     let urgencies: Vec<Urgency> = candidates.iter().map(|c| c.1).collect();
     let job = choose(&urgencies).and_then(|c| {
         let (key, log, view, p, _) = planned.get(candidates[c].0)?;
-        let entry = st.entries.get_mut(key)?;
-        entry.status.in_progress = true;
-        entry.abort = Arc::new(AtomicBool::new(false));
+        // Only idle partitions are candidates, all under this same lock: this cannot fail.
+        let abort = st.cleaning.begin_pass(key).ok()?;
         Some(Job {
             key: key.clone(),
             log: log.clone(),
             view: view.clone(),
             plan: p.clone(),
-            abort: entry.abort.clone(),
+            abort,
         })
     });
     drop(st);
@@ -493,10 +499,12 @@ fn clean(shared: &Shared, job: Job, map: &mut OffsetMap, io_buffer: usize) {
                 "{message}; marking the partition uncleanable until the topic is deleted or \
                  the broker restarts");
             let mut st = shared.lock();
-            let entry = st.entries.entry(job.key.clone()).or_default();
-            entry.status.record_panic(message);
-            entry.status.in_progress = false;
-            shared.changed.notify_all();
+            st.cleaning.mark_uncleanable(&job.key, message.clone());
+            st.entries
+                .entry(job.key.clone())
+                .or_default()
+                .record_panic(message);
+            end_pass(shared, &mut st, &job.key);
             return;
         }
     };
@@ -519,13 +527,21 @@ fn clean(shared: &Shared, job: Job, map: &mut OffsetMap, io_buffer: usize) {
     }
     let backoff = shared.config.backoff_ms;
     let mut st = shared.lock();
-    let entry = st.entries.entry(job.key.clone()).or_default();
+    let status = st.entries.entry(job.key.clone()).or_default();
     match &result {
-        Ok(stats) => entry.status.record_pass(stats, end),
-        Err(e) if e.is_interruption() => entry.status.last_error = Some(e.to_string()),
-        Err(e) => entry.status.record_failure(e.to_string(), end, backoff),
+        Ok(stats) => status.record_pass(stats, end),
+        Err(e) if e.is_interruption() => status.last_error = Some(e.to_string()),
+        Err(e) => status.record_failure(e.to_string(), end, backoff),
     }
-    entry.status.in_progress = false;
+    end_pass(shared, &mut st, &job.key);
+}
+
+/// Ends the pass's state (an aborted one becomes paused) and wakes the callers waiting on it.
+fn end_pass(shared: &Shared, st: &mut State, key: &Key) {
+    if let Err(e) = st.cleaning.end_pass(key) {
+        // Only `pick` begins passes and only the pass's own thread ends it.
+        tracing::error!(topic = %key.0, partition = key.1, "{e}");
+    }
     shared.changed.notify_all();
 }
 
@@ -557,7 +573,7 @@ fn idle(shared: &Shared, wakes: u64) {
     let st = shared.lock();
     let mut wait_ms = shared.config.backoff_ms;
     for e in st.entries.values() {
-        for due in [e.status.next_delete_horizon_ms, e.status.retry_at_ms]
+        for due in [e.next_delete_horizon_ms, e.retry_at_ms]
             .into_iter()
             .flatten()
         {

@@ -1,5 +1,5 @@
-//! Per-partition compaction status (Skiff's "say why", COMPACTION.md "Where Skiff goes further"
-//! point 6): where cleaning stands, why it stops where it does, how dirty and how late the log
+//! Per-partition compaction status (Skiff's "say why": docs/compaction.md §5.6, one of its
+//! additions): where cleaning stands, why it stops where it does, how dirty and how late the log
 //! is, its tombstones' next horizon, the last pass's figures, and the last error with its retry
 //! time.
 //!

@@ -1,20 +1,20 @@
-//! The typed broker configuration and how it is built from validated `key -> value` strings
-//! (Kafka broker config names), including the broker-level topic defaults (`log.*` keys with
-//! Kafka's precedence, e.g. `log.retention.ms` > `.minutes` > `.hours`), and the
-//! DescribeConfigs(BROKER) view.
+//! Building the typed broker configuration from validated `key -> value` strings (Kafka
+//! broker config names): the scalar keys are copied by code generated from `keys.rs`; this
+//! file holds the keys with their own parsing or cross-key checks (node/broker id, cluster id,
+//! listeners, data directories, per-IP connection limits, group and transaction bounds), the
+//! broker-level topic defaults (`log.*` keys with Kafka's precedence, e.g. `log.retention.ms`
+//! > `.minutes` > `.hours`) and the `[[topic]]` entries.
 //!
 //! `BrokerConfig` is plain data (`Clone`), built once at startup and then shared read-only.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use skiff_log::LogConfig;
-
 use crate::error::ConfigError;
-use crate::listener::{parse_host_port, parse_listeners, parse_protocol_map, HostPort, Listener};
-use crate::names::{self, KeyStatus};
+use crate::listener::{parse_host_port, parse_listeners, parse_protocol_map};
+use crate::names;
 use crate::topic::{self, apply, check_cross, topic_config_defs};
-use crate::types::{parse_value, ConfigSource, ConfigType, DescribedConfig, Parsed, Validator};
+use crate::types::{parse_value, ConfigSource, Parsed, Validator};
 
 /// A topic declared in the config file, created at startup if missing.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,176 +25,7 @@ pub struct TopicSpec {
     pub config: BTreeMap<String, String>,
 }
 
-/// Everything the broker reads from its configuration. `Default` = Skiff's defaults, which are
-/// Kafka's except: listeners bind loopback, data goes to `./data`, the node id is 1.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BrokerConfig {
-    /// `node.id`.
-    pub node_id: i32,
-    /// `cluster.id` (Skiff-only): fixed cluster id; `None` = generate once and persist.
-    pub cluster_id: Option<String>,
-    /// `listeners`: where to accept connections.
-    pub listeners: Vec<Listener>,
-    /// `advertised.listeners`: what Metadata tells clients (defaults to `listeners`).
-    pub advertised_listeners: Vec<Listener>,
-    /// `log.dirs` (or `log.dir`).
-    pub log_dirs: Vec<PathBuf>,
-    /// `auto.create.topics.enable`.
-    pub auto_create_topics_enable: bool,
-    /// `delete.topic.enable`.
-    pub delete_topic_enable: bool,
-    /// `num.partitions`: partitions of auto-created topics.
-    pub num_partitions: i32,
-    /// `default.replication.factor` (always 1 on a single node).
-    pub default_replication_factor: i16,
-    /// `message.max.bytes` (also the default of topic `max.message.bytes`).
-    pub message_max_bytes: i32,
-    /// `socket.request.max.bytes`: frames above this are refused before allocation.
-    pub socket_request_max_bytes: i32,
-    /// `fetch.max.bytes`: cap on one Fetch response.
-    pub fetch_max_bytes: i32,
-    /// `connections.max.idle.ms`: a connection with no socket activity for this long is
-    /// closed; negative disables the check (as in Kafka).
-    pub connections_max_idle_ms: i64,
-    /// `max.connections`: connections open at once over all listeners; at the limit the
-    /// listeners stop accepting until one closes.
-    pub max_connections: i32,
-    /// `max.connections.per.ip`: connections from one address beyond this are accepted and
-    /// closed at once.
-    pub max_connections_per_ip: i32,
-    /// `max.connections.per.ip.overrides`: `host:count` pairs replacing
-    /// `max.connections.per.ip` for those hosts (names are resolved when the broker starts).
-    pub max_connections_per_ip_overrides: Vec<(String, i32)>,
-    /// `log.retention.check.interval.ms`: how often retention runs.
-    pub log_retention_check_interval_ms: i64,
-    /// `log.flush.scheduler.interval.ms`: how often the flusher checks `flush.ms`.
-    pub log_flush_scheduler_interval_ms: i64,
-    /// `log.cleaner.enable`.
-    pub log_cleaner_enable: bool,
-    /// `log.cleaner.threads`.
-    pub log_cleaner_threads: i32,
-    /// `log.cleaner.dedupe.buffer.size`: memory for the cleaner's offset map (all threads).
-    pub log_cleaner_dedupe_buffer_size: i64,
-    /// `log.cleaner.io.buffer.size`.
-    pub log_cleaner_io_buffer_size: i32,
-    /// `log.cleaner.backoff.ms`: sleep when nothing is cleanable.
-    pub log_cleaner_backoff_ms: i64,
-    /// `log.cleaner.io.buffer.load.factor`: the load factor of the cleaner's offset map.
-    pub log_cleaner_io_buffer_load_factor: f64,
-    /// `log.cleaner.io.max.bytes.per.second`: throttle on all cleaner threads' I/O.
-    pub log_cleaner_io_max_bytes_per_second: f64,
-    /// `group.initial.rebalance.delay.ms`.
-    pub group_initial_rebalance_delay_ms: i32,
-    /// `group.min.session.timeout.ms`.
-    pub group_min_session_timeout_ms: i32,
-    /// `group.max.session.timeout.ms`.
-    pub group_max_session_timeout_ms: i32,
-    /// `offsets.retention.minutes`.
-    pub offsets_retention_minutes: i32,
-    /// `offsets.retention.check.interval.ms`.
-    pub offsets_retention_check_interval_ms: i64,
-    /// `offset.metadata.max.bytes`.
-    pub offset_metadata_max_bytes: i32,
-    /// `offsets.topic.num.partitions`: partitions of `__consumer_offsets` when it is created.
-    pub offsets_topic_num_partitions: i32,
-    /// `group.consumer.heartbeat.interval.ms`: heartbeat interval given to KIP-848 members.
-    pub group_consumer_heartbeat_interval_ms: i32,
-    /// `group.consumer.session.timeout.ms`: session timeout of KIP-848 members.
-    pub group_consumer_session_timeout_ms: i32,
-    /// `producer.id.expiration.ms`: an idempotent producer idle this long is forgotten by
-    /// the partitions it wrote to.
-    pub producer_id_expiration_ms: i64,
-    /// `transaction.max.timeout.ms`: the largest `transaction.timeout.ms` a producer may ask for.
-    pub transaction_max_timeout_ms: i32,
-    /// `transaction.state.log.num.partitions`: partitions of `__transaction_state` when created.
-    pub transaction_state_log_num_partitions: i32,
-    /// `transaction.abort.timed.out.transaction.cleanup.interval.ms`: how often open
-    /// transactions are checked against their timeout.
-    pub transaction_abort_timed_out_transaction_cleanup_interval_ms: i64,
-    /// `transaction.partition.verification.enable` (KIP-890): a transactional batch is
-    /// written only to a partition that is in its producer's ongoing transaction.
-    pub transaction_partition_verification_enable: bool,
-    /// `transactional.id.expiration.ms`: a transactional id with no transaction in progress
-    /// and no update for this long is removed.
-    pub transactional_id_expiration_ms: i64,
-    /// `transaction.remove.expired.transaction.cleanup.interval.ms`: how often transactional
-    /// ids are checked for expiry.
-    pub transaction_remove_expired_transaction_cleanup_interval_ms: i64,
-    /// `shutdown.timeout.ms` (Skiff-only): how long a graceful shutdown may take.
-    pub shutdown_timeout_ms: i64,
-    /// `metrics.listener` (Skiff-only): where to serve Prometheus `/metrics`; `None` = off.
-    pub metrics_listener: Option<HostPort>,
-    /// Broker-level defaults for topic configs.
-    pub log: LogConfig,
-    /// Every key the user set (file, `--set`, environment), normalized to Kafka's string form.
-    pub explicit: BTreeMap<String, String>,
-    /// Dynamic cluster-default broker configs (`<default>`) applied on top of `explicit`.
-    pub dynamic_default: BTreeMap<String, String>,
-    /// Dynamic per-broker configs, applied on top of everything else.
-    pub dynamic_broker: BTreeMap<String, String>,
-    /// `[[topic]]` entries.
-    pub topics: Vec<TopicSpec>,
-}
-
-impl Default for BrokerConfig {
-    fn default() -> Self {
-        let lo = Listener {
-            name: "PLAINTEXT".to_string(),
-            host: "127.0.0.1".to_string(),
-            port: 9092,
-        };
-        BrokerConfig {
-            node_id: 1,
-            cluster_id: None,
-            listeners: vec![lo.clone()],
-            advertised_listeners: vec![lo],
-            log_dirs: vec![PathBuf::from("./data")],
-            auto_create_topics_enable: true,
-            delete_topic_enable: true,
-            num_partitions: 1,
-            default_replication_factor: 1,
-            message_max_bytes: 1_048_588,
-            socket_request_max_bytes: 104_857_600,
-            fetch_max_bytes: 57_671_680,
-            connections_max_idle_ms: 600_000,
-            max_connections: i32::MAX,
-            max_connections_per_ip: i32::MAX,
-            max_connections_per_ip_overrides: Vec::new(),
-            log_retention_check_interval_ms: 300_000,
-            log_flush_scheduler_interval_ms: i64::MAX,
-            log_cleaner_enable: true,
-            log_cleaner_threads: 1,
-            log_cleaner_dedupe_buffer_size: 134_217_728,
-            log_cleaner_io_buffer_size: 524_288,
-            log_cleaner_backoff_ms: 15_000,
-            log_cleaner_io_buffer_load_factor: 0.9,
-            log_cleaner_io_max_bytes_per_second: f64::MAX,
-            group_initial_rebalance_delay_ms: 3000,
-            group_min_session_timeout_ms: 6000,
-            group_max_session_timeout_ms: 1_800_000,
-            offsets_retention_minutes: 10_080,
-            offsets_retention_check_interval_ms: 600_000,
-            offset_metadata_max_bytes: 4096,
-            offsets_topic_num_partitions: 50,
-            group_consumer_heartbeat_interval_ms: 5000,
-            group_consumer_session_timeout_ms: 45_000,
-            producer_id_expiration_ms: 86_400_000,
-            transaction_max_timeout_ms: 900_000,
-            transaction_state_log_num_partitions: 50,
-            transaction_abort_timed_out_transaction_cleanup_interval_ms: 10_000,
-            transaction_partition_verification_enable: true,
-            transactional_id_expiration_ms: 604_800_000,
-            transaction_remove_expired_transaction_cleanup_interval_ms: 3_600_000,
-            shutdown_timeout_ms: 30_000,
-            metrics_listener: None,
-            log: LogConfig::default(),
-            explicit: BTreeMap::new(),
-            dynamic_default: BTreeMap::new(),
-            dynamic_broker: BTreeMap::new(),
-            topics: Vec::new(),
-        }
-    }
-}
+pub use crate::keys::BrokerConfig;
 
 /// A key's value and where it was set, for error messages.
 #[derive(Clone, Debug)]
@@ -212,43 +43,20 @@ pub(crate) struct RawTopic {
     pub config: BTreeMap<String, String>,
 }
 
-/// Validators for broker keys, where Kafka has one. Keys that feed a topic config with the
-/// same unit share that topic config's validator.
+/// The validator of a broker key: its own (from the table in `keys.rs`), else that of the
+/// topic config it is a same-unit synonym of, else none.
 pub(crate) fn broker_validator(key: &str) -> Validator {
-    match key {
-        "log.roll.hours"
-        | "num.partitions"
-        | "log.retention.check.interval.ms"
-        | "socket.request.max.bytes"
-        | "fetch.max.bytes"
-        | "default.replication.factor" => Validator::AtLeast(1),
-        "log.roll.jitter.hours"
-        | "max.connections"
-        | "max.connections.per.ip"
-        | "node.id"
-        | "log.cleaner.threads"
-        | "log.cleaner.backoff.ms"
-        | "group.initial.rebalance.delay.ms"
-        | "offset.metadata.max.bytes"
-        | "shutdown.timeout.ms"
-        | "log.cleaner.io.buffer.size"
-        | "log.flush.scheduler.interval.ms" => Validator::AtLeast(0),
-        "offsets.retention.minutes"
-        | "offsets.retention.check.interval.ms"
-        | "producer.id.expiration.ms" => Validator::AtLeast(1),
-        // Kafka accepts any negative broker retention and treats it as unlimited.
-        "log.retention.ms" => Validator::None,
-        // Enough for the offset map's minimum of one entry per cleaner thread.
-        "log.cleaner.dedupe.buffer.size" => Validator::AtLeast(1024),
-        _ => topic_config_defs()
-            .iter()
-            .find(|d| {
-                d.broker_synonyms
-                    .iter()
-                    .any(|s| s.name == key && s.factor == 1)
-            })
-            .map_or(Validator::None, |d| d.validator),
+    if let Some(v) = names::broker_config_def(key).and_then(|d| d.validator) {
+        return v;
     }
+    topic_config_defs()
+        .iter()
+        .find(|d| {
+            d.broker_synonyms
+                .iter()
+                .any(|s| s.name == key && s.factor == 1)
+        })
+        .map_or(Validator::None, |d| d.validator)
 }
 
 fn invalid(key: &str, s: &Setting, message: impl Into<String>) -> ConfigError {
@@ -294,20 +102,13 @@ pub(crate) fn build(
         Some(Parsed::Int(v)) => Some(*v),
         _ => None,
     };
-    let i32_of = |k: &str, d: i32| int(k).and_then(|v| i32::try_from(v).ok()).unwrap_or(d);
-    let i64_of = |k: &str, d: i64| int(k).unwrap_or(d);
-    let bool_of = |k: &str, d: bool| match parsed.get(k) {
-        Some(Parsed::Bool(b)) => *b,
-        _ => d,
-    };
-    let f64_of = |k: &str, d: f64| match parsed.get(k) {
-        Some(Parsed::Double(v)) => *v,
-        Some(Parsed::Int(v)) => *v as f64,
-        _ => d,
-    };
-
-    let node_id = i32_of("node.id", cfg.node_id);
-    build_node_id(&mut cfg, settings, node_id, int("broker.id"))?;
+    // Scalar keys are copied by code generated from `keys.rs`; the rest of this function is
+    // the keys with their own parsing (`custom:` rows) and the cross-key checks.
+    crate::keys::assign_scalars(&mut cfg, &parsed);
+    if let Some(id) = int("node.id").and_then(|v| i32::try_from(v).ok()) {
+        cfg.node_id = id;
+    }
+    build_node_id(&mut cfg, settings, int("broker.id"))?;
     cfg.cluster_id = settings
         .get("cluster.id")
         .map(|s| s.value.trim().to_string());
@@ -325,10 +126,6 @@ pub(crate) fn build(
             ));
         }
     }
-    cfg.auto_create_topics_enable =
-        bool_of("auto.create.topics.enable", cfg.auto_create_topics_enable);
-    cfg.delete_topic_enable = bool_of("delete.topic.enable", cfg.delete_topic_enable);
-    cfg.num_partitions = i32_of("num.partitions", cfg.num_partitions);
     if let Some(s) = settings.get("default.replication.factor") {
         if int("default.replication.factor") != Some(1) {
             return Err(invalid(
@@ -338,53 +135,7 @@ pub(crate) fn build(
             ));
         }
     }
-    cfg.message_max_bytes = i32_of("message.max.bytes", cfg.message_max_bytes);
-    cfg.socket_request_max_bytes = i32_of("socket.request.max.bytes", cfg.socket_request_max_bytes);
-    cfg.fetch_max_bytes = i32_of("fetch.max.bytes", cfg.fetch_max_bytes);
-    cfg.connections_max_idle_ms = i64_of("connections.max.idle.ms", cfg.connections_max_idle_ms);
-    cfg.max_connections = i32_of("max.connections", cfg.max_connections);
-    build_per_ip_limits(
-        &mut cfg,
-        settings,
-        i32_of("max.connections.per.ip", i32::MAX),
-    )?;
-    cfg.log_retention_check_interval_ms = i64_of(
-        "log.retention.check.interval.ms",
-        cfg.log_retention_check_interval_ms,
-    );
-    cfg.log_flush_scheduler_interval_ms = i64_of(
-        "log.flush.scheduler.interval.ms",
-        cfg.log_flush_scheduler_interval_ms,
-    );
-    cfg.log_cleaner_enable = bool_of("log.cleaner.enable", cfg.log_cleaner_enable);
-    cfg.log_cleaner_threads = i32_of("log.cleaner.threads", cfg.log_cleaner_threads);
-    cfg.log_cleaner_dedupe_buffer_size = i64_of(
-        "log.cleaner.dedupe.buffer.size",
-        cfg.log_cleaner_dedupe_buffer_size,
-    );
-    cfg.log_cleaner_io_buffer_size =
-        i32_of("log.cleaner.io.buffer.size", cfg.log_cleaner_io_buffer_size);
-    cfg.log_cleaner_backoff_ms = i64_of("log.cleaner.backoff.ms", cfg.log_cleaner_backoff_ms);
-    cfg.log_cleaner_io_buffer_load_factor = f64_of(
-        "log.cleaner.io.buffer.load.factor",
-        cfg.log_cleaner_io_buffer_load_factor,
-    );
-    cfg.log_cleaner_io_max_bytes_per_second = f64_of(
-        "log.cleaner.io.max.bytes.per.second",
-        cfg.log_cleaner_io_max_bytes_per_second,
-    );
-    cfg.group_initial_rebalance_delay_ms = i32_of(
-        "group.initial.rebalance.delay.ms",
-        cfg.group_initial_rebalance_delay_ms,
-    );
-    cfg.group_min_session_timeout_ms = i32_of(
-        "group.min.session.timeout.ms",
-        cfg.group_min_session_timeout_ms,
-    );
-    cfg.group_max_session_timeout_ms = i32_of(
-        "group.max.session.timeout.ms",
-        cfg.group_max_session_timeout_ms,
-    );
+    build_per_ip_limits(&mut cfg, settings)?;
     if cfg.group_min_session_timeout_ms > cfg.group_max_session_timeout_ms {
         let s = settings
             .get("group.min.session.timeout.ms")
@@ -397,93 +148,41 @@ pub(crate) fn build(
             ));
         }
     }
-    cfg.offsets_retention_minutes =
-        i32_of("offsets.retention.minutes", cfg.offsets_retention_minutes);
-    cfg.offsets_retention_check_interval_ms = i64_of(
-        "offsets.retention.check.interval.ms",
-        cfg.offsets_retention_check_interval_ms,
-    );
-    cfg.offset_metadata_max_bytes =
-        i32_of("offset.metadata.max.bytes", cfg.offset_metadata_max_bytes);
-    cfg.offsets_topic_num_partitions = i32_of(
-        "offsets.topic.num.partitions",
-        cfg.offsets_topic_num_partitions,
-    );
-    cfg.group_consumer_heartbeat_interval_ms = i32_of(
-        "group.consumer.heartbeat.interval.ms",
-        cfg.group_consumer_heartbeat_interval_ms,
-    );
-    cfg.group_consumer_session_timeout_ms = i32_of(
-        "group.consumer.session.timeout.ms",
-        cfg.group_consumer_session_timeout_ms,
-    );
-    for key in [
-        "group.consumer.heartbeat.interval.ms",
-        "group.consumer.session.timeout.ms",
+    // Kafka bounds these at 1 too; Skiff checks them after parsing, with its own message.
+    for (key, value) in [
+        (
+            "group.consumer.heartbeat.interval.ms",
+            i64::from(cfg.group_consumer_heartbeat_interval_ms),
+        ),
+        (
+            "group.consumer.session.timeout.ms",
+            i64::from(cfg.group_consumer_session_timeout_ms),
+        ),
+        (
+            "offsets.topic.num.partitions",
+            i64::from(cfg.offsets_topic_num_partitions),
+        ),
+        (
+            "transaction.max.timeout.ms",
+            i64::from(cfg.transaction_max_timeout_ms),
+        ),
+        (
+            "transaction.state.log.num.partitions",
+            i64::from(cfg.transaction_state_log_num_partitions),
+        ),
+        (
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+            cfg.transaction_abort_timed_out_transaction_cleanup_interval_ms,
+        ),
+        (
+            "transactional.id.expiration.ms",
+            cfg.transactional_id_expiration_ms,
+        ),
+        (
+            "transaction.remove.expired.transaction.cleanup.interval.ms",
+            cfg.transaction_remove_expired_transaction_cleanup_interval_ms,
+        ),
     ] {
-        let value = if key.contains("heartbeat") {
-            cfg.group_consumer_heartbeat_interval_ms
-        } else {
-            cfg.group_consumer_session_timeout_ms
-        };
-        if value < 1 {
-            if let Some(s) = settings.get(key) {
-                return Err(invalid(key, s, "must be at least 1"));
-            }
-        }
-    }
-    if cfg.offsets_topic_num_partitions < 1 {
-        if let Some(s) = settings.get("offsets.topic.num.partitions") {
-            return Err(invalid(
-                "offsets.topic.num.partitions",
-                s,
-                "must be at least 1",
-            ));
-        }
-    }
-    cfg.producer_id_expiration_ms =
-        i64_of("producer.id.expiration.ms", cfg.producer_id_expiration_ms);
-    cfg.shutdown_timeout_ms = i64_of("shutdown.timeout.ms", cfg.shutdown_timeout_ms);
-    cfg.transaction_max_timeout_ms =
-        i32_of("transaction.max.timeout.ms", cfg.transaction_max_timeout_ms);
-    cfg.transaction_state_log_num_partitions = i32_of(
-        "transaction.state.log.num.partitions",
-        cfg.transaction_state_log_num_partitions,
-    );
-    cfg.transaction_abort_timed_out_transaction_cleanup_interval_ms = i64_of(
-        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
-        cfg.transaction_abort_timed_out_transaction_cleanup_interval_ms,
-    );
-    cfg.transaction_partition_verification_enable = bool_of(
-        "transaction.partition.verification.enable",
-        cfg.transaction_partition_verification_enable,
-    );
-    cfg.transactional_id_expiration_ms = i64_of(
-        "transactional.id.expiration.ms",
-        cfg.transactional_id_expiration_ms,
-    );
-    cfg.transaction_remove_expired_transaction_cleanup_interval_ms = i64_of(
-        "transaction.remove.expired.transaction.cleanup.interval.ms",
-        cfg.transaction_remove_expired_transaction_cleanup_interval_ms,
-    );
-    for key in [
-        "transaction.max.timeout.ms",
-        "transaction.state.log.num.partitions",
-        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
-        "transactional.id.expiration.ms",
-        "transaction.remove.expired.transaction.cleanup.interval.ms",
-    ] {
-        let value = match key {
-            "transaction.max.timeout.ms" => i64::from(cfg.transaction_max_timeout_ms),
-            "transaction.state.log.num.partitions" => {
-                i64::from(cfg.transaction_state_log_num_partitions)
-            }
-            "transactional.id.expiration.ms" => cfg.transactional_id_expiration_ms,
-            "transaction.remove.expired.transaction.cleanup.interval.ms" => {
-                cfg.transaction_remove_expired_transaction_cleanup_interval_ms
-            }
-            _ => cfg.transaction_abort_timed_out_transaction_cleanup_interval_ms,
-        };
         if value < 1 {
             if let Some(s) = settings.get(key) {
                 return Err(invalid(key, s, "must be at least 1"));
@@ -508,10 +207,9 @@ pub(crate) fn build(
 fn build_node_id(
     cfg: &mut BrokerConfig,
     settings: &BTreeMap<String, Setting>,
-    node_id: i32,
     broker_id: Option<i64>,
 ) -> Result<(), ConfigError> {
-    cfg.node_id = node_id;
+    let node_id = cfg.node_id;
     let Some(broker_id) = broker_id else {
         if let Some(v) = cfg.explicit.get("node.id").cloned() {
             cfg.explicit.insert("broker.id".to_string(), v);
@@ -542,9 +240,8 @@ fn build_node_id(
 fn build_per_ip_limits(
     cfg: &mut BrokerConfig,
     settings: &BTreeMap<String, Setting>,
-    per_ip: i32,
 ) -> Result<(), ConfigError> {
-    cfg.max_connections_per_ip = per_ip;
+    let per_ip = cfg.max_connections_per_ip;
     let key = "max.connections.per.ip.overrides";
     if let Some(s) = settings.get(key) {
         for entry in s.value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
@@ -775,90 +472,4 @@ pub(crate) fn broker_layers(cfg: &BrokerConfig) -> [(&BTreeMap<String, String>, 
         (&cfg.dynamic_default, ConfigSource::DynamicDefaultBroker),
         (&cfg.explicit, ConfigSource::StaticBroker),
     ]
-}
-
-/// DescribeConfigs(BROKER) for this node: every known key with the value in force, taken from
-/// the per-broker dynamic layer, the cluster-default dynamic layer, the static configuration
-/// or the default, in that order, each layer that sets it listed as a synonym (Kafka's
-/// order). Passwords are sensitive and never returned. Only keys Skiff changes dynamically
-/// are not read-only.
-pub fn describe_broker_configs(cfg: &BrokerConfig) -> Vec<DescribedConfig> {
-    names::broker_config_names()
-        .iter()
-        .filter(|d| d.described() || cfg.dynamic_broker.contains_key(d.name))
-        .map(|d| {
-            let sensitive = d.is_sensitive();
-            let hide = |v: Option<String>| if sensitive { None } else { v };
-            let default = d.default.map(str::to_string);
-            let mut synonyms = Vec::new();
-            let mut chosen: Option<(Option<String>, ConfigSource)> = None;
-            for (layer, source) in broker_layers(cfg) {
-                if let Some(v) = layer.get(d.name) {
-                    synonyms.push((d.name.to_string(), hide(Some(v.clone())), source));
-                    if chosen.is_none() {
-                        chosen = Some((hide(Some(v.clone())), source));
-                    }
-                }
-            }
-            let (value, source) = match chosen {
-                Some(c) => c,
-                // Unset, Skiff still runs as node 1 (Kafka would refuse to start).
-                None if d.name == "node.id" || d.name == "broker.id" => {
-                    (Some(cfg.node_id.to_string()), ConfigSource::Default)
-                }
-                None => (hide(default.clone()), ConfigSource::Default),
-            };
-            if default.is_some() {
-                synonyms.push((d.name.to_string(), hide(default), ConfigSource::Default));
-            }
-            DescribedConfig {
-                name: d.name.to_string(),
-                value,
-                source,
-                read_only: crate::dynamic::broker_key_dynamic(d.name)
-                    != crate::dynamic::DynamicKey::Applied,
-                is_sensitive: sensitive,
-                kind: d.kind,
-                doc: match d.status {
-                    KeyStatus::Implemented => "",
-                    KeyStatus::Recognised | KeyStatus::DynamicOnly => {
-                        "Apache Kafka config accepted by Skiff but not acted on."
-                    }
-                    KeyStatus::Skiff => "Skiff-only config.",
-                },
-                synonyms,
-            }
-        })
-        .collect()
-}
-
-/// DescribeConfigs(BROKER) for the cluster-default resource (empty name): as in Kafka, only
-/// the dynamic cluster-default configs, each with its single synonym.
-pub fn describe_default_broker_configs(cfg: &BrokerConfig) -> Vec<DescribedConfig> {
-    cfg.dynamic_default
-        .iter()
-        .filter_map(|(name, v)| {
-            let d = names::broker_config_def(name)?;
-            let value = (!d.is_sensitive()).then(|| v.clone());
-            Some(DescribedConfig {
-                name: d.name.to_string(),
-                value: value.clone(),
-                source: ConfigSource::DynamicDefaultBroker,
-                read_only: false,
-                is_sensitive: d.is_sensitive(),
-                kind: d.kind,
-                doc: "",
-                synonyms: vec![(
-                    d.name.to_string(),
-                    value,
-                    ConfigSource::DynamicDefaultBroker,
-                )],
-            })
-        })
-        .collect()
-}
-
-/// Kafka type of a broker key, for callers that describe values themselves.
-pub fn broker_config_type(name: &str) -> Option<ConfigType> {
-    names::broker_config_def(name).map(|d| d.kind)
 }

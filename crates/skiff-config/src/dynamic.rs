@@ -5,9 +5,10 @@
 //! static file/`--set`/environment > default).
 //!
 //! A key is dynamic in Skiff only when Kafka marks it dynamic **and** Skiff applies a change
-//! live: the log cleaner's keys (the pool is restarted, as Kafka's `LogCleaner.reconfigure`
-//! does), `message.max.bytes` and the `log.*` topic defaults that topics without an override
-//! inherit, `producer.id.expiration.ms` and `transaction.partition.verification.enable`.
+//! live, which the `live:` flag of its row in `keys.rs` says: the log cleaner's keys (the pool
+//! is restarted, as Kafka's `LogCleaner.reconfigure` does), `message.max.bytes` and the `log.*`
+//! topic defaults Skiff acts on, which topics without an override inherit,
+//! `producer.id.expiration.ms` and `transaction.partition.verification.enable`.
 //! Other keys Kafka could change dynamically (thread pools, listeners, SSL/SASL, quotas,
 //! `max.connections*`, remote storage) are refused, because Skiff would not act on them.
 //!
@@ -32,22 +33,6 @@ pub enum DynamicKey {
     /// No such broker config.
     Unknown,
 }
-
-/// The log cleaner keys Kafka reconfigures (`LogCleaner.ReconfigurableConfigs`).
-const CLEANER_KEYS: &[&str] = &[
-    "log.cleaner.backoff.ms",
-    "log.cleaner.dedupe.buffer.size",
-    "log.cleaner.io.buffer.load.factor",
-    "log.cleaner.io.buffer.size",
-    "log.cleaner.io.max.bytes.per.second",
-    "log.cleaner.threads",
-];
-
-/// Producer-state keys Kafka reconfigures; Skiff reads both from the live config.
-const PRODUCER_STATE_KEYS: &[&str] = &[
-    "producer.id.expiration.ms",
-    "transaction.partition.verification.enable",
-];
 
 /// Keys Kafka 4.4 can change dynamically that Skiff does not act on dynamically (thread pools,
 /// metric reporters, listeners and their security settings, connection quotas, replication
@@ -87,14 +72,9 @@ pub fn broker_key_dynamic(name: &str) -> DynamicKey {
     let kafka_dynamic_log_default = topic_config_defs()
         .iter()
         .any(|d| d.broker_key == Some(name));
-    let log_default_applied = topic_config_defs()
-        .iter()
-        .any(|d| d.supported && d.broker_key == Some(name));
-    let applied =
-        CLEANER_KEYS.contains(&name) || PRODUCER_STATE_KEYS.contains(&name) || log_default_applied;
-    if applied && def.status == KeyStatus::Implemented {
+    if def.live && def.status == KeyStatus::Implemented {
         DynamicKey::Applied
-    } else if applied
+    } else if def.live
         || kafka_dynamic_log_default
         || KAFKA_DYNAMIC_NOT_APPLIED.contains(&name)
         || name.starts_with("ssl.")

@@ -10,10 +10,17 @@
 //! I/O is reading the config file in [`load`].
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+// First: `keys.rs` uses its macros (textual order matters for `macro_rules!`).
+#[macro_use]
+mod keys_macro;
+
 mod broker;
+mod describe;
+mod docs;
 mod dynamic;
 mod error;
 mod group;
+mod keys;
 mod listener;
 mod load;
 mod names;
@@ -23,10 +30,9 @@ mod types;
 #[cfg(test)]
 mod tests;
 
-pub use broker::{
-    broker_config_type, describe_broker_configs, describe_default_broker_configs,
-    validate_topic_name, BrokerConfig, TopicSpec,
-};
+pub use broker::{validate_topic_name, BrokerConfig, TopicSpec};
+pub use describe::{broker_config_type, describe_broker_configs, describe_default_broker_configs};
+pub use docs::{configuration_reference, REGENERATE};
 pub use dynamic::{
     broker_key_dynamic, check_reconfiguration, validate_dynamic_broker, with_dynamic, DynamicKey,
     DynamicRefusal,

@@ -1,20 +1,24 @@
-//! The names of every Apache Kafka 4.x broker config (server, socket, log, log cleaner, group
-//! and offsets, transactions, quotas, KRaft controller and metadata, remote log, share groups,
-//! SSL/SASL, metrics), with Kafka's type and default, and whether Skiff acts on each one.
-//! A few Skiff-only keys (which Kafka does not have) are listed too, marked `Skiff`.
+//! Every broker config name Skiff knows, and lookups over them. The keys Skiff reads are
+//! declared in `keys.rs`; this file lists the rest of Apache Kafka 4.x's broker configs
+//! (server, socket, quotas, KRaft controller and metadata, remote log, share groups, SSL/SASL,
+//! metrics), with Kafka's type and default, which Skiff accepts and does not act on.
 //!
 //! Built from Kafka's config definitions (names, types and defaults only), with the removals up
 //! to Kafka 4.4 left out (ZooKeeper, message format / down-conversion, control plane listener,
 //! password encoder, controlled-shutdown retries, inter.broker.protocol.version,
 //! eligible.leader.replicas.enable, group.share.max.groups,
-//! leader.imbalance.per.broker.percentage) and Kafka 4.4's defaults applied. Static data; safe from any thread.
+//! leader.imbalance.per.broker.percentage) and Kafka 4.4's defaults applied. Static data (the
+//! merged, sorted view is built once); safe from any thread.
+
+use std::sync::OnceLock;
 
 use crate::types::ConfigType;
 
 /// What Skiff does with a broker config key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyStatus {
-    /// Read and acted on.
+    /// Read and acted on; a guard test checks that another crate reads one of the key's
+    /// `reads` (see `keys.rs`).
     Implemented,
     /// A valid Kafka key Skiff accepts but does not act on (a load warning lists these).
     Recognised,
@@ -37,6 +41,19 @@ pub struct BrokerConfigDef {
     /// and node 1, but like Kafka it reports no default synonym for them).
     pub default: Option<&'static str>,
     pub status: KeyStatus,
+    /// The `BrokerConfig` field that holds the typed value, if the key has one.
+    pub field: Option<&'static str>,
+    /// Fields (of `BrokerConfig` or `skiff_log::LogConfig`) or functions whose use outside
+    /// skiff-config shows the key is acted on; a guard test checks them for every key marked
+    /// implemented. Empty for keys Skiff does not act on.
+    pub reads: &'static [&'static str],
+    /// Skiff applies a dynamic change of this key (see `dynamic.rs`).
+    pub live: bool,
+    /// One line for `docs/configuration.md`; empty for keys Skiff only accepts.
+    pub doc: &'static str,
+    /// The key's own validator; `None` = the validator of the topic config it is a
+    /// same-unit synonym of, if any.
+    pub(crate) validator: Option<crate::types::Validator>,
 }
 
 impl BrokerConfigDef {
@@ -66,34 +83,33 @@ const fn def(
         kind,
         default,
         status,
+        field: None,
+        reads: &[],
+        live: false,
+        doc: "",
+        validator: None,
     }
 }
 
 use ConfigType::*;
 use KeyStatus::*;
 
-/// Sorted by name (binary search relies on it; a test checks).
-static DEFS: &[BrokerConfigDef] = &[
-    def("advertised.listeners", List, None, Implemented),
+/// The Kafka keys Skiff accepts without acting on them, sorted by name.
+static ACCEPTED: &[BrokerConfigDef] = &[
     def("alter.config.policy.class.name", Class, None, Recognised),
     def("alter.log.dirs.replication.quota.window.num", Int, Some("11"), Recognised),
     def("alter.log.dirs.replication.quota.window.size.seconds", Int, Some("1"), Recognised),
     def("authorizer.class.name", String, Some(""), Recognised),
-    def("auto.create.topics.enable", Boolean, Some("true"), Implemented),
     def("auto.leader.rebalance.enable", Boolean, Some("true"), Recognised),
     def("background.threads", Int, Some("10"), Recognised),
     def("broker.heartbeat.interval.ms", Int, Some("2000"), Recognised),
-    def("broker.id", Int, Some("-1"), Implemented),
     def("broker.rack", String, None, Recognised),
     def("broker.session.timeout.ms", Int, Some("9000"), Recognised),
     def("client.quota.callback.class", Class, None, Recognised),
-    def("cluster.id", String, None, Skiff),
     def("compression.gzip.level", Int, Some("-1"), Recognised),
     def("compression.lz4.level", Int, Some("9"), Recognised),
-    def("compression.type", String, Some("producer"), Implemented),
     def("compression.zstd.level", Int, Some("3"), Recognised),
     def("connection.failed.authentication.delay.ms", Int, Some("100"), Recognised),
-    def("connections.max.idle.ms", Long, Some("600000"), Implemented),
     def("connections.max.reauth.ms", Long, Some("0"), Recognised),
     def("controlled.shutdown.enable", Boolean, Some("true"), Recognised),
     def("controller.listener.names", List, None, Recognised),
@@ -109,32 +125,20 @@ static DEFS: &[BrokerConfigDef] = &[
     def("controller.quota.window.size.seconds", Int, Some("1"), Recognised),
     def("controller.socket.timeout.ms", Int, Some("30000"), Recognised),
     def("create.topic.policy.class.name", Class, None, Recognised),
-    def("default.replication.factor", Int, Some("1"), Implemented),
     def("delegation.token.expiry.check.interval.ms", Long, Some("3600000"), Recognised),
     def("delegation.token.expiry.time.ms", Long, Some("86400000"), Recognised),
     def("delegation.token.max.lifetime.ms", Long, Some("604800000"), Recognised),
     def("delegation.token.secret.key", Password, None, Recognised),
     def("delete.records.purgatory.purge.interval.requests", Int, Some("1"), Recognised),
-    def("delete.topic.enable", Boolean, Some("true"), Implemented),
     def("early.start.listeners", List, None, Recognised),
-    def("fetch.max.bytes", Int, Some("57671680"), Implemented),
     def("fetch.purgatory.purge.interval.requests", Int, Some("1000"), Recognised),
     def("follower.replication.throttled.rate", Long, Some("9223372036854775807"), DynamicOnly),
     def("group.consumer.assignors", List, Some("uniform,range"), Recognised),
-    def("group.consumer.heartbeat.interval.ms", Int, Some("5000"), Implemented),
-    def("group.consumer.max.heartbeat.interval.ms", Int, Some("15000"), Implemented),
-    def("group.consumer.max.session.timeout.ms", Int, Some("60000"), Implemented),
     def("group.consumer.max.size", Int, Some("2147483647"), Recognised),
-    def("group.consumer.min.heartbeat.interval.ms", Int, Some("5000"), Implemented),
-    def("group.consumer.min.session.timeout.ms", Int, Some("45000"), Implemented),
-    def("group.consumer.session.timeout.ms", Int, Some("45000"), Implemented),
     def("group.coordinator.append.linger.ms", Int, Some("-1"), Recognised),
     def("group.coordinator.rebalance.protocols", List, Some("classic,consumer"), Recognised),
     def("group.coordinator.threads", Int, Some("4"), Recognised),
-    def("group.initial.rebalance.delay.ms", Int, Some("3000"), Implemented),
-    def("group.max.session.timeout.ms", Int, Some("1800000"), Implemented),
     def("group.max.size", Int, Some("2147483647"), Recognised),
-    def("group.min.session.timeout.ms", Int, Some("6000"), Implemented),
     def("group.share.delivery.count.limit", Int, Some("5"), Recognised),
     def("group.share.heartbeat.interval.ms", Int, Some("5000"), Recognised),
     def("group.share.max.heartbeat.interval.ms", Int, Some("15000"), Recognised),
@@ -153,57 +157,17 @@ static DEFS: &[BrokerConfigDef] = &[
     def("kafka.metrics.reporters", List, Some(""), Recognised),
     def("leader.imbalance.check.interval.seconds", Long, Some("300"), Recognised),
     def("leader.replication.throttled.rate", Long, Some("9223372036854775807"), DynamicOnly),
-    def("listener.security.protocol.map", String, Some("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"), Implemented),
-    def("listeners", List, Some("PLAINTEXT://127.0.0.1:9092"), Implemented),
-    def("log.cleaner.backoff.ms", Long, Some("15000"), Implemented),
-    def("log.cleaner.dedupe.buffer.size", Long, Some("134217728"), Implemented),
-    def("log.cleaner.delete.retention.ms", Long, Some("86400000"), Implemented),
-    def("log.cleaner.enable", Boolean, Some("true"), Implemented),
-    def("log.cleaner.io.buffer.load.factor", Double, Some("0.9"), Implemented),
-    def("log.cleaner.io.buffer.size", Int, Some("524288"), Implemented),
-    def("log.cleaner.io.max.bytes.per.second", Double, Some("1.7976931348623157E308"), Implemented),
-    def("log.cleaner.max.compaction.lag.ms", Long, Some("9223372036854775807"), Implemented),
-    def("log.cleaner.min.cleanable.ratio", Double, Some("0.5"), Implemented),
-    def("log.cleaner.min.compaction.lag.ms", Long, Some("0"), Implemented),
-    def("log.cleaner.threads", Int, Some("1"), Implemented),
-    def("log.cleanup.policy", List, Some("delete"), Implemented),
-    def("log.dir", List, Some("./data"), Implemented),
     def("log.dir.failure.timeout.ms", Long, Some("30000"), Recognised),
-    def("log.dirs", List, None, Implemented),
-    def("log.flush.interval.messages", Long, Some("9223372036854775807"), Implemented),
-    def("log.flush.interval.ms", Long, None, Implemented),
     def("log.flush.offset.checkpoint.interval.ms", Int, Some("60000"), Recognised),
-    def("log.flush.scheduler.interval.ms", Long, Some("9223372036854775807"), Implemented),
     def("log.flush.start.offset.checkpoint.interval.ms", Int, Some("60000"), Recognised),
-    def("log.index.interval.bytes", Int, Some("4096"), Implemented),
-    def("log.index.size.max.bytes", Int, Some("10485760"), Implemented),
     def("log.local.retention.bytes", Long, Some("-2"), Recognised),
     def("log.local.retention.ms", Long, Some("-2"), Recognised),
-    def("log.message.timestamp.after.max.ms", Long, Some("3600000"), Implemented),
-    def("log.message.timestamp.before.max.ms", Long, Some("9223372036854775807"), Implemented),
-    def("log.message.timestamp.type", String, Some("CreateTime"), Implemented),
-    def("log.preallocate", Boolean, Some("false"), Implemented),
     def("log.remote.copy.lag.bytes", Long, Some("-1"), Recognised),
     def("log.remote.copy.lag.ms", Long, Some("0"), Recognised),
-    def("log.retention.bytes", Long, Some("-1"), Implemented),
-    def("log.retention.check.interval.ms", Long, Some("300000"), Implemented),
-    def("log.retention.hours", Int, Some("168"), Implemented),
-    def("log.retention.minutes", Int, None, Implemented),
-    def("log.retention.ms", Long, None, Implemented),
-    def("log.roll.hours", Int, Some("168"), Implemented),
-    def("log.roll.jitter.hours", Int, Some("0"), Implemented),
-    def("log.roll.jitter.ms", Long, None, Implemented),
-    def("log.roll.ms", Long, None, Implemented),
-    def("log.segment.bytes", Int, Some("1073741824"), Implemented),
-    def("log.segment.delete.delay.ms", Long, Some("60000"), Implemented),
     def("max.connection.creation.rate", Int, Some("2147483647"), Recognised),
-    def("max.connections", Int, Some("2147483647"), Implemented),
-    def("max.connections.per.ip", Int, Some("2147483647"), Implemented),
-    def("max.connections.per.ip.overrides", String, Some(""), Implemented),
     def("max.decompressed.message.bytes", Int, Some("2147483639"), Recognised),
     def("max.incremental.fetch.session.cache.slots", Int, Some("1000"), Recognised),
     def("max.request.partition.size.limit", Int, Some("2000"), Recognised),
-    def("message.max.bytes", Int, Some("1048588"), Implemented),
     def("metadata.log.dir", String, None, Recognised),
     def("metadata.log.max.record.bytes.between.snapshots", Long, Some("20971520"), Recognised),
     def("metadata.log.max.snapshot.interval.ms", Long, Some("3600000"), Recognised),
@@ -213,30 +177,22 @@ static DEFS: &[BrokerConfigDef] = &[
     def("metadata.max.retention.bytes", Long, Some("104857600"), Recognised),
     def("metadata.max.retention.ms", Long, Some("604800000"), Recognised),
     def("metric.reporters", List, Some(""), Recognised),
-    def("metrics.listener", String, None, Skiff),
     def("metrics.num.samples", Int, Some("2"), Recognised),
     def("metrics.recording.level", String, Some("INFO"), Recognised),
     def("metrics.sample.window.ms", Long, Some("30000"), Recognised),
     def("min.insync.replicas", Int, Some("1"), Recognised),
-    def("node.id", Int, None, Implemented),
     def("num.io.threads", Int, Some("8"), Recognised),
     def("num.network.threads", Int, Some("3"), Recognised),
-    def("num.partitions", Int, Some("1"), Implemented),
     def("num.recovery.threads.per.data.dir", Int, Some("2"), Recognised),
     def("num.replica.alter.log.dirs.threads", Int, None, Recognised),
     def("num.replica.fetchers", Int, Some("1"), Recognised),
-    def("offset.metadata.max.bytes", Int, Some("4096"), Implemented),
     def("offsets.commit.timeout.ms", Int, Some("5000"), Recognised),
     def("offsets.load.buffer.size", Int, Some("5242880"), Recognised),
-    def("offsets.retention.check.interval.ms", Long, Some("600000"), Implemented),
-    def("offsets.retention.minutes", Int, Some("10080"), Implemented),
     def("offsets.topic.compression.codec", Int, Some("0"), Recognised),
-    def("offsets.topic.num.partitions", Int, Some("50"), Implemented),
     def("offsets.topic.replication.factor", Short, Some("3"), Recognised),
     def("offsets.topic.segment.bytes", Int, Some("104857600"), Recognised),
     def("principal.builder.class", Class, Some("org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"), Recognised),
     def("process.roles", List, Some(""), Recognised),
-    def("producer.id.expiration.ms", Int, Some("86400000"), Implemented),
     def("producer.purgatory.purge.interval.requests", Int, Some("1000"), Recognised),
     def("queued.max.request.bytes", Long, Some("-1"), Recognised),
     def("queued.max.requests", Int, Some("500"), Recognised),
@@ -326,12 +282,10 @@ static DEFS: &[BrokerConfigDef] = &[
     def("share.coordinator.threads", Int, Some("1"), Recognised),
     def("share.coordinator.write.timeout.ms", Int, Some("5000"), Recognised),
     def("share.fetch.purgatory.purge.interval.requests", Int, Some("1000"), Recognised),
-    def("shutdown.timeout.ms", Long, Some("30000"), Skiff),
     def("socket.connection.setup.timeout.max.ms", Long, Some("30000"), Recognised),
     def("socket.connection.setup.timeout.ms", Long, Some("10000"), Recognised),
     def("socket.listen.backlog.size", Int, Some("50"), Recognised),
     def("socket.receive.buffer.bytes", Int, Some("102400"), Recognised),
-    def("socket.request.max.bytes", Int, Some("104857600"), Implemented),
     def("socket.send.buffer.bytes", Int, Some("102400"), Recognised),
     def("ssl.allow.dn.changes", Boolean, Some("false"), Recognised),
     def("ssl.allow.san.changes", Boolean, Some("false"), Recognised),
@@ -357,34 +311,36 @@ static DEFS: &[BrokerConfigDef] = &[
     def("ssl.truststore.password", Password, None, Recognised),
     def("ssl.truststore.type", String, Some("JKS"), Recognised),
     def("telemetry.max.bytes", Int, Some("1048576"), Recognised),
-    def("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, Some("10000"), Implemented),
-    def("transaction.max.timeout.ms", Int, Some("900000"), Implemented),
-    def("transaction.partition.verification.enable", Boolean, Some("true"), Implemented),
-    def("transaction.remove.expired.transaction.cleanup.interval.ms", Int, Some("3600000"), Implemented),
     def("transaction.state.log.load.buffer.size", Int, Some("5242880"), Recognised),
     def("transaction.state.log.min.isr", Int, Some("2"), Recognised),
-    def("transaction.state.log.num.partitions", Int, Some("50"), Implemented),
     def("transaction.state.log.replication.factor", Short, Some("3"), Recognised),
     def("transaction.state.log.segment.bytes", Int, Some("104857600"), Recognised),
-    def("transactional.id.expiration.ms", Int, Some("604800000"), Implemented),
     def("unclean.leader.election.enable", Boolean, Some("false"), Recognised),
 ];
 
-/// Every broker config key Skiff knows: all of Kafka 4.x's plus Skiff's own, sorted by name.
+/// Every broker config key Skiff knows: all of Kafka 4.x's plus Skiff's own, sorted by name
+/// (binary search relies on it; a test checks).
 pub fn broker_config_names() -> &'static [BrokerConfigDef] {
-    DEFS
+    static ALL: OnceLock<Vec<BrokerConfigDef>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all: Vec<BrokerConfigDef> =
+            crate::keys::KEYS.iter().chain(ACCEPTED).copied().collect();
+        all.sort_by_key(|d| d.name);
+        all
+    })
 }
 
 /// Look up one key.
 pub fn broker_config_def(name: &str) -> Option<&'static BrokerConfigDef> {
-    DEFS.binary_search_by(|d| d.name.cmp(name))
+    let all = broker_config_names();
+    all.binary_search_by(|d| d.name.cmp(name))
         .ok()
-        .and_then(|i| DEFS.get(i))
+        .and_then(|i| all.get(i))
 }
 
 /// The known key closest to `name` (edit distance), offered when `name` looks like a typo.
 pub fn closest_name(name: &str) -> Option<&'static str> {
-    let best = DEFS
+    let best = broker_config_names()
         .iter()
         .map(|d| (edit_distance(name, d.name), d.name))
         .min_by_key(|(dist, _)| *dist)?;
@@ -412,10 +368,14 @@ mod tests {
 
     #[test]
     fn sorted_and_unique() {
-        for w in DEFS.windows(2) {
+        for w in ACCEPTED.windows(2) {
             assert!(w[0].name < w[1].name, "{} / {}", w[0].name, w[1].name);
         }
-        assert!(DEFS.len() > 250, "{}", DEFS.len());
+        let all = broker_config_names();
+        for w in all.windows(2) {
+            assert!(w[0].name < w[1].name, "{} / {}", w[0].name, w[1].name);
+        }
+        assert!(all.len() > 250, "{}", all.len());
     }
 
     #[test]

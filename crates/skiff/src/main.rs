@@ -164,6 +164,7 @@ async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
         }
         None => None,
     };
+    let mut signals = Signals::install()?;
     info!(
         listeners = %addrs.join(","),
         node_id = broker.node_id(),
@@ -172,16 +173,15 @@ async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
         "skiff is ready"
     );
 
-    wait_for_signal().await?;
+    signals.recv().await;
     let stopping = std::time::Instant::now();
     info!("shutting down: no new connections, finishing requests in hand");
     let _ = stop_tx.send(true);
     // A second signal skips the drain; data is safe either way (recovery on next start).
-    tokio::spawn(async {
-        if wait_for_signal().await.is_ok() {
-            warn!("second signal: exiting at once");
-            std::process::exit(130);
-        }
+    tokio::spawn(async move {
+        signals.recv().await;
+        warn!("second signal: exiting at once");
+        std::process::exit(130);
     });
     // Each listener task returns once its listening socket is closed and every connection
     // it accepted has answered the requests in hand and ended.
@@ -224,13 +224,26 @@ async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn wait_for_signal() -> anyhow::Result<()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
-    let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+/// SIGTERM and SIGINT. Installed before "skiff is ready" is logged, so a signal sent as soon
+/// as the broker says it is ready starts a clean shutdown instead of the default kill.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> anyhow::Result<Signals> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Signals {
+            term: signal(SignalKind::terminate()).context("installing the SIGTERM handler")?,
+            int: signal(SignalKind::interrupt()).context("installing the SIGINT handler")?,
+        })
     }
-    Ok(())
+
+    async fn recv(&mut self) {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.int.recv() => {}
+        }
+    }
 }

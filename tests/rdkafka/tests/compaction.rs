@@ -1,4 +1,4 @@
-//! Black-box compaction acceptance tests (COMPACTION.md §6, scenarios 1–27 and 33–42 that need
+//! Black-box compaction acceptance tests (docs/compaction.md §6, scenarios 1–27 and 33–42 that need
 //! neither transactions nor idempotent producers), against the real `skiff` binary: produce
 //! validation over the raw wire client, what readers see after cleaning (rdkafka consumer and
 //! raw fetches), tombstone horizons, compaction lags, dirty ratio, retention, DeleteRecords,

@@ -223,7 +223,7 @@ fn http_status_codes() {
     assert!(raw.starts_with("HTTP/1.1 431 "), "{raw}");
 }
 
-/// Compacted topic as the compaction suite sets it up (COMPACTION.md §6 profile).
+/// Compacted topic as the compaction suite sets it up (docs/compaction.md §6 profile).
 const COMPACT: &[(&str, &str)] = &[
     ("cleanup.policy", "compact"),
     ("segment.ms", "100"),

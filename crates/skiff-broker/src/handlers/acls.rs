@@ -14,12 +14,13 @@
 use kafka_protocol::messages::create_acls_response::AclCreationResult;
 use kafka_protocol::messages::delete_acls_response::DeleteAclsFilterResult;
 use kafka_protocol::messages::{
-    CreateAclsRequest, CreateAclsResponse, DeleteAclsRequest, DeleteAclsResponse,
+    ApiKey, CreateAclsRequest, CreateAclsResponse, DeleteAclsRequest, DeleteAclsResponse,
     DescribeAclsRequest, DescribeAclsResponse, ResponseKind,
 };
-use kafka_protocol::ResponseError;
 
+use crate::context::RequestContext;
 use crate::dispatch::Reply;
+use crate::errors::{kafka_error, BrokerError};
 use crate::handlers::str_bytes;
 
 /// DescribeAcls' top-level message when no authorizer is configured (Kafka's wording).
@@ -35,7 +36,24 @@ fn names_unknown(resource_type: i8, pattern_type: i8, operation: i8, permission:
     [resource_type, pattern_type, operation, permission].contains(&UNKNOWN)
 }
 
-pub fn describe(_version: i16, request: DescribeAclsRequest) -> Reply {
+pub async fn describe(ctx: &RequestContext, request: DescribeAclsRequest) -> Reply {
+    answer_describe(ctx.version(), request)
+}
+
+pub async fn create(ctx: &RequestContext, request: CreateAclsRequest) -> Reply {
+    answer_create(ctx.version(), request)
+}
+
+pub async fn delete(ctx: &RequestContext, request: DeleteAclsRequest) -> Reply {
+    answer_delete(ctx.version(), request)
+}
+
+/// The code every ACL API answers without an authorizer.
+fn no_authorizer(api: ApiKey, version: i16, message: &'static str) -> i16 {
+    kafka_error(api, version, &BrokerError::NoAuthorizer(message)).code()
+}
+
+fn answer_describe(version: i16, request: DescribeAclsRequest) -> Reply {
     if names_unknown(
         request.resource_type_filter,
         request.pattern_type_filter,
@@ -49,12 +67,16 @@ pub fn describe(_version: i16, request: DescribeAclsRequest) -> Reply {
     }
     Reply::Respond(ResponseKind::DescribeAcls(
         DescribeAclsResponse::default()
-            .with_error_code(ResponseError::SecurityDisabled.code())
+            .with_error_code(no_authorizer(
+                ApiKey::DescribeAcls,
+                version,
+                DESCRIBE_NO_AUTHORIZER,
+            ))
             .with_error_message(Some(str_bytes(DESCRIBE_NO_AUTHORIZER))),
     ))
 }
 
-pub fn create(_version: i16, request: CreateAclsRequest) -> Reply {
+fn answer_create(version: i16, request: CreateAclsRequest) -> Reply {
     if request.creations.iter().any(|c| {
         names_unknown(
             c.resource_type,
@@ -73,7 +95,11 @@ pub fn create(_version: i16, request: CreateAclsRequest) -> Reply {
         .iter()
         .map(|_| {
             AclCreationResult::default()
-                .with_error_code(ResponseError::SecurityDisabled.code())
+                .with_error_code(no_authorizer(
+                    ApiKey::CreateAcls,
+                    version,
+                    ALTER_NO_AUTHORIZER,
+                ))
                 .with_error_message(Some(str_bytes(ALTER_NO_AUTHORIZER)))
         })
         .collect();
@@ -82,7 +108,7 @@ pub fn create(_version: i16, request: CreateAclsRequest) -> Reply {
     ))
 }
 
-pub fn delete(_version: i16, request: DeleteAclsRequest) -> Reply {
+fn answer_delete(version: i16, request: DeleteAclsRequest) -> Reply {
     if request.filters.iter().any(|f| {
         names_unknown(
             f.resource_type_filter,
@@ -101,7 +127,11 @@ pub fn delete(_version: i16, request: DeleteAclsRequest) -> Reply {
         .iter()
         .map(|_| {
             DeleteAclsFilterResult::default()
-                .with_error_code(ResponseError::SecurityDisabled.code())
+                .with_error_code(no_authorizer(
+                    ApiKey::DeleteAcls,
+                    version,
+                    ALTER_NO_AUTHORIZER,
+                ))
                 .with_error_message(Some(str_bytes(ALTER_NO_AUTHORIZER)))
         })
         .collect();
@@ -152,7 +182,7 @@ mod tests {
             .with_pattern_type_filter(1)
             .with_operation(1)
             .with_permission_type(1);
-        let ResponseKind::DescribeAcls(r) = respond(describe(3, request)) else {
+        let ResponseKind::DescribeAcls(r) = respond(answer_describe(3, request)) else {
             panic!("wrong response kind");
         };
         assert_eq!(r.error_code, 54);
@@ -171,7 +201,7 @@ mod tests {
             creation("b"),
             creation("c"),
         ]);
-        let ResponseKind::CreateAcls(r) = respond(create(2, request)) else {
+        let ResponseKind::CreateAcls(r) = respond(answer_create(2, request)) else {
             panic!("wrong response kind");
         };
         assert_eq!(r.results.len(), 3);
@@ -182,7 +212,8 @@ mod tests {
                 Some("No Authorizer is configured.")
             );
         }
-        let ResponseKind::CreateAcls(empty) = respond(create(1, CreateAclsRequest::default()))
+        let ResponseKind::CreateAcls(empty) =
+            respond(answer_create(1, CreateAclsRequest::default()))
         else {
             panic!("wrong response kind");
         };
@@ -192,7 +223,7 @@ mod tests {
     #[test]
     fn delete_fails_each_filter() {
         let request = DeleteAclsRequest::default().with_filters(vec![any_filter(), any_filter()]);
-        let ResponseKind::DeleteAcls(r) = respond(delete(3, request)) else {
+        let ResponseKind::DeleteAcls(r) = respond(answer_delete(3, request)) else {
             panic!("wrong response kind");
         };
         assert_eq!(r.filter_results.len(), 2);
@@ -213,23 +244,29 @@ mod tests {
             .with_pattern_type_filter(1)
             .with_operation(0)
             .with_permission_type(1);
-        assert!(matches!(describe(3, unknown_describe), Reply::Close(_)));
+        assert!(matches!(
+            answer_describe(3, unknown_describe),
+            Reply::Close(_)
+        ));
         let unknown_creation = CreateAclsRequest::default().with_creations(vec![
             creation("a"),
             creation("b").with_resource_pattern_type(0),
         ]);
-        assert!(matches!(create(3, unknown_creation), Reply::Close(_)));
+        assert!(matches!(
+            answer_create(3, unknown_creation),
+            Reply::Close(_)
+        ));
         let unknown_filter = DeleteAclsRequest::default().with_filters(vec![
             any_filter(),
             any_filter().with_resource_type_filter(0),
         ]);
-        assert!(matches!(delete(3, unknown_filter), Reply::Close(_)));
+        assert!(matches!(answer_delete(3, unknown_filter), Reply::Close(_)));
         // A code Kafka does not know but that is not 0 passes its parser: answered normally.
         let odd = DescribeAclsRequest::default()
             .with_resource_type_filter(99)
             .with_pattern_type_filter(1)
             .with_operation(1)
             .with_permission_type(1);
-        assert!(matches!(describe(3, odd), Reply::Respond(_)));
+        assert!(matches!(answer_describe(3, odd), Reply::Respond(_)));
     }
 }

@@ -1,38 +1,41 @@
 //! AddOffsetsToTxn: adds the group's `__consumer_offsets` partition to the transaction, so
 //! EndTxn writes a marker there and the offsets of TxnOffsetCommit follow the outcome.
 
-use std::sync::Arc;
+use kafka_protocol::messages::{
+    AddOffsetsToTxnRequest, AddOffsetsToTxnResponse, ApiKey, ResponseKind,
+};
 
-use kafka_protocol::messages::{AddOffsetsToTxnRequest, AddOffsetsToTxnResponse, ResponseKind};
-use kafka_protocol::ResponseError;
-
-use crate::broker::Broker;
-use crate::coordinator::OFFSETS_TOPIC;
+use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
+use crate::errors::{kafka_error, BrokerError};
+use skiff_coordinator::groups::OFFSETS_TOPIC;
 
-pub fn handle(broker: &Arc<Broker>, _version: i16, request: AddOffsetsToTxnRequest) -> Reply {
-    let broker = broker.clone();
+pub async fn handle(ctx: &RequestContext, request: AddOffsetsToTxnRequest) -> Reply {
+    let broker = ctx.broker.clone();
+    let version = ctx.version();
     Reply::Later(Box::pin(async move {
-        let result = blocking(move || {
+        let result = blocking(move || -> Result<(), BrokerError> {
             if request.group_id.0.is_empty() {
-                return Err(ResponseError::InvalidGroupId);
+                return Err(BrokerError::InvalidGroupId(String::new()));
             }
             if request.transactional_id.0.is_empty() {
-                return Err(ResponseError::InvalidRequest);
+                return Err(BrokerError::InvalidRequest(
+                    "empty transactional id".to_string(),
+                ));
             }
             let partition = broker.coordinator.partition_for(&request.group_id.0);
-            broker.txn.add_partitions(
+            Ok(broker.txn.add_partitions(
                 &request.transactional_id.0,
                 request.producer_id.0,
                 request.producer_epoch,
                 &[(OFFSETS_TOPIC.to_string(), partition)],
-            )
+            )?)
         })
         .await
-        .unwrap_or(Err(ResponseError::UnknownServerError));
-        ResponseKind::AddOffsetsToTxn(
-            AddOffsetsToTxnResponse::default()
-                .with_error_code(result.err().map_or(0, |e| e.code())),
-        )
+        .and_then(|r| r);
+        let code = result.err().map_or(0, |e| {
+            kafka_error(ApiKey::AddOffsetsToTxn, version, &e).code()
+        });
+        ResponseKind::AddOffsetsToTxn(AddOffsetsToTxnResponse::default().with_error_code(code))
     }))
 }

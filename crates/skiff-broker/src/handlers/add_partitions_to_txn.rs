@@ -5,30 +5,33 @@
 //! `verify_only` check answers per partition (TRANSACTION_ABORTABLE for one outside the
 //! ongoing transaction, the same check the produce path makes: `txn/verify.rs`).
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
 use kafka_protocol::messages::add_partitions_to_txn_response::{
     AddPartitionsToTxnPartitionResult, AddPartitionsToTxnResult, AddPartitionsToTxnTopicResult,
 };
 use kafka_protocol::messages::{
-    AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, ResponseKind, TransactionalId,
+    AddPartitionsToTxnRequest, AddPartitionsToTxnResponse, ApiKey, ResponseKind, TransactionalId,
 };
-use kafka_protocol::ResponseError;
 
 use crate::broker::Broker;
+use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
+use crate::errors::{kafka_error, BrokerError};
 
-pub fn handle(broker: &Arc<Broker>, version: i16, request: AddPartitionsToTxnRequest) -> Reply {
-    let broker = broker.clone();
+pub async fn handle(ctx: &RequestContext, request: AddPartitionsToTxnRequest) -> Reply {
+    let broker = ctx.broker.clone();
+    let version = ctx.version();
     Reply::Later(Box::pin(async move {
         let answered = blocking(move || answer(&broker, version, request)).await;
+        // A failed task: the request as a whole (the response's top-level code).
         ResponseKind::AddPartitionsToTxn(answered.unwrap_or_else(|e| {
-            tracing::error!(error = %e, "AddPartitionsToTxn task failed");
-            AddPartitionsToTxnResponse::default()
-                .with_error_code(ResponseError::UnknownServerError.code())
+            AddPartitionsToTxnResponse::default().with_error_code(code(version, &e))
         }))
     }))
+}
+
+fn code(version: i16, err: &BrokerError) -> i16 {
+    kafka_error(ApiKey::AddPartitionsToTxn, version, err).code()
 }
 
 fn answer(
@@ -39,6 +42,7 @@ fn answer(
     if version <= 3 {
         let results = one(
             broker,
+            version,
             &request.v3_and_below_transactional_id,
             request.v3_and_below_producer_id.0,
             request.v3_and_below_producer_epoch,
@@ -55,6 +59,7 @@ fn answer(
                 .with_transactional_id(t.transactional_id.clone())
                 .with_topic_results(one(
                     broker,
+                    version,
                     &t.transactional_id,
                     t.producer_id.0,
                     t.producer_epoch,
@@ -72,6 +77,7 @@ type PartitionCode = ((String, i32), i16);
 /// The per-partition results of one transaction.
 fn one(
     broker: &Broker,
+    version: i16,
     transactional_id: &TransactionalId,
     producer_id: i64,
     epoch: i16,
@@ -92,10 +98,13 @@ fn one(
         }
     }
     // Per partition: an error code for the partitions of known topics.
-    let outcome: Result<Vec<PartitionCode>, ResponseError> = if !unknown.is_empty() {
-        Err(ResponseError::OperationNotAttempted)
+    let outcome: Result<Vec<PartitionCode>, BrokerError> = if !unknown.is_empty() {
+        // Kafka does not try the rest of a transaction with an unknown partition.
+        Err(BrokerError::NotAttempted)
     } else if transactional_id.0.is_empty() {
-        Err(ResponseError::InvalidRequest)
+        Err(BrokerError::InvalidRequest(
+            "empty transactional id".to_string(),
+        ))
     } else if verify_only {
         // KIP-890 (Kafka's handleVerifyPartitionsInTransaction): a partition outside the
         // ongoing transaction is TRANSACTION_ABORTABLE; the others pass.
@@ -111,17 +120,19 @@ fn one(
                         let code = if ok {
                             0
                         } else {
-                            ResponseError::TransactionAbortable.code()
+                            code(version, &BrokerError::NotInTransaction)
                         };
                         (p, code)
                     })
                     .collect()
             })
+            .map_err(BrokerError::Coordinator)
     } else {
         broker
             .txn
             .add_partitions(&transactional_id.0, producer_id, epoch, &wanted)
             .map(|()| wanted.iter().map(|p| (p.clone(), 0)).collect())
+            .map_err(BrokerError::Coordinator)
     };
     topics
         .iter()
@@ -132,10 +143,16 @@ fn one(
                 .map(|&p| {
                     let key = (t.name.0.to_string(), p);
                     let code = if unknown.contains(&key) {
-                        ResponseError::UnknownTopicOrPartition.code()
+                        code(
+                            version,
+                            &BrokerError::UnknownPartition {
+                                topic: key.0.clone(),
+                                partition: p,
+                            },
+                        )
                     } else {
                         match &outcome {
-                            Err(e) => e.code(),
+                            Err(e) => code(version, e),
                             Ok(codes) => {
                                 codes.iter().find(|(k, _)| *k == key).map_or(0, |(_, c)| *c)
                             }

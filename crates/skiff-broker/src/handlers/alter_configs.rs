@@ -3,24 +3,24 @@
 //! name = node id) and the cluster-default dynamic configs (empty name), and groups (KIP-848).
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
 
 use kafka_protocol::messages::{
     alter_configs_response, incremental_alter_configs_response, AlterConfigsRequest,
-    AlterConfigsResponse, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
+    AlterConfigsResponse, ApiKey, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
     ResponseKind,
 };
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::ResponseError;
 use skiff_config::ConfigType;
 
 use super::describe_configs::{BROKER, GROUP, TOPIC};
 use super::str_bytes;
 use crate::broker::Broker;
+use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
-use crate::errors::topic_error_code;
+use crate::errors::{kafka_error, BrokerError};
 
-type Failure = (ResponseError, String);
+/// Why a resource's change is refused; its text is the response's message.
+type Failure = BrokerError;
 
 /// IncrementalAlterConfigs operations.
 const SET: i8 = 0;
@@ -35,90 +35,123 @@ enum Change {
     Ops(Vec<(String, i8, Option<String>)>),
 }
 
-pub async fn handle(broker: &Arc<Broker>, _version: i16, request: AlterConfigsRequest) -> Reply {
-    let b = broker.clone();
-    let validate_only = request.validate_only;
-    let answered = blocking(move || {
-        let responses = request
-            .resources
-            .into_iter()
-            .map(|r| {
-                let change = Change::Replace(
-                    r.configs
-                        .iter()
-                        .map(|c| (c.name.to_string(), c.value.as_ref().map(|v| v.to_string())))
-                        .collect(),
-                );
-                let outcome = alter(
-                    &b,
-                    r.resource_type,
-                    &r.resource_name,
-                    &change,
-                    validate_only,
-                );
-                let (code, message) = split(outcome);
-                alter_configs_response::AlterConfigsResourceResponse::default()
-                    .with_resource_type(r.resource_type)
-                    .with_resource_name(r.resource_name)
-                    .with_error_code(code)
-                    .with_error_message(message)
-            })
-            .collect();
-        AlterConfigsResponse::default().with_responses(responses)
-    })
-    .await;
-    match answered {
-        Ok(response) => Reply::Respond(ResponseKind::AlterConfigs(response)),
-        Err(e) => Reply::Close(e),
-    }
+pub async fn handle(ctx: &RequestContext, request: AlterConfigsRequest) -> Reply {
+    let changes = request
+        .resources
+        .into_iter()
+        .map(|r| {
+            let change = Change::Replace(
+                r.configs
+                    .iter()
+                    .map(|c| (c.name.to_string(), c.value.as_ref().map(|v| v.to_string())))
+                    .collect(),
+            );
+            (r.resource_type, r.resource_name, change)
+        })
+        .collect();
+    let responses = alter_all(ctx, changes, request.validate_only)
+        .await
+        .into_iter()
+        .map(|o| {
+            alter_configs_response::AlterConfigsResourceResponse::default()
+                .with_resource_type(o.resource_type)
+                .with_resource_name(o.resource_name)
+                .with_error_code(o.code)
+                .with_error_message(o.message)
+        })
+        .collect();
+    Reply::Respond(ResponseKind::AlterConfigs(
+        AlterConfigsResponse::default().with_responses(responses),
+    ))
 }
 
 pub async fn handle_incremental(
-    broker: &Arc<Broker>,
-    _version: i16,
+    ctx: &RequestContext,
     request: IncrementalAlterConfigsRequest,
 ) -> Reply {
-    let b = broker.clone();
-    let validate_only = request.validate_only;
+    let changes = request
+        .resources
+        .into_iter()
+        .map(|r| {
+            let change = Change::Ops(
+                r.configs
+                    .iter()
+                    .map(|c| {
+                        (
+                            c.name.to_string(),
+                            c.config_operation,
+                            c.value.as_ref().map(|v| v.to_string()),
+                        )
+                    })
+                    .collect(),
+            );
+            (r.resource_type, r.resource_name, change)
+        })
+        .collect();
+    let responses = alter_all(ctx, changes, request.validate_only)
+        .await
+        .into_iter()
+        .map(|o| {
+            incremental_alter_configs_response::AlterConfigsResourceResponse::default()
+                .with_resource_type(o.resource_type)
+                .with_resource_name(o.resource_name)
+                .with_error_code(o.code)
+                .with_error_message(o.message)
+        })
+        .collect();
+    Reply::Respond(ResponseKind::IncrementalAlterConfigs(
+        IncrementalAlterConfigsResponse::default().with_responses(responses),
+    ))
+}
+
+/// One resource's answer, common to both APIs' response types.
+struct Outcome {
+    resource_type: i8,
+    resource_name: StrBytes,
+    code: i16,
+    message: Option<StrBytes>,
+}
+
+/// Applies each resource's change in request order on the blocking pool (the dynamic config
+/// files are written and fsynced); a failed task answers every resource with its error.
+async fn alter_all(
+    ctx: &RequestContext,
+    changes: Vec<(i8, StrBytes, Change)>,
+    validate_only: bool,
+) -> Vec<Outcome> {
+    let (b, api, version) = (ctx.broker.clone(), ctx.api_key, ctx.version());
+    let wanted: Vec<(i8, StrBytes)> = changes
+        .iter()
+        .map(|(resource_type, name, _)| (*resource_type, name.clone()))
+        .collect();
     let answered = blocking(move || {
-        let responses = request
-            .resources
+        changes
             .into_iter()
-            .map(|r| {
-                let change = Change::Ops(
-                    r.configs
-                        .iter()
-                        .map(|c| {
-                            (
-                                c.name.to_string(),
-                                c.config_operation,
-                                c.value.as_ref().map(|v| v.to_string()),
-                            )
-                        })
-                        .collect(),
-                );
-                let outcome = alter(
-                    &b,
-                    r.resource_type,
-                    &r.resource_name,
-                    &change,
-                    validate_only,
-                );
-                let (code, message) = split(outcome);
-                incremental_alter_configs_response::AlterConfigsResourceResponse::default()
-                    .with_resource_type(r.resource_type)
-                    .with_resource_name(r.resource_name)
-                    .with_error_code(code)
-                    .with_error_message(message)
+            .map(|(resource_type, resource_name, change)| {
+                let outcome = alter(&b, resource_type, &resource_name, &change, validate_only);
+                let (code, message) = split(api, version, outcome);
+                Outcome {
+                    resource_type,
+                    resource_name,
+                    code,
+                    message,
+                }
             })
-            .collect();
-        IncrementalAlterConfigsResponse::default().with_responses(responses)
+            .collect()
     })
     .await;
-    match answered {
-        Ok(response) => Reply::Respond(ResponseKind::IncrementalAlterConfigs(response)),
-        Err(e) => Reply::Close(e),
-    }
+    answered.unwrap_or_else(|e| {
+        let (code, message) = split(api, version, Err(e));
+        wanted
+            .into_iter()
+            .map(|(resource_type, resource_name)| Outcome {
+                resource_type,
+                resource_name,
+                code,
+                message: message.clone(),
+            })
+            .collect()
+    })
 }
 
 /// Kafka's request-level checks of an incremental change: no key twice, and a value for every
@@ -127,10 +160,9 @@ fn check_ops(ops: &[(String, i8, Option<String>)]) -> Result<(), Failure> {
     let mut seen = HashSet::new();
     for (name, _, _) in ops {
         if !seen.insert(name.as_str()) {
-            return Err((
-                ResponseError::InvalidRequest,
-                format!("Error due to duplicate config keys : {name}"),
-            ));
+            return Err(BrokerError::InvalidRequest(format!(
+                "Error due to duplicate config keys : {name}"
+            )));
         }
     }
     Ok(())
@@ -141,10 +173,7 @@ fn replacement(values: &[(String, Option<String>)]) -> Result<BTreeMap<String, S
     let mut out = BTreeMap::new();
     for (name, value) in values {
         let value = value.as_ref().ok_or_else(|| {
-            (
-                ResponseError::InvalidRequest,
-                format!("Null value not supported for : {name}"),
-            )
+            BrokerError::InvalidRequest(format!("Null value not supported for : {name}"))
         })?;
         out.insert(name.clone(), value.clone());
     }
@@ -162,12 +191,10 @@ fn alter(
 ) -> Result<(), Failure> {
     match resource_type {
         TOPIC => {
-            let topic = broker.topics.get(name.as_str()).ok_or_else(|| {
-                (
-                    ResponseError::UnknownTopicOrPartition,
-                    format!("The topic '{}' does not exist.", name.as_str()),
-                )
-            })?;
+            let topic = broker
+                .topics
+                .get(name.as_str())
+                .ok_or_else(|| BrokerError::UnknownTopic(name.to_string()))?;
             let overrides = match change {
                 Change::Replace(values) => replacement(values)?,
                 Change::Ops(ops) => {
@@ -181,7 +208,7 @@ fn alter(
             };
             broker
                 .set_topic_overrides(&topic.name, overrides, validate_only)
-                .map_err(|e| (topic_error_code(&e), e.to_string()))
+                .map_err(BrokerError::Topic)
         }
         BROKER => {
             check_alter_broker_name(broker, name.as_str())?;
@@ -216,16 +243,15 @@ fn alter(
                     }
                 },
                 |refusal| match refusal {
-                    skiff_config::DynamicRefusal::Request(m) => (ResponseError::InvalidRequest, m),
-                    skiff_config::DynamicRefusal::Config(m) => (ResponseError::InvalidConfig, m),
+                    skiff_config::DynamicRefusal::Request(m) => BrokerError::InvalidRequest(m),
+                    skiff_config::DynamicRefusal::Config(m) => BrokerError::InvalidConfig(m),
                 },
-                |m| (ResponseError::InvalidConfig, m),
+                BrokerError::InvalidConfig,
             )
         }
         GROUP => {
             if name.is_empty() {
-                return Err((
-                    ResponseError::InvalidRequest,
+                return Err(BrokerError::InvalidRequest(
                     "Default group resources are not allowed.".to_string(),
                 ));
             }
@@ -241,18 +267,17 @@ fn alter(
                 }
             };
             skiff_config::validate_group_configs(&configs, &broker.live_config())
-                .map_err(|m| (ResponseError::InvalidConfig, m))?;
+                .map_err(BrokerError::InvalidConfig)?;
             if validate_only {
                 return Ok(());
             }
             broker
                 .set_group_configs(name.as_str(), configs)
-                .map_err(|e| (ResponseError::KafkaStorageError, e.to_string()))
+                .map_err(|e| BrokerError::StorageFailure(e.to_string()))
         }
-        other => Err((
-            ResponseError::InvalidRequest,
-            format!("Skiff does not alter config resources of type {other}"),
-        )),
+        other => Err(BrokerError::InvalidRequest(format!(
+            "Skiff does not alter config resources of type {other}"
+        ))),
     }
 }
 
@@ -266,12 +291,7 @@ fn apply_broker_op(
     op: i8,
     value: Option<&str>,
 ) -> Result<(), Failure> {
-    let null = || {
-        (
-            ResponseError::InvalidRequest,
-            format!("Null value not supported for : {name}"),
-        )
-    };
+    let null = || BrokerError::InvalidRequest(format!("Null value not supported for : {name}"));
     match op {
         SET => {
             configs.insert(name.to_string(), value.ok_or_else(null)?.to_string());
@@ -282,17 +302,13 @@ fn apply_broker_op(
         APPEND | SUBTRACT => {
             let value = value.ok_or_else(null)?;
             let kind = skiff_config::broker_config_type(name).ok_or_else(|| {
-                (
-                    ResponseError::InvalidConfig,
-                    format!("Unknown config name: {name}"),
-                )
+                BrokerError::InvalidConfig(format!("Unknown config name: {name}"))
             })?;
             if kind != ConfigType::List {
                 let verb = if op == APPEND { "append" } else { "subtract" };
-                return Err((
-                    ResponseError::InvalidConfig,
-                    format!("Config value {verb} is not allowed for config key: {name}"),
-                ));
+                return Err(BrokerError::InvalidConfig(format!(
+                    "Config value {verb} is not allowed for config key: {name}"
+                )));
             }
             let current = configs.get(name).cloned().unwrap_or_else(|| {
                 skiff_config::describe_broker_configs(&broker.live_config())
@@ -304,10 +320,9 @@ fn apply_broker_op(
             configs.insert(name.to_string(), combine(&current, value, op == APPEND));
         }
         other => {
-            return Err((
-                ResponseError::InvalidRequest,
-                format!("Unknown operations type {other}"),
-            ))
+            return Err(BrokerError::InvalidRequest(format!(
+                "Unknown operations type {other}"
+            )))
         }
     }
     Ok(())
@@ -320,12 +335,7 @@ fn apply_group_op(
     op: i8,
     value: Option<&str>,
 ) -> Result<(), Failure> {
-    let null = || {
-        (
-            ResponseError::InvalidRequest,
-            format!("Null value not supported for : {name}"),
-        )
-    };
+    let null = || BrokerError::InvalidRequest(format!("Null value not supported for : {name}"));
     match op {
         SET => {
             configs.insert(name.to_string(), value.ok_or_else(null)?.to_string());
@@ -337,19 +347,17 @@ fn apply_group_op(
             let value = value.ok_or_else(null)?;
             if skiff_config::group_config_def(name).map(|d| d.kind) != Some(ConfigType::List) {
                 let verb = if op == APPEND { "APPEND" } else { "SUBTRACT" };
-                return Err((
-                    ResponseError::InvalidConfig,
-                    format!("Can't {verb} to key {name} because its type is not LIST."),
-                ));
+                return Err(BrokerError::InvalidConfig(format!(
+                    "Can't {verb} to key {name} because its type is not LIST."
+                )));
             }
             let current = configs.get(name).cloned().unwrap_or_default();
             configs.insert(name.to_string(), combine(&current, value, op == APPEND));
         }
         other => {
-            return Err((
-                ResponseError::InvalidRequest,
-                format!("Unknown config operation {other} for {name}"),
-            ))
+            return Err(BrokerError::InvalidRequest(format!(
+                "Unknown config operation {other} for {name}"
+            )))
         }
     }
     Ok(())
@@ -382,16 +390,12 @@ fn apply_op(
     match op {
         SET => {
             if def.is_none() {
-                return Err((
-                    ResponseError::InvalidConfig,
-                    format!("Unknown topic config name: {name}"),
-                ));
+                return Err(BrokerError::InvalidConfig(format!(
+                    "Unknown topic config name: {name}"
+                )));
             }
             let value = value.ok_or_else(|| {
-                (
-                    ResponseError::InvalidRequest,
-                    format!("Null value not supported for : {name}"),
-                )
+                BrokerError::InvalidRequest(format!("Null value not supported for : {name}"))
             })?;
             overrides.insert(name.to_string(), value);
         }
@@ -402,10 +406,9 @@ fn apply_op(
         APPEND | SUBTRACT => {
             if def.map(|d| d.kind) != Some(ConfigType::List) {
                 let verb = if op == APPEND { "APPEND" } else { "SUBTRACT" };
-                return Err((
-                    ResponseError::InvalidConfig,
-                    format!("Can't {verb} to key {name} because its type is not LIST."),
-                ));
+                return Err(BrokerError::InvalidConfig(format!(
+                    "Can't {verb} to key {name} because its type is not LIST."
+                )));
             }
             let current = match overrides.get(name) {
                 Some(v) => v.clone(),
@@ -424,10 +427,9 @@ fn apply_op(
             overrides.insert(name.to_string(), items.join(","));
         }
         other => {
-            return Err((
-                ResponseError::InvalidRequest,
-                format!("Unknown config operation {other} for {name}"),
-            ));
+            return Err(BrokerError::InvalidRequest(format!(
+                "Unknown config operation {other} for {name}"
+            )));
         }
     }
     Ok(())
@@ -440,19 +442,13 @@ fn check_alter_broker_name(broker: &Broker, name: &str) -> Result<(), Failure> {
         return Ok(());
     }
     let id: i32 = name.parse().map_err(|_| {
-        (
-            ResponseError::InvalidRequest,
-            format!("Node id must be an integer, but it is: {name}"),
-        )
+        BrokerError::InvalidRequest(format!("Node id must be an integer, but it is: {name}"))
     })?;
     if id != broker.node_id() {
-        return Err((
-            ResponseError::InvalidRequest,
-            format!(
-                "Unexpected broker id, expected {}, but received {name}",
-                broker.node_id()
-            ),
-        ));
+        return Err(BrokerError::InvalidRequest(format!(
+            "Unexpected broker id, expected {}, but received {name}",
+            broker.node_id()
+        )));
     }
     Ok(())
 }
@@ -477,10 +473,9 @@ fn check_value_type(key: &str, kind: ConfigType, value: &str) -> Result<(), Fail
     } else {
         format!("Not a number of type {}", kind.kafka_name())
     };
-    Err((
-        ResponseError::InvalidRequest,
-        format!("Invalid value {value} for configuration {key}: {reason}"),
-    ))
+    Err(BrokerError::InvalidRequest(format!(
+        "Invalid value {value} for configuration {key}: {reason}"
+    )))
 }
 
 /// The value in force for a topic config without an override (broker default or Kafka's).
@@ -500,9 +495,19 @@ fn split_list(s: &str) -> Vec<String> {
         .collect()
 }
 
-fn split(outcome: Result<(), Failure>) -> (i16, Option<StrBytes>) {
+/// The code and message of one resource's outcome.
+fn split(api: ApiKey, version: i16, outcome: Result<(), Failure>) -> (i16, Option<StrBytes>) {
     match outcome {
         Ok(()) => (0, None),
-        Err((error, message)) => (error.code(), Some(str_bytes(&message))),
+        Err(error) => {
+            let message = match &error {
+                BrokerError::UnknownTopic(name) => format!("The topic '{name}' does not exist."),
+                other => other.to_string(),
+            };
+            (
+                kafka_error(api, version, &error).code(),
+                Some(str_bytes(&message)),
+            )
+        }
     }
 }

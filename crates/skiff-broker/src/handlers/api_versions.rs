@@ -3,8 +3,13 @@
 //! Optional feature fields stay at their defaults: old librdkafka (2.0.2) cannot parse the
 //! tagged fields they would add.
 
-use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
+use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse, ResponseKind};
 
-pub fn handle(_version: i16, _request: ApiVersionsRequest) -> ApiVersionsResponse {
-    ApiVersionsResponse::default().with_api_keys(skiff_protocol::api_version_entries())
+use crate::context::RequestContext;
+use crate::dispatch::Reply;
+
+pub async fn handle(_ctx: &RequestContext, _request: ApiVersionsRequest) -> Reply {
+    Reply::Respond(ResponseKind::ApiVersions(
+        ApiVersionsResponse::default().with_api_keys(skiff_protocol::api_version_entries()),
+    ))
 }

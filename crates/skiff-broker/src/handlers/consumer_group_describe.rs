@@ -2,28 +2,26 @@
 //! Classic groups and unknown ids get GROUP_ID_NOT_FOUND, as Kafka answers. Authorized
 //! operations (from [`crate::acl_operations`]) go to every group answered without an error.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::consumer_group_describe_response::{
     Assignment, DescribedGroup, Member, TopicPartitions,
 };
-use kafka_protocol::messages::{ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse};
-use kafka_protocol::ResponseError;
+use kafka_protocol::messages::{
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ResponseKind,
+};
 
 use super::consumer_group_heartbeat::sorted;
 use super::{str_bytes, topic_name};
-use crate::acl_operations::{authorized_operations, Principal, ResourceType};
-use crate::broker::Broker;
-use crate::coordinator::consumer;
+use crate::acl_operations::{authorized_operations, ResourceType};
+use crate::context::RequestContext;
+use crate::dispatch::Reply;
+use crate::errors::BrokerError;
+use skiff_coordinator::groups::consumer;
 
 /// Kafka's value for "authorized operations not requested".
 const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
 
-pub fn handle(
-    broker: &Arc<Broker>,
-    version: i16,
-    request: ConsumerGroupDescribeRequest,
-) -> ConsumerGroupDescribeResponse {
+pub async fn handle(ctx: &RequestContext, request: ConsumerGroupDescribeRequest) -> Reply {
+    let (broker, version) = (&ctx.broker, ctx.version());
     let assignment = |a: &consumer::Assignment| {
         Assignment::default().with_topic_partitions(
             a.iter()
@@ -85,20 +83,25 @@ pub fn handle(
             match described {
                 Err(e) => DescribedGroup::default()
                     .with_group_id(id)
-                    .with_error_code(e.code()),
+                    .with_error_code(ctx.code(&BrokerError::Coordinator(e))),
                 Ok(Some(d)) => d.with_group_id(id),
-                Ok(None) => DescribedGroup::default()
-                    .with_group_id(id.clone())
-                    .with_error_code(ResponseError::GroupIdNotFound.code())
-                    .with_error_message(Some(str_bytes(&format!("Group {} not found.", id.0)))),
+                Ok(None) => {
+                    let missing = BrokerError::GroupNotFound(id.0.to_string());
+                    DescribedGroup::default()
+                        .with_group_id(id)
+                        .with_error_code(ctx.code(&missing))
+                        .with_error_message(Some(str_bytes(&missing.to_string())))
+                }
             }
         })
         .collect();
     if include_operations {
         for g in groups.iter_mut().filter(|g| g.error_code == 0) {
             g.authorized_operations =
-                authorized_operations(&Principal::ANONYMOUS, ResourceType::Group, &g.group_id.0);
+                authorized_operations(&ctx.principal, ResourceType::Group, &g.group_id.0);
         }
     }
-    ConsumerGroupDescribeResponse::default().with_groups(groups)
+    Reply::Respond(ResponseKind::ConsumerGroupDescribe(
+        ConsumerGroupDescribeResponse::default().with_groups(groups),
+    ))
 }

@@ -7,15 +7,19 @@
 //! since the last heartbeat"; [`validate`] applies Kafka's rules for what a join must carry.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use kafka_protocol::messages::consumer_group_heartbeat_response::{Assignment, TopicPartitions};
-use kafka_protocol::messages::{ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse};
-use kafka_protocol::ResponseError;
+use kafka_protocol::messages::{
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, ResponseKind,
+};
 
 use super::str_bytes;
-use crate::broker::Broker;
-use crate::coordinator::consumer::{self, Heartbeat, LEAVE, STATIC_LEAVE, UNCHANGED_TIMEOUT};
+use crate::context::RequestContext;
+use crate::dispatch::Reply;
+use crate::errors::BrokerError;
+use skiff_coordinator::groups::consumer::{
+    self, Heartbeat, LEAVE, STATIC_LEAVE, UNCHANGED_TIMEOUT,
+};
 
 /// The server assignors Skiff implements, in the order Kafka lists its defaults.
 const ASSIGNORS: &str = "uniform, range";
@@ -27,15 +31,11 @@ fn blank(s: Option<&str>) -> bool {
 
 /// Kafka's request checks (GroupMetadataManager), in its order, with its error codes and
 /// messages. Regex syntax is checked separately (INVALID_REGULAR_EXPRESSION).
-pub fn validate(
-    version: i16,
-    request: &ConsumerGroupHeartbeatRequest,
-) -> Result<(), (ResponseError, String)> {
-    let invalid = |m: &str| Err((ResponseError::InvalidRequest, m.to_string()));
+pub fn validate(version: i16, request: &ConsumerGroupHeartbeatRequest) -> Result<(), BrokerError> {
+    let invalid = |m: &str| Err(BrokerError::InvalidRequest(m.to_string()));
     let epoch = request.member_epoch;
     if request.group_id.0.is_empty() {
-        return Err((
-            ResponseError::InvalidGroupId,
+        return Err(BrokerError::InvalidGroupId(
             "GroupId can't be empty.".to_string(),
         ));
     }
@@ -76,30 +76,30 @@ pub fn validate(
     }
     if let Some(name) = request.server_assignor.as_deref() {
         if consumer::Assignor::parse(name).is_none() {
-            return Err((
-                ResponseError::UnsupportedAssignor,
-                format!(
-                    "ServerAssignor {name} is not supported. Supported assignors: {ASSIGNORS}."
-                ),
-            ));
+            return Err(BrokerError::UnsupportedAssignor(format!(
+                "ServerAssignor {name} is not supported. Supported assignors: {ASSIGNORS}."
+            )));
         }
     }
     Ok(())
 }
 
-pub fn handle(
-    broker: &Arc<Broker>,
-    version: i16,
+pub async fn handle(ctx: &RequestContext, request: ConsumerGroupHeartbeatRequest) -> Reply {
+    Reply::Respond(ResponseKind::ConsumerGroupHeartbeat(answer(ctx, request)))
+}
+
+fn answer(
+    ctx: &RequestContext,
     request: ConsumerGroupHeartbeatRequest,
-    client_id: &str,
-    client_host: &str,
 ) -> ConsumerGroupHeartbeatResponse {
-    let fail = |e: ResponseError, message: &str| {
+    let (broker, version) = (&ctx.broker, ctx.version());
+    let fail = |e: BrokerError, message: &str| {
         ConsumerGroupHeartbeatResponse::default()
-            .with_error_code(e.code())
+            .with_error_code(ctx.code(&e))
             .with_error_message(Some(str_bytes(message)))
     };
-    if let Err((e, message)) = validate(version, &request) {
+    if let Err(e) = validate(version, &request) {
+        let message = e.to_string();
         return fail(e, &message);
     }
     let leaving = request.member_epoch < 0;
@@ -111,12 +111,10 @@ pub fn handle(
         Some(source) => match consumer::TopicRegex::new(source) {
             Ok(r) => Some(Some(r)),
             Err(e) => {
-                return fail(
-                    ResponseError::InvalidRegularExpression,
-                    &format!(
-                        "SubscribedTopicRegex `{source}` is not a valid regular expression: {e}"
-                    ),
-                )
+                let message = format!(
+                    "SubscribedTopicRegex `{source}` is not a valid regular expression: {e}"
+                );
+                return fail(BrokerError::InvalidRegex(message.clone()), &message);
             }
         },
     };
@@ -140,8 +138,8 @@ pub fn handle(
         member_epoch: request.member_epoch,
         instance_id: request.instance_id.as_ref().map(|s| s.to_string()),
         rack_id: request.rack_id.as_ref().map(|s| s.to_string()),
-        client_id: client_id.to_string(),
-        client_host: client_host.to_string(),
+        client_id: ctx.client_id.clone(),
+        client_host: ctx.client_host.clone(),
         rebalance_timeout_ms: request.rebalance_timeout_ms,
         subscribed: request
             .subscribed_topic_names
@@ -161,7 +159,8 @@ pub fn handle(
         || topics.list().into_iter().map(|t| t.name.clone()).collect(),
     );
     match result {
-        Err(e) => fail(e, &e.to_string()),
+        // Kafka's text for the coordinator's code.
+        Err(e) => fail(BrokerError::Coordinator(e), &e.to_string()),
         Ok(r) => ConsumerGroupHeartbeatResponse::default()
             .with_member_id(Some(str_bytes(&r.member_id)))
             .with_member_epoch(r.member_epoch)
@@ -204,8 +203,26 @@ mod tests {
     use kafka_protocol::messages::{GroupId, OffsetCommitRequest, ResponseKind, TopicName};
 
     use super::*;
+    use crate::broker::Broker;
     use crate::dispatch::Reply;
     use crate::handlers::offset_commit;
+    use kafka_protocol::messages::ApiKey;
+    use kafka_protocol::ResponseError;
+    use std::sync::Arc;
+
+    /// The handler's answer for a request from client `client_id` at `client_host`.
+    fn handle(
+        b: &Arc<Broker>,
+        version: i16,
+        request: ConsumerGroupHeartbeatRequest,
+        client_id: &str,
+        client_host: &str,
+    ) -> ConsumerGroupHeartbeatResponse {
+        let mut ctx = RequestContext::new(b.clone(), ApiKey::ConsumerGroupHeartbeat, version);
+        ctx.client_id = client_id.to_string();
+        ctx.client_host = client_host.to_string();
+        answer(&ctx, request)
+    }
 
     async fn broker(dir: &std::path::Path) -> Arc<Broker> {
         let sets = vec![
@@ -444,7 +461,8 @@ mod tests {
                 .with_partitions(vec![OffsetCommitRequestPartition::default()
                     .with_partition_index(revoked)
                     .with_committed_offset(7)])]);
-        let response = match offset_commit::handle(&b, 9, commit) {
+        let ctx = RequestContext::new(b.clone(), ApiKey::OffsetCommit, 9);
+        let response = match offset_commit::handle(&ctx, commit).await {
             Reply::Respond(r) => r,
             Reply::Later(f) => f.await,
             _ => panic!("no OffsetCommit response"),

@@ -1,65 +1,91 @@
 //! CreatePartitions: grow a topic; partitions are never removed.
 
-use std::sync::Arc;
-
+use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
 use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
 use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse, ResponseKind};
-use kafka_protocol::ResponseError;
 
 use super::str_bytes;
 use crate::broker::Broker;
+use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
-use crate::errors::topic_error_code;
+use crate::errors::BrokerError;
 use crate::topics::TopicError;
 
-pub async fn handle(
-    broker: &Arc<Broker>,
-    _version: i16,
-    request: CreatePartitionsRequest,
-) -> Reply {
-    let b = broker.clone();
+pub async fn handle(ctx: &RequestContext, request: CreatePartitionsRequest) -> Reply {
+    let b = ctx.broker.clone();
     let validate_only = request.validate_only;
+    let topics = request.topics;
+    let names: Vec<_> = topics.iter().map(|t| t.name.clone()).collect();
     let answered = blocking(move || {
-        let node = b.node_id();
-        let results = request
-            .topics
+        topics
             .into_iter()
-            .map(|t| {
-                let result = CreatePartitionsTopicResult::default().with_name(t.name.clone());
-                let fail = |error: ResponseError, message: String| {
-                    result
-                        .clone()
-                        .with_error_code(error.code())
-                        .with_error_message(Some(str_bytes(&message)))
-                };
-                if let Some(assignments) = &t.assignments {
-                    if assignments
-                        .iter()
-                        .any(|a| a.broker_ids.len() != 1 || a.broker_ids[0].0 != node)
-                    {
-                        return fail(
-                            ResponseError::InvalidReplicaAssignment,
-                            format!(
-                                "Every new partition must be assigned to the single broker {node}."
-                            ),
-                        );
-                    }
-                }
-                match b.topics.add_partitions(&t.name.0, t.count, validate_only) {
-                    Ok(()) => result,
-                    // Kafka gives an unknown topic its code and no message.
-                    Err(e @ TopicError::Unknown(_)) => {
-                        result.with_error_code(topic_error_code(&e).code())
-                    }
-                    Err(e) => fail(topic_error_code(&e), e.to_string()),
-                }
-            })
-            .collect();
-        CreatePartitionsResponse::default().with_results(results)
+            .map(|t| grow(&b, t, validate_only))
+            .collect::<Vec<_>>()
     })
     .await;
-    match answered {
-        Ok(response) => Reply::Respond(ResponseKind::CreatePartitions(response)),
-        Err(e) => Reply::Close(e),
+    let outcomes = match answered {
+        Ok(outcomes) => outcomes,
+        // A failed task fails every topic.
+        Err(e) => {
+            let message = e.to_string();
+            let code = ctx.code(&e);
+            let results = names
+                .into_iter()
+                .map(|name| {
+                    CreatePartitionsTopicResult::default()
+                        .with_name(name)
+                        .with_error_code(code)
+                        .with_error_message(Some(str_bytes(&message)))
+                })
+                .collect();
+            return respond(results);
+        }
+    };
+    let results = outcomes
+        .into_iter()
+        .map(|(name, outcome)| {
+            let result = CreatePartitionsTopicResult::default().with_name(name);
+            match outcome {
+                Ok(()) => result,
+                // Kafka gives an unknown topic its code and no message.
+                Err(e @ BrokerError::Topic(TopicError::Unknown(_))) => {
+                    result.with_error_code(ctx.code(&e))
+                }
+                Err(e) => result
+                    .with_error_code(ctx.code(&e))
+                    .with_error_message(Some(str_bytes(&e.to_string()))),
+            }
+        })
+        .collect();
+    respond(results)
+}
+
+fn respond(results: Vec<CreatePartitionsTopicResult>) -> Reply {
+    Reply::Respond(ResponseKind::CreatePartitions(
+        CreatePartitionsResponse::default().with_results(results),
+    ))
+}
+
+fn grow(
+    broker: &Broker,
+    t: CreatePartitionsTopic,
+    validate_only: bool,
+) -> (kafka_protocol::messages::TopicName, Result<(), BrokerError>) {
+    let node = broker.node_id();
+    if let Some(assignments) = &t.assignments {
+        if assignments
+            .iter()
+            .any(|a| a.broker_ids.len() != 1 || a.broker_ids[0].0 != node)
+        {
+            let refused = BrokerError::InvalidReplicaAssignment(format!(
+                "Every new partition must be assigned to the single broker {node}."
+            ));
+            return (t.name, Err(refused));
+        }
     }
+    let grown = broker
+        .topics
+        .add_partitions(&t.name.0, t.count, validate_only)
+        .map_err(BrokerError::Topic);
+    (t.name, grown)
 }

@@ -2,24 +2,25 @@
 //! assignments, configs), `validate_only`, and the described configs of v5+.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
 
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::create_topics_response::{
     CreatableTopicConfigs, CreatableTopicResult,
 };
-use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse, ResponseKind};
-use kafka_protocol::ResponseError;
+use kafka_protocol::messages::{ApiKey, CreateTopicsRequest, CreateTopicsResponse, ResponseKind};
 
 use super::str_bytes;
 use crate::broker::Broker;
+use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
-use crate::errors::topic_error_code;
+use crate::errors::{kafka_error, BrokerError};
 use crate::topics::{validate_topic_name, TopicError};
 
-pub async fn handle(broker: &Arc<Broker>, version: i16, request: CreateTopicsRequest) -> Reply {
-    let b = broker.clone();
+pub async fn handle(ctx: &RequestContext, request: CreateTopicsRequest) -> Reply {
+    let b = ctx.broker.clone();
+    let version = ctx.version();
     let validate_only = request.validate_only;
+    let names: Vec<_> = request.topics.iter().map(|t| t.name.clone()).collect();
     let answered = blocking(move || {
         // As Kafka: a name given more than once is not created; it gets one error entry,
         // after the results of the other topics.
@@ -37,20 +38,21 @@ pub async fn handle(broker: &Arc<Broker>, version: i16, request: CreateTopicsReq
             .map(|t| create_one(&b, version, t.clone(), validate_only))
             .collect();
         topics.extend(duplicates.into_iter().map(|name| {
-            CreatableTopicResult::default()
-                .with_name(name)
-                .with_error_code(ResponseError::InvalidRequest.code())
-                .with_error_message(Some(str_bytes("Duplicate topic name.")))
-                .with_num_partitions(-1)
-                .with_replication_factor(-1)
+            let duplicate = BrokerError::InvalidRequest("Duplicate topic name.".to_string());
+            failed(name, version, &duplicate)
         }));
         CreateTopicsResponse::default().with_topics(topics)
     })
     .await;
-    match answered {
-        Ok(response) => Reply::Respond(ResponseKind::CreateTopics(response)),
-        Err(e) => Reply::Close(e),
-    }
+    // A failed task fails every topic.
+    let response = answered.unwrap_or_else(|e| {
+        let topics = names
+            .into_iter()
+            .map(|name| failed(name, version, &e))
+            .collect();
+        CreateTopicsResponse::default().with_topics(topics)
+    });
+    Reply::Respond(ResponseKind::CreateTopics(response))
 }
 
 fn create_one(
@@ -68,23 +70,25 @@ fn create_one(
         }
     });
     if let Err(e) = early {
-        return failure(&t, topic_error_code(&e), e.to_string());
+        return failure(&t, version, BrokerError::Topic(e));
     }
     // Kafka checks the replication factor's value before the partition count, and whether
     // enough brokers exist after it.
     if t.assignments.is_empty() && (t.replication_factor == 0 || t.replication_factor < -1) {
         return failure(
             &t,
-            ResponseError::InvalidReplicationFactor,
-            "Replication factor must be larger than 0, or -1 to use the default value.".into(),
+            version,
+            BrokerError::InvalidReplicationFactor(
+                "Replication factor must be larger than 0, or -1 to use the default value.".into(),
+            ),
         );
     }
     let partitions = if !t.assignments.is_empty() {
         if t.num_partitions != -1 || t.replication_factor != -1 {
             return failure(
                 &t,
-                ResponseError::InvalidRequest,
-                "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.".into(),
+                version,
+                BrokerError::InvalidRequest("Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.".into()),
             );
         }
         let mut indexes: Vec<i32> = t.assignments.iter().map(|a| a.partition_index).collect();
@@ -100,8 +104,8 @@ fn create_one(
         if !consecutive || !on_this_node {
             return failure(
                 &t,
-                ResponseError::InvalidReplicaAssignment,
-                format!("Replica assignments must name partitions 0..n, each on the single broker {node}."),
+                version,
+                BrokerError::InvalidReplicaAssignment(format!("Replica assignments must name partitions 0..n, each on the single broker {node}.")),
             );
         }
         i32::try_from(indexes.len()).unwrap_or(i32::MAX)
@@ -112,8 +116,10 @@ fn create_one(
             _ => {
                 return failure(
                     &t,
-                    ResponseError::InvalidPartitions,
-                    "Number of partitions was set to an invalid non-positive value.".into(),
+                    version,
+                    BrokerError::InvalidPartitions(
+                        "Number of partitions was set to an invalid non-positive value.".into(),
+                    ),
                 )
             }
         }
@@ -122,8 +128,8 @@ fn create_one(
         let rf = t.replication_factor;
         return failure(
             &t,
-            ResponseError::InvalidReplicationFactor,
-            format!("Unable to replicate the partition {rf} time(s): The target replication factor of {rf} cannot be reached because only 1 broker(s) are registered or some brokers have all their log directories cordoned."),
+            version,
+            BrokerError::InvalidReplicationFactor(format!("Unable to replicate the partition {rf} time(s): The target replication factor of {rf} cannot be reached because only 1 broker(s) are registered or some brokers have all their log directories cordoned.")),
         );
     }
     let mut overrides = BTreeMap::new();
@@ -135,11 +141,11 @@ fn create_one(
             None => {
                 return failure(
                     &t,
-                    ResponseError::InvalidConfig,
-                    format!(
+                    version,
+                    BrokerError::InvalidConfig(format!(
                         "Null value not supported for topic configs: {}",
                         c.name.as_str()
-                    ),
+                    )),
                 )
             }
         }
@@ -174,15 +180,24 @@ fn create_one(
             }
             result
         }
-        Err(e) => failure(&t, topic_error_code(&e), e.to_string()),
+        Err(e) => failure(&t, version, BrokerError::Topic(e)),
     }
 }
 
-fn failure(t: &CreatableTopic, error: ResponseError, message: String) -> CreatableTopicResult {
+fn failure(t: &CreatableTopic, version: i16, error: BrokerError) -> CreatableTopicResult {
+    failed(t.name.clone(), version, &error)
+}
+
+/// A topic's result for `error`, with its text as the message.
+fn failed(
+    name: kafka_protocol::messages::TopicName,
+    version: i16,
+    error: &BrokerError,
+) -> CreatableTopicResult {
     CreatableTopicResult::default()
-        .with_name(t.name.clone())
-        .with_error_code(error.code())
-        .with_error_message(Some(str_bytes(&message)))
+        .with_name(name)
+        .with_error_code(kafka_error(ApiKey::CreateTopics, version, error).code())
+        .with_error_message(Some(str_bytes(&error.to_string())))
         .with_num_partitions(-1)
         .with_replication_factor(-1)
 }

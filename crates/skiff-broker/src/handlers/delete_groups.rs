@@ -1,17 +1,16 @@
 //! DeleteGroups: removes empty groups, writing tombstones for their offsets and metadata
 //! (durable before the answer). Groups with members get NON_EMPTY_GROUP.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
-use kafka_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse, ResponseKind};
+use kafka_protocol::messages::{ApiKey, DeleteGroupsRequest, DeleteGroupsResponse, ResponseKind};
 
-use super::result_code;
-use crate::broker::Broker;
+use crate::context::RequestContext;
 use crate::dispatch::Reply;
+use crate::errors::{kafka_error, BrokerError};
 
-pub fn handle(broker: &Arc<Broker>, _version: i16, request: DeleteGroupsRequest) -> Reply {
-    let broker = broker.clone();
+pub async fn handle(ctx: &RequestContext, request: DeleteGroupsRequest) -> Reply {
+    let broker = ctx.broker.clone();
+    let version = ctx.version();
     Reply::Later(Box::pin(async move {
         let ids: Vec<String> = request
             .groups_names
@@ -28,7 +27,14 @@ pub fn handle(broker: &Arc<Broker>, _version: i16, request: DeleteGroupsRequest)
                     .map(|(id, r)| {
                         DeletableGroupResult::default()
                             .with_group_id(id)
-                            .with_error_code(result_code(&r))
+                            .with_error_code(r.err().map_or(0, |e| {
+                                kafka_error(
+                                    ApiKey::DeleteGroups,
+                                    version,
+                                    &BrokerError::Coordinator(e),
+                                )
+                                .code()
+                            }))
                     })
                     .collect(),
             ),

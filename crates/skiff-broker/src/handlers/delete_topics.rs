@@ -1,20 +1,19 @@
 //! DeleteTopics: by name (v0-5) or by name or id (v6+).
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
 use kafka_protocol::messages::{
-    DeleteTopicsRequest, DeleteTopicsResponse, ResponseKind, TopicName,
+    ApiKey, DeleteTopicsRequest, DeleteTopicsResponse, ResponseKind, TopicName,
 };
-use kafka_protocol::ResponseError;
 use uuid::Uuid;
 
 use super::{str_bytes, topic_name};
-use crate::broker::Broker;
+use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
-use crate::errors::topic_error_code;
+use crate::errors::{kafka_error, BrokerError};
 
-pub async fn handle(broker: &Arc<Broker>, version: i16, request: DeleteTopicsRequest) -> Reply {
+pub async fn handle(ctx: &RequestContext, request: DeleteTopicsRequest) -> Reply {
+    let version = ctx.version();
+    let code = move |e: &BrokerError| kafka_error(ApiKey::DeleteTopics, version, e).code();
     let wanted: Vec<(Option<TopicName>, Uuid)> = if version >= 6 {
         request
             .topics
@@ -28,7 +27,8 @@ pub async fn handle(broker: &Arc<Broker>, version: i16, request: DeleteTopicsReq
             .map(|n| (Some(n), Uuid::nil()))
             .collect()
     };
-    let b = broker.clone();
+    let b = ctx.broker.clone();
+    let asked = wanted.clone();
     let answered = blocking(move || {
         let responses = wanted
             .into_iter()
@@ -42,39 +42,52 @@ pub async fn handle(broker: &Arc<Broker>, version: i16, request: DeleteTopicsReq
                     .with_topic_id(id);
                 let Some(topic) = topic else {
                     // Kafka's answer carries the error's standard description.
-                    let (error, message) = if name.is_some() {
-                        (
-                            ResponseError::UnknownTopicOrPartition,
+                    let (error, message) = match &name {
+                        Some(name) => (
+                            BrokerError::UnknownTopic(name.0.to_string()),
                             "This server does not host this topic-partition.",
-                        )
-                    } else {
-                        (
-                            ResponseError::UnknownTopicId,
+                        ),
+                        None => (
+                            BrokerError::UnknownTopicId(id),
                             "This server does not host this topic ID.",
-                        )
+                        ),
                     };
                     return result
-                        .with_error_code(error.code())
+                        .with_error_code(code(&error))
                         .with_error_message(Some(str_bytes(message)));
                 };
                 if !b.config.delete_topic_enable {
-                    return result.with_error_code(ResponseError::TopicDeletionDisabled.code());
+                    return result.with_error_code(code(&BrokerError::TopicDeletionDisabled));
                 }
                 match b.delete_topic(&topic.name) {
                     Ok(id) => result
                         .with_name(Some(topic_name(&topic.name)))
                         .with_topic_id(if version >= 6 { id } else { Uuid::nil() }),
-                    Err(e) => result
-                        .with_error_code(topic_error_code(&e).code())
-                        .with_error_message(Some(str_bytes(&e.to_string()))),
+                    Err(e) => {
+                        let e = BrokerError::Topic(e);
+                        result
+                            .with_error_code(code(&e))
+                            .with_error_message(Some(str_bytes(&e.to_string())))
+                    }
                 }
             })
             .collect();
         DeleteTopicsResponse::default().with_responses(responses)
     })
     .await;
-    match answered {
-        Ok(response) => Reply::Respond(ResponseKind::DeleteTopics(response)),
-        Err(e) => Reply::Close(e),
-    }
+    // A failed task fails every topic.
+    let response = answered.unwrap_or_else(|e| {
+        let responses = asked
+            .into_iter()
+            .map(|(name, id)| {
+                DeletableTopicResult::default()
+                    .with_name(name)
+                    .with_topic_id(id)
+                    .with_error_code(code(&e))
+                    .with_error_message(Some(str_bytes(&e.to_string())))
+            })
+            .collect();
+        DeleteTopicsResponse::default().with_responses(responses)
+    });
+    Reply::Respond(ResponseKind::DeleteTopics(response))
 }

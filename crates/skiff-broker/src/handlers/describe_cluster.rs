@@ -1,31 +1,25 @@
 //! DescribeCluster: this one broker, which is also its own controller, and the cluster's
 //! authorized operations (from [`crate::acl_operations`]) when asked for.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
 use kafka_protocol::messages::{
     BrokerId, DescribeClusterRequest, DescribeClusterResponse, ResponseKind,
 };
-use kafka_protocol::ResponseError;
 
 use super::metadata::advertised;
 use super::str_bytes;
-use crate::acl_operations::{authorized_operations, Principal, ResourceType};
-use crate::broker::Broker;
+use crate::acl_operations::{authorized_operations, ResourceType};
+use crate::context::RequestContext;
 use crate::dispatch::Reply;
+use crate::errors::BrokerError;
 
 /// KIP-919 endpoint types.
 const BROKERS: i8 = 1;
 const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
 
-/// `listener` names the listener the request came in on (see [`advertised`]).
-pub fn handle(
-    broker: &Arc<Broker>,
-    version: i16,
-    request: DescribeClusterRequest,
-    listener: &str,
-) -> Reply {
+/// Advertises the listener the request came in on (see [`advertised`]).
+pub async fn handle(ctx: &RequestContext, request: DescribeClusterRequest) -> Reply {
+    let (broker, version) = (&ctx.broker, ctx.version());
     let mut response = DescribeClusterResponse::default()
         .with_endpoint_type(BROKERS)
         .with_cluster_id(str_bytes(&broker.cluster_id))
@@ -33,23 +27,21 @@ pub fn handle(
         .with_cluster_authorized_operations(OPERATIONS_NOT_REQUESTED);
     if version >= 1 && request.endpoint_type != BROKERS {
         // A broker does not answer for controller endpoints (Kafka does the same).
+        let refused = BrokerError::UnsupportedEndpointType(
+            "The target broker only supports broker endpoints".to_string(),
+        );
         return Reply::Respond(ResponseKind::DescribeCluster(
             response
                 .with_endpoint_type(request.endpoint_type)
-                .with_error_code(ResponseError::UnsupportedEndpointType.code())
-                .with_error_message(Some(str_bytes(
-                    "The target broker only supports broker endpoints",
-                ))),
+                .with_error_code(ctx.code(&refused))
+                .with_error_message(Some(str_bytes(&refused.to_string()))),
         ));
     }
     if request.include_cluster_authorized_operations {
-        response.cluster_authorized_operations = authorized_operations(
-            &Principal::ANONYMOUS,
-            ResourceType::Cluster,
-            "kafka-cluster",
-        );
+        response.cluster_authorized_operations =
+            authorized_operations(&ctx.principal, ResourceType::Cluster, "kafka-cluster");
     }
-    let (host, port) = advertised(broker, listener);
+    let (host, port) = advertised(broker, &ctx.listener);
     response.brokers = vec![DescribeClusterBroker::default()
         .with_broker_id(BrokerId(broker.node_id()))
         .with_host(str_bytes(&host))

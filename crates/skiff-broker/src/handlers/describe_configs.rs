@@ -2,18 +2,17 @@
 //! name) and groups: values in force, their sources, synonyms (v1+), types and documentation
 //! (v3+).
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::describe_configs_response::{
     DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
 };
 use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse, ResponseKind};
-use kafka_protocol::ResponseError;
 use skiff_config::DescribedConfig;
 
 use super::str_bytes;
 use crate::broker::Broker;
+use crate::context::RequestContext;
 use crate::dispatch::Reply;
+use crate::errors::BrokerError;
 use crate::topics::validate_topic_name;
 
 /// Kafka's config resource types.
@@ -21,7 +20,8 @@ pub const TOPIC: i8 = 2;
 pub const BROKER: i8 = 4;
 pub const GROUP: i8 = 32;
 
-pub fn handle(broker: &Arc<Broker>, version: i16, request: DescribeConfigsRequest) -> Reply {
+pub async fn handle(ctx: &RequestContext, request: DescribeConfigsRequest) -> Reply {
+    let (broker, version) = (&ctx.broker, ctx.version());
     let results = request
         .resources
         .into_iter()
@@ -35,10 +35,15 @@ pub fn handle(broker: &Arc<Broker>, version: i16, request: DescribeConfigsReques
                 resource.resource_name.as_str(),
             ) {
                 Ok(described) => described,
-                Err((error, message)) => {
+                Err(error) => {
+                    let message = match &error {
+                        // Kafka 4.4 answers an unknown topic with the code and an empty message.
+                        BrokerError::UnknownTopic(_) => String::new(),
+                        other => other.to_string(),
+                    };
                     return result
-                        .with_error_code(error.code())
-                        .with_error_message(Some(str_bytes(&message)))
+                        .with_error_code(ctx.code(&error))
+                        .with_error_message(Some(str_bytes(&message)));
                 }
             };
             let wanted = resource.configuration_keys.as_ref();
@@ -67,20 +72,18 @@ pub fn describe(
     broker: &Broker,
     resource_type: i8,
     name: &str,
-) -> Result<Vec<DescribedConfig>, (ResponseError, String)> {
+) -> Result<Vec<DescribedConfig>, BrokerError> {
     match resource_type {
         TOPIC => {
             // Kafka checks a described topic's name before looking it up, with the same
             // "Topic name is invalid: ..." texts as CreateTopics.
-            validate_topic_name(name)
-                .map_err(|e| (ResponseError::InvalidTopicException, e.to_string()))?;
+            validate_topic_name(name)?;
             match broker.topics.get(name) {
                 Some(topic) => Ok(skiff_config::describe_topic_configs(
                     &topic.overrides(),
                     &broker.live_config(),
                 )),
-                // Kafka 4.4 answers an unknown topic with the code and an empty message.
-                None => Err((ResponseError::UnknownTopicOrPartition, String::new())),
+                None => Err(BrokerError::UnknownTopic(name.to_string())),
             }
         }
         BROKER => {
@@ -93,33 +96,28 @@ pub fn describe(
             }
         }
         // As in Kafka, any group id can be described, with or without configs or members.
-        GROUP if name.is_empty() => Err((
-            ResponseError::InvalidRequest,
+        GROUP if name.is_empty() => Err(BrokerError::InvalidRequest(
             "Default group resources are not allowed.".to_string(),
         )),
         GROUP => Ok(skiff_config::describe_group_configs(
             &broker.dynamic.group(name),
             &broker.live_config(),
         )),
-        other => Err((
-            ResponseError::InvalidRequest,
-            format!("Skiff does not describe config resources of type {other}"),
-        )),
+        other => Err(BrokerError::InvalidRequest(format!(
+            "Skiff does not describe config resources of type {other}"
+        ))),
     }
 }
 
 /// A broker resource names this node's id; an empty name means the cluster-wide default.
-pub fn check_broker_name(broker: &Broker, name: &str) -> Result<(), (ResponseError, String)> {
+pub fn check_broker_name(broker: &Broker, name: &str) -> Result<(), BrokerError> {
     if name.is_empty() || name == broker.node_id().to_string() {
         Ok(())
     } else {
-        Err((
-            ResponseError::InvalidRequest,
-            format!(
-                "Unexpected broker id, expected {} or empty string, but received {name}",
-                broker.node_id()
-            ),
-        ))
+        Err(BrokerError::InvalidRequest(format!(
+            "Unexpected broker id, expected {} or empty string, but received {name}",
+            broker.node_id()
+        )))
     }
 }
 

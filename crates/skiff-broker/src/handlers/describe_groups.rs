@@ -3,25 +3,21 @@
 //! reported as Dead (v0-5) or GROUP_ID_NOT_FOUND (v6+, KIP-1043). Authorized operations
 //! (v3+, from [`crate::acl_operations`]) go to every group answered without an error.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
-use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
-use kafka_protocol::ResponseError;
+use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse, ResponseKind};
 
 use super::str_bytes;
-use crate::acl_operations::{authorized_operations, Principal, ResourceType};
-use crate::broker::Broker;
-use crate::coordinator::group::{Group, GroupState};
+use crate::acl_operations::{authorized_operations, ResourceType};
+use crate::context::RequestContext;
+use crate::dispatch::Reply;
+use crate::errors::BrokerError;
+use skiff_coordinator::groups::group::{Group, GroupState};
 
 /// Kafka's value for "authorized operations not requested".
 const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
 
-pub fn handle(
-    broker: &Arc<Broker>,
-    version: i16,
-    request: DescribeGroupsRequest,
-) -> DescribeGroupsResponse {
+pub async fn handle(ctx: &RequestContext, request: DescribeGroupsRequest) -> Reply {
+    let (broker, version) = (&ctx.broker, ctx.version());
     let include_operations = version >= 3 && request.include_authorized_operations;
     let mut groups: Vec<DescribedGroup> = request
         .groups
@@ -33,15 +29,18 @@ pub fn handle(
             match described {
                 Err(e) => DescribedGroup::default()
                     .with_group_id(id)
-                    .with_error_code(e.code())
+                    .with_error_code(ctx.code(&BrokerError::Coordinator(e)))
                     .with_authorized_operations(OPERATIONS_NOT_REQUESTED),
                 Ok(Some(d)) => d.with_group_id(id),
-                Ok(None) if version >= 6 => DescribedGroup::default()
-                    .with_group_id(id.clone())
-                    .with_error_code(ResponseError::GroupIdNotFound.code())
-                    .with_error_message(Some(str_bytes(&format!("Group {} not found.", id.0))))
-                    .with_group_state(str_bytes(GroupState::Dead.name()))
-                    .with_authorized_operations(OPERATIONS_NOT_REQUESTED),
+                Ok(None) if version >= 6 => {
+                    let missing = BrokerError::GroupNotFound(id.0.to_string());
+                    DescribedGroup::default()
+                        .with_group_id(id)
+                        .with_error_code(ctx.code(&missing))
+                        .with_error_message(Some(str_bytes(&missing.to_string())))
+                        .with_group_state(str_bytes(GroupState::Dead.name()))
+                        .with_authorized_operations(OPERATIONS_NOT_REQUESTED)
+                }
                 Ok(None) => DescribedGroup::default()
                     .with_group_id(id)
                     .with_group_state(str_bytes(GroupState::Dead.name()))
@@ -52,10 +51,12 @@ pub fn handle(
     if include_operations {
         for g in groups.iter_mut().filter(|g| g.error_code == 0) {
             g.authorized_operations =
-                authorized_operations(&Principal::ANONYMOUS, ResourceType::Group, &g.group_id.0);
+                authorized_operations(&ctx.principal, ResourceType::Group, &g.group_id.0);
         }
     }
-    DescribeGroupsResponse::default().with_groups(groups)
+    Reply::Respond(ResponseKind::DescribeGroups(
+        DescribeGroupsResponse::default().with_groups(groups),
+    ))
 }
 
 fn describe(version: i16, g: &Group) -> DescribedGroup {

@@ -1,20 +1,22 @@
 //! DescribeLogDirs: the one log dir, the size of each partition in it, and (v4+) the size
-//! and free space of its filesystem.
-
-use std::sync::Arc;
+//! and free space of its filesystem. Runs on the blocking pool (statvfs, segment sizes).
 
 use kafka_protocol::messages::describe_log_dirs_response::{
     DescribeLogDirsPartition, DescribeLogDirsResult, DescribeLogDirsTopic,
 };
-use kafka_protocol::messages::{DescribeLogDirsRequest, DescribeLogDirsResponse, ResponseKind};
-use kafka_protocol::ResponseError;
+use kafka_protocol::messages::{
+    ApiKey, DescribeLogDirsRequest, DescribeLogDirsResponse, ResponseKind,
+};
 
 use super::{str_bytes, topic_name};
 use crate::broker::Broker;
+use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
+use crate::errors::{kafka_error, BrokerError};
 
-pub async fn handle(broker: &Arc<Broker>, version: i16, request: DescribeLogDirsRequest) -> Reply {
-    let b = broker.clone();
+pub async fn handle(ctx: &RequestContext, request: DescribeLogDirsRequest) -> Reply {
+    let b = ctx.broker.clone();
+    let version = ctx.version();
     let answered = blocking(move || {
         let topics = match request.topics {
             // Null: every partition of every topic.
@@ -41,17 +43,22 @@ pub async fn handle(broker: &Arc<Broker>, version: i16, request: DescribeLogDirs
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot read the log dir's disk space");
-                    result.error_code = ResponseError::KafkaStorageError.code();
+                    let e = BrokerError::StorageFailure(e.to_string());
+                    result.error_code = kafka_error(ApiKey::DescribeLogDirs, version, &e).code();
                 }
             }
         }
         DescribeLogDirsResponse::default().with_results(vec![result])
     })
     .await;
-    match answered {
-        Ok(response) => Reply::Respond(ResponseKind::DescribeLogDirs(response)),
-        Err(e) => Reply::Close(e),
-    }
+    // A failed task: the log dir's result carries the error.
+    let response = answered.unwrap_or_else(|e| {
+        let result = DescribeLogDirsResult::default()
+            .with_log_dir(str_bytes(&ctx.broker.log_dir.root().display().to_string()))
+            .with_error_code(ctx.code(&e));
+        DescribeLogDirsResponse::default().with_results(vec![result])
+    });
+    Reply::Respond(ResponseKind::DescribeLogDirs(response))
 }
 
 /// Partitions of `name` this broker hosts (all, or those asked for that exist).

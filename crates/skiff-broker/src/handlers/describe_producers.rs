@@ -1,24 +1,37 @@
 //! DescribeProducers v0: the producer state each requested partition keeps (idempotent and
 //! transactional producers: epoch, last sequence and timestamp, coordinator epoch, the first
 //! offset of the open transaction). Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION.
+//!
+//! Producer state is read under the log's append lock, so the reads run on the blocking pool
+//! (the rule in [`crate::handlers`]).
 
-use std::sync::Arc;
-
+use kafka_protocol::messages::describe_producers_request::TopicRequest;
 use kafka_protocol::messages::describe_producers_response::{
     PartitionResponse, ProducerState, TopicResponse,
 };
-use kafka_protocol::messages::{DescribeProducersRequest, DescribeProducersResponse, ProducerId};
-use kafka_protocol::ResponseError;
+use kafka_protocol::messages::{
+    ApiKey, DescribeProducersRequest, DescribeProducersResponse, ProducerId, ResponseKind,
+};
 
 use crate::broker::Broker;
+use crate::context::RequestContext;
+use crate::dispatch::{blocking, Reply};
+use crate::errors::{kafka_error, BrokerError};
 
-pub fn handle(
-    broker: &Arc<Broker>,
-    _version: i16,
-    request: DescribeProducersRequest,
-) -> DescribeProducersResponse {
-    let topics = request
-        .topics
+pub async fn handle(ctx: &RequestContext, request: DescribeProducersRequest) -> Reply {
+    let b = ctx.broker.clone();
+    let version = ctx.version();
+    let topics = request.topics;
+    let wanted = topics.clone();
+    let answered = blocking(move || describe(&b, version, topics)).await;
+    let topics = answered.unwrap_or_else(|e| failed(version, wanted, &e));
+    Reply::Respond(ResponseKind::DescribeProducers(
+        DescribeProducersResponse::default().with_topics(topics),
+    ))
+}
+
+fn describe(broker: &Broker, version: i16, topics: Vec<TopicRequest>) -> Vec<TopicResponse> {
+    topics
         .into_iter()
         .map(|t| {
             let topic = broker.topics.get(&t.name.0);
@@ -28,8 +41,11 @@ pub fn handle(
                 .map(|&i| {
                     let response = PartitionResponse::default().with_partition_index(i);
                     let Some(partition) = topic.as_ref().and_then(|t| t.partition(i)) else {
-                        return response
-                            .with_error_code(ResponseError::UnknownTopicOrPartition.code());
+                        let unknown = BrokerError::UnknownPartition {
+                            topic: t.name.0.to_string(),
+                            partition: i,
+                        };
+                        return response.with_error_code(code(version, &unknown));
                     };
                     let producers = partition
                         .log
@@ -54,6 +70,30 @@ pub fn handle(
                 .with_name(t.name)
                 .with_partitions(partitions)
         })
-        .collect();
-    DescribeProducersResponse::default().with_topics(topics)
+        .collect()
+}
+
+/// Every requested partition answers `err` (the reads failed as a whole).
+fn failed(version: i16, topics: Vec<TopicRequest>, err: &BrokerError) -> Vec<TopicResponse> {
+    topics
+        .into_iter()
+        .map(|t| {
+            let partitions = t
+                .partition_indexes
+                .iter()
+                .map(|&i| {
+                    PartitionResponse::default()
+                        .with_partition_index(i)
+                        .with_error_code(code(version, err))
+                })
+                .collect();
+            TopicResponse::default()
+                .with_name(t.name)
+                .with_partitions(partitions)
+        })
+        .collect()
+}
+
+fn code(version: i16, err: &BrokerError) -> i16 {
+    kafka_error(ApiKey::DescribeProducers, version, err).code()
 }

@@ -2,22 +2,19 @@
 //! each transactional id; TRANSACTIONAL_ID_NOT_FOUND for ids the coordinator does not know.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use kafka_protocol::messages::describe_transactions_response::{TopicData, TransactionState};
 use kafka_protocol::messages::{
-    DescribeTransactionsRequest, DescribeTransactionsResponse, ProducerId,
+    DescribeTransactionsRequest, DescribeTransactionsResponse, ProducerId, ResponseKind,
 };
-use kafka_protocol::ResponseError;
 
 use super::{str_bytes, topic_name};
-use crate::broker::Broker;
+use crate::context::RequestContext;
+use crate::dispatch::Reply;
+use crate::errors::BrokerError;
 
-pub fn handle(
-    broker: &Arc<Broker>,
-    _version: i16,
-    request: DescribeTransactionsRequest,
-) -> DescribeTransactionsResponse {
+pub async fn handle(ctx: &RequestContext, request: DescribeTransactionsRequest) -> Reply {
+    let broker = &ctx.broker;
     let states = request
         .transactional_ids
         .into_iter()
@@ -29,8 +26,10 @@ pub fn handle(
                 .with_producer_id(ProducerId(-1))
                 .with_producer_epoch(-1);
             match broker.txn.describe(&id.0) {
-                Err(e) => state.with_error_code(e.code()),
-                Ok(None) => state.with_error_code(ResponseError::TransactionalIdNotFound.code()),
+                Err(e) => state.with_error_code(ctx.code(&BrokerError::Coordinator(e))),
+                Ok(None) => state.with_error_code(
+                    ctx.code(&BrokerError::TransactionalIdNotFound(id.0.to_string())),
+                ),
                 Ok(Some(m)) => {
                     let mut topics: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
                     for (t, p) in &m.partitions {
@@ -56,5 +55,7 @@ pub fn handle(
             }
         })
         .collect();
-    DescribeTransactionsResponse::default().with_transaction_states(states)
+    Reply::Respond(ResponseKind::DescribeTransactions(
+        DescribeTransactionsResponse::default().with_transaction_states(states),
+    ))
 }

@@ -1,35 +1,37 @@
 //! EndTxn: commit or abort the producer's transaction. Answered once the markers of every
 //! partition in the transaction and the completed state are durable.
 
-use std::sync::Arc;
+use kafka_protocol::messages::{ApiKey, EndTxnRequest, EndTxnResponse, ResponseKind};
 
-use kafka_protocol::messages::{EndTxnRequest, EndTxnResponse, ResponseKind};
-use kafka_protocol::ResponseError;
-
-use crate::broker::Broker;
+use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
+use crate::errors::{kafka_error, BrokerError};
 
-pub fn handle(broker: &Arc<Broker>, _version: i16, request: EndTxnRequest) -> Reply {
-    let broker = broker.clone();
+pub async fn handle(ctx: &RequestContext, request: EndTxnRequest) -> Reply {
+    let broker = ctx.broker.clone();
+    let version = ctx.version();
     Reply::Later(Box::pin(async move {
-        let result = blocking(move || {
+        let result = blocking(move || -> Result<(), BrokerError> {
             if request.transactional_id.0.is_empty() {
-                return Err(ResponseError::InvalidRequest);
+                return Err(BrokerError::InvalidRequest(
+                    "empty transactional id".to_string(),
+                ));
             }
-            broker.txn.end_txn(
+            Ok(broker.txn.end_txn(
                 &broker,
                 &request.transactional_id.0,
                 request.producer_id.0,
                 request.producer_epoch,
                 request.committed,
-            )
+            )?)
         })
         .await
-        .unwrap_or(Err(ResponseError::UnknownServerError));
+        .and_then(|r| r);
+        let code = result
+            .err()
+            .map_or(0, |e| kafka_error(ApiKey::EndTxn, version, &e).code());
         // Only v0-4 are advertised: v5's producer id/epoch fields (transaction version 2,
         // an epoch bump at every EndTxn) stay at their defaults.
-        ResponseKind::EndTxn(
-            EndTxnResponse::default().with_error_code(result.err().map_or(0, |e| e.code())),
-        )
+        ResponseKind::EndTxn(EndTxnResponse::default().with_error_code(code))
     }))
 }

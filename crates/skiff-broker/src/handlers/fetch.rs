@@ -15,17 +15,17 @@ use kafka_protocol::messages::fetch_response::{
     AbortedTransaction, FetchableTopicResponse, PartitionData,
 };
 use kafka_protocol::messages::{
-    BrokerId, FetchRequest, FetchResponse, ProducerId, ResponseKind, TopicName,
+    ApiKey, BrokerId, FetchRequest, FetchResponse, ProducerId, ResponseKind, TopicName,
 };
-use kafka_protocol::ResponseError;
 use skiff_log::LogError;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
 use super::LEADER_EPOCH;
 use crate::broker::Broker;
+use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
-use crate::errors::log_error_code;
+use crate::errors::{kafka_error, BrokerError};
 use crate::partition::Partition;
 
 /// Session epochs with a meaning of their own (KIP-227).
@@ -36,29 +36,35 @@ const READ_COMMITTED: i8 = 1;
 struct Wanted {
     topic: usize,
     index: i32,
-    partition: Result<Arc<Partition>, ResponseError>,
+    /// The partition, or the error code it answers.
+    partition: Result<Arc<Partition>, i16>,
     offset: i64,
     max_bytes: usize,
 }
 
-pub fn handle(broker: &Arc<Broker>, version: i16, request: FetchRequest) -> Reply {
-    let broker = broker.clone();
+pub async fn handle(ctx: &RequestContext, request: FetchRequest) -> Reply {
+    let broker = ctx.broker.clone();
+    let version = ctx.version();
     Reply::Later(Box::pin(async move {
         ResponseKind::Fetch(fetch(broker, version, request).await)
     }))
 }
 
+fn code(version: i16, err: &BrokerError) -> i16 {
+    kafka_error(ApiKey::Fetch, version, err).code()
+}
+
 async fn fetch(broker: Arc<Broker>, version: i16, request: FetchRequest) -> FetchResponse {
     if version >= 7 {
         let session_error = if request.session_id != 0 {
-            Some(ResponseError::FetchSessionIdNotFound)
+            Some(BrokerError::UnknownFetchSession(request.session_id))
         } else if request.session_epoch != FINAL_EPOCH && request.session_epoch != INITIAL_EPOCH {
-            Some(ResponseError::InvalidFetchSessionEpoch)
+            Some(BrokerError::InvalidFetchSessionEpoch(request.session_epoch))
         } else {
             None
         };
         if let Some(error) = session_error {
-            return FetchResponse::default().with_error_code(error.code());
+            return FetchResponse::default().with_error_code(code(version, &error));
         }
     }
     let read_committed = version >= 4 && request.isolation_level == READ_COMMITTED;
@@ -77,13 +83,16 @@ async fn fetch(broker: Arc<Broker>, version: i16, request: FetchRequest) -> Fetc
     let mut parked = false;
     loop {
         let w = wanted.clone();
-        let read = blocking(move || read_all(&w, max_bytes, read_committed)).await;
+        let read = blocking(move || read_all(&w, version, max_bytes, read_committed)).await;
         let results = match read {
             Ok(results) => results,
+            // A failed read fails every partition.
             Err(e) => {
-                tracing::error!(error = %e, "fetch read task failed");
-                return FetchResponse::default()
-                    .with_error_code(ResponseError::UnknownServerError.code());
+                let failed = wanted
+                    .iter()
+                    .map(|w| error_data(w.index, code(version, &e)))
+                    .collect();
+                return build_response(topics, &wanted, failed, read_committed);
             }
         };
         let total: usize = results
@@ -130,12 +139,12 @@ fn resolve(
         let (topic, missing) = if version >= 13 {
             (
                 broker.topics.get_by_id(t.topic_id),
-                ResponseError::UnknownTopicId,
+                BrokerError::UnknownTopic(t.topic_id.to_string()),
             )
         } else {
             (
                 broker.topics.get(&t.topic.0),
-                ResponseError::UnknownTopicOrPartition,
+                BrokerError::UnknownTopic(t.topic.0.to_string()),
             )
         };
         responses.push(
@@ -153,12 +162,19 @@ fn resolve(
         );
         for p in t.partitions {
             let partition = match &topic {
-                None => Err(missing),
+                None => Err(code(version, &missing)),
                 Some(topic) => match topic.partition(p.partition) {
-                    None => Err(ResponseError::UnknownTopicOrPartition),
-                    Some(_) if p.current_leader_epoch > LEADER_EPOCH => {
-                        Err(ResponseError::UnknownLeaderEpoch)
-                    }
+                    None => Err(code(
+                        version,
+                        &BrokerError::UnknownPartition {
+                            topic: topic.name.clone(),
+                            partition: p.partition,
+                        },
+                    )),
+                    Some(_) if p.current_leader_epoch > LEADER_EPOCH => Err(code(
+                        version,
+                        &BrokerError::UnknownLeaderEpoch(p.current_leader_epoch),
+                    )),
                     Some(partition) => Ok(partition),
                 },
             };
@@ -178,7 +194,12 @@ fn resolve(
 /// data returns at least one whole batch even when it exceeds the limits (KIP-74).
 /// read_committed reads stop at the last stable offset and carry the aborted transactions
 /// that may have data in the returned range (the client drops their batches).
-fn read_all(wanted: &[Wanted], max_bytes: usize, read_committed: bool) -> Vec<PartitionData> {
+fn read_all(
+    wanted: &[Wanted],
+    version: i16,
+    max_bytes: usize,
+    read_committed: bool,
+) -> Vec<PartitionData> {
     let mut remaining = max_bytes;
     let mut first_data = true;
     wanted
@@ -189,14 +210,7 @@ fn read_all(wanted: &[Wanted], max_bytes: usize, read_committed: bool) -> Vec<Pa
                 .with_preferred_read_replica(BrokerId(-1));
             let partition = match &w.partition {
                 Ok(p) => p,
-                Err(error) => {
-                    return data
-                        .with_error_code(error.code())
-                        .with_high_watermark(-1)
-                        .with_last_stable_offset(-1)
-                        .with_log_start_offset(-1)
-                        .with_records(Some(Bytes::new()))
-                }
+                Err(code) => return error_data(w.index, *code),
             };
             let limit = w.max_bytes.min(remaining);
             match partition
@@ -230,7 +244,7 @@ fn read_all(wanted: &[Wanted], max_bytes: usize, read_committed: bool) -> Vec<Pa
                     if !matches!(e, LogError::OffsetOutOfRange { .. }) {
                         tracing::error!(topic = %partition.topic, partition = w.index, error = %e, "fetch read failed");
                     }
-                    data.with_error_code(log_error_code(&e).code())
+                    data.with_error_code(code(version, &BrokerError::Storage(e)))
                         .with_high_watermark(partition.log.high_watermark())
                         .with_last_stable_offset(partition.log.last_stable_offset())
                         .with_log_start_offset(partition.log.log_start_offset())
@@ -239,6 +253,18 @@ fn read_all(wanted: &[Wanted], max_bytes: usize, read_committed: bool) -> Vec<Pa
             }
         })
         .collect()
+}
+
+/// A partition that answers only an error code.
+fn error_data(index: i32, code: i16) -> PartitionData {
+    PartitionData::default()
+        .with_partition_index(index)
+        .with_preferred_read_replica(BrokerId(-1))
+        .with_error_code(code)
+        .with_high_watermark(-1)
+        .with_last_stable_offset(-1)
+        .with_log_start_offset(-1)
+        .with_records(Some(Bytes::new()))
 }
 
 fn build_response(

@@ -1,32 +1,35 @@
 //! FindCoordinator: this node coordinates every consumer group (key type 0) and every
 //! transactional id (key type 1). v0-3 ask for one key, v4+ for a batch.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
-use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
+use kafka_protocol::messages::{
+    BrokerId, FindCoordinatorRequest, FindCoordinatorResponse, ResponseKind,
+};
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::ResponseError;
 
 use super::metadata::advertised;
 use super::str_bytes;
-use crate::broker::Broker;
+use crate::context::RequestContext;
+use crate::dispatch::Reply;
+use crate::errors::BrokerError;
 
 const GROUP: i8 = 0;
 const TRANSACTION: i8 = 1;
 
-/// `listener` names the listener the request came in on (see [`advertised`]).
-pub fn handle(
-    broker: &Arc<Broker>,
-    version: i16,
-    request: FindCoordinatorRequest,
-    listener: &str,
-) -> FindCoordinatorResponse {
-    let (host, port) = advertised(broker, listener);
+/// Advertises the listener the request came in on (see [`advertised`]).
+pub async fn handle(ctx: &RequestContext, request: FindCoordinatorRequest) -> Reply {
+    Reply::Respond(ResponseKind::FindCoordinator(find(ctx, request)))
+}
+
+fn find(ctx: &RequestContext, request: FindCoordinatorRequest) -> FindCoordinatorResponse {
+    let (broker, version) = (&ctx.broker, ctx.version());
+    let (host, port) = advertised(broker, &ctx.listener);
     let answer = |key: &StrBytes| -> Coordinator {
         let error =
             if (request.key_type != GROUP && request.key_type != TRANSACTION) || key.is_empty() {
-                Some(ResponseError::InvalidRequest)
+                Some(BrokerError::InvalidRequest(
+                    "invalid coordinator key or key type".to_string(),
+                ))
             } else {
                 None
             };
@@ -39,8 +42,8 @@ pub fn handle(
             Some(e) => c
                 .with_node_id(BrokerId(-1))
                 .with_port(-1)
-                .with_error_code(e.code())
-                .with_error_message(Some(str_bytes(&error_text(e)))),
+                .with_error_code(ctx.code(&e))
+                .with_error_message(Some(str_bytes(&e.to_string()))),
         }
     };
     if version >= 4 {
@@ -57,8 +60,4 @@ pub fn handle(
         response.error_message = c.error_message;
     }
     response
-}
-
-fn error_text(_e: ResponseError) -> String {
-    "invalid coordinator key or key type".to_string()
 }

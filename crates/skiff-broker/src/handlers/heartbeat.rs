@@ -1,18 +1,21 @@
 //! Heartbeat: keeps a member's session alive and tells it when a rebalance has started.
 
-use std::sync::Arc;
+use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse, ResponseKind};
 
-use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse};
+use crate::context::RequestContext;
+use crate::dispatch::Reply;
+use crate::errors::BrokerError;
 
-use crate::broker::Broker;
-
-pub fn handle(broker: &Arc<Broker>, _version: i16, request: HeartbeatRequest) -> HeartbeatResponse {
+pub async fn handle(ctx: &RequestContext, request: HeartbeatRequest) -> Reply {
     let instance = request.group_instance_id.as_ref().map(|s| s.to_string());
-    let error = broker.coordinator.heartbeat(
+    let error = ctx.broker.coordinator.heartbeat(
         &request.group_id.0,
         &request.member_id,
         instance.as_deref(),
         request.generation_id,
     );
-    HeartbeatResponse::default().with_error_code(super::result_code(&error))
+    let error = error.map_err(BrokerError::Coordinator);
+    Reply::Respond(ResponseKind::Heartbeat(
+        HeartbeatResponse::default().with_error_code(ctx.result_code(&error)),
+    ))
 }

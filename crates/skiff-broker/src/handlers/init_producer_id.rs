@@ -7,80 +7,70 @@
 //! above `transaction.max.timeout.ms` is INVALID_TRANSACTION_TIMEOUT. An empty transactional
 //! id is INVALID_REQUEST, as in Kafka.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::{
     InitProducerIdRequest, InitProducerIdResponse, ProducerId, ResponseKind,
 };
-use kafka_protocol::ResponseError;
 
-use crate::broker::Broker;
+use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
-use crate::errors::log_error_code;
+use crate::errors::BrokerError;
 
 /// Kafka's `RecordBatch.NO_PRODUCER_ID` / `NO_PRODUCER_EPOCH`.
 const NO_PRODUCER_ID: i64 = -1;
 const NO_PRODUCER_EPOCH: i16 = -1;
 
-pub async fn handle(broker: &Arc<Broker>, _version: i16, request: InitProducerIdRequest) -> Reply {
-    let respond = |r: Result<i64, ResponseError>| {
-        let response = match r {
-            Ok(id) => InitProducerIdResponse::default()
-                .with_producer_id(ProducerId(id))
-                .with_producer_epoch(0),
-            Err(e) => InitProducerIdResponse::default()
-                .with_error_code(e.code())
-                .with_producer_id(ProducerId(NO_PRODUCER_ID))
-                .with_producer_epoch(NO_PRODUCER_EPOCH),
-        };
-        Reply::Respond(ResponseKind::InitProducerId(response))
+pub async fn handle(ctx: &RequestContext, request: InitProducerIdRequest) -> Reply {
+    let response = match init(ctx, request).await {
+        Ok((id, epoch)) => InitProducerIdResponse::default()
+            .with_producer_id(ProducerId(id))
+            .with_producer_epoch(epoch),
+        Err(e) => InitProducerIdResponse::default()
+            .with_error_code(ctx.code(&e))
+            .with_producer_id(ProducerId(NO_PRODUCER_ID))
+            .with_producer_epoch(NO_PRODUCER_EPOCH),
     };
-    if let Err(e) = check(&request) {
-        return respond(Err(e));
-    }
+    Reply::Respond(ResponseKind::InitProducerId(response))
+}
+
+/// The producer id and epoch to hand out.
+async fn init(
+    ctx: &RequestContext,
+    request: InitProducerIdRequest,
+) -> Result<(i64, i16), BrokerError> {
+    check(&request)?;
+    let b = ctx.broker.clone();
     if let Some(txn_id) = request.transactional_id.as_ref().map(|t| t.0.to_string()) {
-        let b = broker.clone();
         let current = (request.producer_id.0 != NO_PRODUCER_ID)
             .then_some((request.producer_id.0, request.producer_epoch));
         let timeout = request.transaction_timeout_ms;
         let answered =
-            blocking(move || b.txn.init_producer_id(&b, &txn_id, timeout, current)).await;
-        let response = match answered.unwrap_or(Err(ResponseError::UnknownServerError)) {
-            Ok((id, epoch)) => InitProducerIdResponse::default()
-                .with_producer_id(ProducerId(id))
-                .with_producer_epoch(epoch),
-            Err(e) => InitProducerIdResponse::default()
-                .with_error_code(e.code())
-                .with_producer_id(ProducerId(NO_PRODUCER_ID))
-                .with_producer_epoch(NO_PRODUCER_EPOCH),
-        };
-        return Reply::Respond(ResponseKind::InitProducerId(response));
+            blocking(move || b.txn.init_producer_id(&b, &txn_id, timeout, current)).await?;
+        return Ok(answered?);
     }
-    let b = broker.clone();
-    match blocking(move || b.producer_ids.allocate()).await {
-        Ok(Ok(id)) => respond(Ok(id)),
-        Ok(Err(e)) => {
-            tracing::error!(error = %e, "producer id allocation failed");
-            respond(Err(log_error_code(&e)))
-        }
+    match blocking(move || b.producer_ids.allocate()).await? {
+        Ok(id) => Ok((id, 0)),
         Err(e) => {
             tracing::error!(error = %e, "producer id allocation failed");
-            respond(Err(ResponseError::UnknownServerError))
+            Err(BrokerError::Storage(e))
         }
     }
 }
 
 /// Request rules checked before any id is handed out (Kafka's `KafkaApis` and coordinator).
-fn check(request: &InitProducerIdRequest) -> Result<(), ResponseError> {
+fn check(request: &InitProducerIdRequest) -> Result<(), BrokerError> {
     // v3+ (KIP-360): the producer's current id and epoch, both set or both unset.
     let id = request.producer_id.0;
     let epoch = request.producer_epoch;
     if (id == NO_PRODUCER_ID) != (epoch == NO_PRODUCER_EPOCH) {
-        return Err(ResponseError::InvalidRequest);
+        return Err(BrokerError::InvalidRequest(
+            "producer id and epoch must be both set or both unset".to_string(),
+        ));
     }
     match &request.transactional_id {
         None => Ok(()),
-        Some(t) if t.0.is_empty() => Err(ResponseError::InvalidRequest),
+        Some(t) if t.0.is_empty() => Err(BrokerError::InvalidRequest(
+            "empty transactional id".to_string(),
+        )),
         Some(_) => Ok(()),
     }
 }
@@ -88,7 +78,13 @@ fn check(request: &InitProducerIdRequest) -> Result<(), ResponseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kafka_protocol::messages::TransactionalId;
+    use kafka_protocol::messages::{ApiKey, TransactionalId};
+    use kafka_protocol::ResponseError;
+
+    /// The code the rules answer (0: accepted).
+    fn check_code(request: &InitProducerIdRequest) -> Result<(), ResponseError> {
+        check(request).map_err(|e| crate::errors::kafka_error(ApiKey::InitProducerId, 4, &e))
+    }
 
     fn req(txn: Option<&str>, id: i64, epoch: i16) -> InitProducerIdRequest {
         InitProducerIdRequest::default()
@@ -99,17 +95,20 @@ mod tests {
 
     #[test]
     fn request_rules() {
-        assert_eq!(check(&req(None, -1, -1)), Ok(()));
-        assert_eq!(check(&req(None, 17, 3)), Ok(()));
+        assert_eq!(check_code(&req(None, -1, -1)), Ok(()));
+        assert_eq!(check_code(&req(None, 17, 3)), Ok(()));
         assert_eq!(
-            check(&req(None, 17, -1)),
+            check_code(&req(None, 17, -1)),
             Err(ResponseError::InvalidRequest)
         );
-        assert_eq!(check(&req(None, -1, 0)), Err(ResponseError::InvalidRequest));
         assert_eq!(
-            check(&req(Some(""), -1, -1)),
+            check_code(&req(None, -1, 0)),
             Err(ResponseError::InvalidRequest)
         );
-        assert_eq!(check(&req(Some("tx"), -1, -1)), Ok(()));
+        assert_eq!(
+            check_code(&req(Some(""), -1, -1)),
+            Err(ResponseError::InvalidRequest)
+        );
+        assert_eq!(check_code(&req(Some("tx"), -1, -1)), Ok(()));
     }
 }

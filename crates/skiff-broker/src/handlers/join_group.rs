@@ -2,31 +2,24 @@
 //! until every member has rejoined or the rebalance timeout passes; the connection keeps
 //! serving its later requests meanwhile.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
 use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse, ResponseKind};
-use kafka_protocol::ResponseError;
 
 use super::str_bytes;
-use crate::broker::Broker;
-use crate::coordinator::group::{JoinOutcome, JoinRequest, JoinResult};
+use crate::context::RequestContext;
 use crate::dispatch::Reply;
+use crate::errors::BrokerError;
+use skiff_coordinator::groups::group::{JoinOutcome, JoinRequest, JoinResult};
 
-pub fn handle(
-    broker: &Arc<Broker>,
-    version: i16,
-    request: JoinGroupRequest,
-    client_id: &str,
-    client_host: &str,
-) -> Reply {
+pub async fn handle(ctx: &RequestContext, request: JoinGroupRequest) -> Reply {
+    let version = ctx.version();
     let group_id = request.group_id.0.to_string();
     let member_id = request.member_id.to_string();
     let req = JoinRequest {
         member_id: member_id.clone(),
         group_instance_id: request.group_instance_id.as_ref().map(|s| s.to_string()),
-        client_id: client_id.to_string(),
-        client_host: client_host.to_string(),
+        client_id: ctx.client_id.clone(),
+        client_host: ctx.client_host.clone(),
         session_timeout_ms: request.session_timeout_ms,
         // v0 has no rebalance timeout: Kafka uses the session timeout.
         rebalance_timeout_ms: if version >= 1 {
@@ -43,13 +36,15 @@ pub fn handle(
         require_known_member_id: version >= 4,
         supports_skip_assignment: version >= 9,
     };
-    match broker.coordinator.join(&group_id, req) {
+    // The code the coordinator's channel closing answers (the coordinator stopped).
+    let gone = ctx.error(&BrokerError::CoordinatorUnavailable);
+    match ctx.broker.coordinator.join(&group_id, req) {
         Err(e) => respond(version, JoinResult::error(e, &member_id)),
         Ok(JoinOutcome::Ready(result)) => respond(version, result),
         Ok(JoinOutcome::Wait(rx)) => Reply::Later(Box::pin(async move {
-            let result = rx.await.unwrap_or_else(|_| {
-                JoinResult::error(ResponseError::CoordinatorNotAvailable, &member_id)
-            });
+            let result = rx
+                .await
+                .unwrap_or_else(|_| JoinResult::error(gone, &member_id));
             ResponseKind::JoinGroup(response(version, result))
         })),
     }

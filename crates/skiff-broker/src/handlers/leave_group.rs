@@ -1,18 +1,23 @@
 //! LeaveGroup: one member (v0-2) or a batch of members by member id or group instance id
 //! (v3+, used by static members and admin tools). The others rebalance.
 
-use std::sync::Arc;
-
-use super::{result_code, str_bytes};
-use crate::broker::Broker;
 use kafka_protocol::messages::leave_group_response::MemberResponse;
-use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse};
+use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse, ResponseKind};
+use kafka_protocol::ResponseError;
 
-pub fn handle(
-    broker: &Arc<Broker>,
-    version: i16,
-    request: LeaveGroupRequest,
-) -> LeaveGroupResponse {
+use super::str_bytes;
+use crate::context::RequestContext;
+use crate::dispatch::Reply;
+use crate::errors::BrokerError;
+
+pub async fn handle(ctx: &RequestContext, request: LeaveGroupRequest) -> Reply {
+    Reply::Respond(ResponseKind::LeaveGroup(answer(ctx, request)))
+}
+
+fn answer(ctx: &RequestContext, request: LeaveGroupRequest) -> LeaveGroupResponse {
+    let version = ctx.version();
+    let result_code =
+        |r: &Result<(), ResponseError>| ctx.result_code(&r.map_err(BrokerError::Coordinator));
     let members: Vec<(String, Option<String>)> = if version >= 3 {
         request
             .members
@@ -27,7 +32,7 @@ pub fn handle(
     } else {
         vec![(request.member_id.to_string(), None)]
     };
-    let result = broker.coordinator.leave(&request.group_id.0, &members);
+    let result = ctx.broker.coordinator.leave(&request.group_id.0, &members);
     if version < 3 {
         let error = match result {
             Ok(errors) => errors.first().copied().unwrap_or(Ok(())),
@@ -36,7 +41,7 @@ pub fn handle(
         return LeaveGroupResponse::default().with_error_code(result_code(&error));
     }
     match result {
-        Err(e) => LeaveGroupResponse::default().with_error_code(e.code()),
+        Err(e) => LeaveGroupResponse::default().with_error_code(result_code(&Err(e))),
         Ok(errors) => LeaveGroupResponse::default().with_members(
             members
                 .into_iter()

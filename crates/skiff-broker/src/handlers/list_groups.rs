@@ -1,22 +1,26 @@
 //! ListGroups: every group, optionally filtered by state (v4+) and type (v5+: "classic" or
 //! "consumer"). Filters compare case-insensitively, as Kafka does.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::list_groups_response::ListedGroup;
-use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse};
+use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse, ResponseKind};
 
 use super::str_bytes;
-use crate::broker::Broker;
+use crate::context::RequestContext;
+use crate::dispatch::Reply;
+use crate::errors::BrokerError;
 
-pub fn handle(
-    broker: &Arc<Broker>,
-    version: i16,
-    request: ListGroupsRequest,
-) -> ListGroupsResponse {
-    let groups = match broker.coordinator.list() {
+pub async fn handle(ctx: &RequestContext, request: ListGroupsRequest) -> Reply {
+    Reply::Respond(ResponseKind::ListGroups(answer(ctx, request)))
+}
+
+fn answer(ctx: &RequestContext, request: ListGroupsRequest) -> ListGroupsResponse {
+    let version = ctx.version();
+    let groups = match ctx.broker.coordinator.list() {
         Ok(g) => g,
-        Err(e) => return ListGroupsResponse::default().with_error_code(e.code()),
+        Err(e) => {
+            return ListGroupsResponse::default()
+                .with_error_code(ctx.code(&BrokerError::Coordinator(e)))
+        }
     };
     let states: Vec<String> = request
         .states_filter

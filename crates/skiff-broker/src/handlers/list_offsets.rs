@@ -2,18 +2,16 @@
 //! isolation_level read_committed, LATEST is the last stable offset and no lookup answers an
 //! offset at or above it.
 
-use std::sync::Arc;
-
+use kafka_protocol::messages::list_offsets_request::ListOffsetsTopic;
 use kafka_protocol::messages::list_offsets_response::{
     ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
 };
-use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse, ResponseKind};
-use kafka_protocol::ResponseError;
+use kafka_protocol::messages::{ApiKey, ListOffsetsRequest, ListOffsetsResponse, ResponseKind};
 
 use super::LEADER_EPOCH;
-use crate::broker::Broker;
+use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
-use crate::errors::log_error_code;
+use crate::errors::{kafka_error, BrokerError};
 use crate::partition::Partition;
 
 /// Special timestamps of the ListOffsets protocol.
@@ -25,12 +23,15 @@ const EARLIEST_PENDING_UPLOAD: i64 = -5;
 /// `isolation_level` of read_committed consumers (v2+).
 const READ_COMMITTED: i8 = 1;
 
-pub async fn handle(broker: &Arc<Broker>, version: i16, request: ListOffsetsRequest) -> Reply {
-    let b = broker.clone();
+pub async fn handle(ctx: &RequestContext, request: ListOffsetsRequest) -> Reply {
+    let b = ctx.broker.clone();
+    let version = ctx.version();
+    let code = move |e: &BrokerError| kafka_error(ApiKey::ListOffsets, version, e).code();
     let read_committed = version >= 2 && request.isolation_level == READ_COMMITTED;
+    let topics = request.topics;
+    let wanted = topics.clone();
     let answered = blocking(move || {
-        let topics = request
-            .topics
+        let topics = topics
             .into_iter()
             .map(|t| {
                 let topic = b.topics.get(&t.name.0);
@@ -44,11 +45,16 @@ pub async fn handle(broker: &Arc<Broker>, version: i16, request: ListOffsetsRequ
                             .with_offset(-1)
                             .with_leader_epoch(-1);
                         match topic.as_ref().and_then(|t| t.partition(p.partition_index)) {
-                            None => response
-                                .with_error_code(ResponseError::UnknownTopicOrPartition.code()),
-                            Some(_) if p.current_leader_epoch > LEADER_EPOCH => {
-                                response.with_error_code(ResponseError::UnknownLeaderEpoch.code())
+                            None => {
+                                response.with_error_code(code(&BrokerError::UnknownPartition {
+                                    topic: t.name.0.to_string(),
+                                    partition: p.partition_index,
+                                }))
                             }
+                            Some(_) if p.current_leader_epoch > LEADER_EPOCH => response
+                                .with_error_code(code(&BrokerError::UnknownLeaderEpoch(
+                                    p.current_leader_epoch,
+                                ))),
                             Some(partition) => {
                                 lookup(&partition, version, p.timestamp, read_committed, response)
                             }
@@ -63,10 +69,33 @@ pub async fn handle(broker: &Arc<Broker>, version: i16, request: ListOffsetsRequ
         ListOffsetsResponse::default().with_topics(topics)
     })
     .await;
-    match answered {
-        Ok(response) => Reply::Respond(ResponseKind::ListOffsets(response)),
-        Err(e) => Reply::Close(e),
-    }
+    // A failed task fails every partition.
+    let response = answered.unwrap_or_else(|e| failed(wanted, code(&e)));
+    Reply::Respond(ResponseKind::ListOffsets(response))
+}
+
+fn failed(topics: Vec<ListOffsetsTopic>, code: i16) -> ListOffsetsResponse {
+    let topics = topics
+        .into_iter()
+        .map(|t| {
+            let partitions = t
+                .partitions
+                .iter()
+                .map(|p| {
+                    ListOffsetsPartitionResponse::default()
+                        .with_partition_index(p.partition_index)
+                        .with_timestamp(-1)
+                        .with_offset(-1)
+                        .with_leader_epoch(-1)
+                        .with_error_code(code)
+                })
+                .collect();
+            ListOffsetsTopicResponse::default()
+                .with_name(t.name)
+                .with_partitions(partitions)
+        })
+        .collect();
+    ListOffsetsResponse::default().with_topics(topics)
 }
 
 fn lookup(
@@ -93,7 +122,9 @@ fn lookup(
             .max_timestamp()
             .map(|m| m.map(|(ts, offset)| (offset, ts))),
         ts if ts < 0 => {
-            return response.with_error_code(ResponseError::UnsupportedVersion.code());
+            let unknown = BrokerError::UnknownSpecialTimestamp(ts);
+            return response
+                .with_error_code(kafka_error(ApiKey::ListOffsets, version, &unknown).code());
         }
         ts => log.offset_for_timestamp(ts),
     };
@@ -110,6 +141,8 @@ fn lookup(
             }
         }
         Ok(None) => response,
-        Err(e) => response.with_error_code(log_error_code(&e).code()),
+        Err(e) => response.with_error_code(
+            kafka_error(ApiKey::ListOffsets, version, &BrokerError::Storage(e)).code(),
+        ),
     }
 }

@@ -7,15 +7,15 @@
 //! `regex` crate knows and RE2/J does not). A null or empty pattern filters nothing; one
 //! that does not compile answers INVALID_REGULAR_EXPRESSION, as Kafka does.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::list_transactions_response::TransactionState;
 use kafka_protocol::messages::{
-    ListTransactionsRequest, ListTransactionsResponse, ProducerId, TransactionalId,
+    ListTransactionsRequest, ListTransactionsResponse, ProducerId, ResponseKind, TransactionalId,
 };
 
 use super::str_bytes;
-use crate::broker::Broker;
+use crate::context::RequestContext;
+use crate::dispatch::Reply;
+use crate::errors::BrokerError;
 
 /// Every state name ListTransactions may filter on.
 const STATES: [&str; 8] = [
@@ -29,11 +29,12 @@ const STATES: [&str; 8] = [
     "PrepareEpochFence",
 ];
 
-pub fn handle(
-    broker: &Arc<Broker>,
-    version: i16,
-    request: ListTransactionsRequest,
-) -> ListTransactionsResponse {
+pub async fn handle(ctx: &RequestContext, request: ListTransactionsRequest) -> Reply {
+    Reply::Respond(ResponseKind::ListTransactions(answer(ctx, request)))
+}
+
+fn answer(ctx: &RequestContext, request: ListTransactionsRequest) -> ListTransactionsResponse {
+    let (broker, version) = (&ctx.broker, ctx.version());
     let pattern = match request
         .transactional_id_pattern
         .as_ref()
@@ -42,11 +43,14 @@ pub fn handle(
         .transpose()
     {
         Ok(p) => p,
-        Err(e) => return ListTransactionsResponse::default().with_error_code(e.code()),
+        Err(e) => return ListTransactionsResponse::default().with_error_code(ctx.code(&e)),
     };
     let list = match broker.txn.list() {
         Ok(l) => l,
-        Err(e) => return ListTransactionsResponse::default().with_error_code(e.code()),
+        Err(e) => {
+            return ListTransactionsResponse::default()
+                .with_error_code(ctx.code(&BrokerError::Coordinator(e)))
+        }
     };
     let now = broker.clock.now_ms();
     let states: Vec<String> = request
@@ -90,11 +94,11 @@ pub fn handle(
 /// Compiles a KIP-1152 pattern for whole-id matches (Kafka's `Matcher.matches`).
 /// The pattern is compiled alone first: once it is valid its groups are balanced, so the
 /// anchored wrapper can not change its meaning.
-fn id_pattern(pattern: &str) -> Result<regex::Regex, kafka_protocol::ResponseError> {
+fn id_pattern(pattern: &str) -> Result<regex::Regex, BrokerError> {
     regex::Regex::new(pattern)
         .and_then(|_| regex::Regex::new(&format!("^(?:{pattern})$")))
         .map_err(|e| {
             tracing::debug!(pattern, error = %e, "ListTransactions: invalid transactional id pattern");
-            kafka_protocol::ResponseError::InvalidRegularExpression
+            BrokerError::InvalidRegex(e.to_string())
         })
 }

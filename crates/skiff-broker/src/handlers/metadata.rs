@@ -4,32 +4,27 @@
 //! allow it. Authorized operations (v8+) come from [`crate::acl_operations`] when asked for.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use kafka_protocol::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
 use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, ResponseKind};
-use kafka_protocol::ResponseError;
 use uuid::Uuid;
 
 use super::{str_bytes, topic_name, LEADER_EPOCH};
-use crate::acl_operations::{authorized_operations, Principal, ResourceType};
+use crate::acl_operations::{authorized_operations, ResourceType};
 use crate::broker::Broker;
+use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
-use crate::errors::topic_error_code;
-use crate::topics::Topic;
+use crate::errors::BrokerError;
+use crate::topics::{Topic, TopicError};
 
 /// Kafka's value for "authorized operations not requested".
 const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
 
-/// `listener` names the listener the request came in on (empty: the first).
-pub async fn handle(
-    broker: &Arc<Broker>,
-    version: i16,
-    request: MetadataRequest,
-    listener: &str,
-) -> Reply {
+/// Advertises the listener the request came in on (empty name: the first).
+pub async fn handle(ctx: &RequestContext, request: MetadataRequest) -> Reply {
+    let (broker, version) = (&ctx.broker, ctx.version());
     let auto_create = broker.config.auto_create_topics_enable
         && (version < 4 || request.allow_auto_topic_creation);
     let mut topics = Vec::new();
@@ -48,15 +43,16 @@ pub async fn handle(
                 };
                 let entry = match (found, name) {
                     (Some(topic), _) => describe_topic(broker, &topic),
-                    (None, None) => {
-                        error_topic(None, wanted.topic_id, ResponseError::UnknownTopicId)
-                    }
-                    (None, Some(name)) if auto_create => auto_create_topic(broker, name).await,
-                    (None, Some(name)) => error_topic(
-                        Some(&name),
-                        Uuid::nil(),
-                        ResponseError::UnknownTopicOrPartition,
+                    (None, None) => error_topic(
+                        None,
+                        wanted.topic_id,
+                        ctx.code(&BrokerError::UnknownTopicId(wanted.topic_id)),
                     ),
+                    (None, Some(name)) if auto_create => auto_create_topic(ctx, name).await,
+                    (None, Some(name)) => {
+                        let code = ctx.code(&BrokerError::UnknownTopic(name.clone()));
+                        error_topic(Some(&name), Uuid::nil(), code)
+                    }
                 };
                 topics.push(entry);
             }
@@ -68,23 +64,19 @@ pub async fn handle(
         for t in topics.iter_mut() {
             if let Some(name) = &t.name {
                 t.topic_authorized_operations =
-                    authorized_operations(&Principal::ANONYMOUS, ResourceType::Topic, &name.0);
+                    authorized_operations(&ctx.principal, ResourceType::Topic, &name.0);
             }
         }
     }
     // The cluster's operations exist in v8-10 only (v11+ clients ask DescribeCluster).
     let cluster_operations =
         if (8..=10).contains(&version) && request.include_cluster_authorized_operations {
-            authorized_operations(
-                &Principal::ANONYMOUS,
-                ResourceType::Cluster,
-                "kafka-cluster",
-            )
+            authorized_operations(&ctx.principal, ResourceType::Cluster, "kafka-cluster")
         } else {
             OPERATIONS_NOT_REQUESTED
         };
     let node_id = broker.node_id();
-    let (host, port) = advertised(broker, listener);
+    let (host, port) = advertised(broker, &ctx.listener);
     let response = MetadataResponse::default()
         .with_brokers(vec![MetadataResponseBroker::default()
             .with_node_id(BrokerId(node_id))
@@ -112,7 +104,8 @@ pub fn advertised(broker: &Broker, listener: &str) -> (String, i32) {
         .unwrap_or_else(|| ("127.0.0.1".to_string(), 9092))
 }
 
-async fn auto_create_topic(broker: &Arc<Broker>, name: String) -> MetadataResponseTopic {
+async fn auto_create_topic(ctx: &RequestContext, name: String) -> MetadataResponseTopic {
+    let broker = &ctx.broker;
     let partitions = broker.config.num_partitions;
     let b = broker.clone();
     let create_name = name.clone();
@@ -121,26 +114,20 @@ async fn auto_create_topic(broker: &Arc<Broker>, name: String) -> MetadataRespon
             .create(&create_name, partitions, BTreeMap::new(), false)
     })
     .await;
-    match created {
-        Ok(Ok(topic)) => describe_topic(broker, &topic),
+    let error = match created {
+        Ok(Ok(topic)) => return describe_topic(broker, &topic),
         // Another request created it first.
-        Ok(Err(crate::topics::TopicError::AlreadyExists(_))) => match broker.topics.get(&name) {
-            Some(topic) => describe_topic(broker, &topic),
-            None => error_topic(
-                Some(&name),
-                Uuid::nil(),
-                ResponseError::UnknownTopicOrPartition,
-            ),
+        Ok(Err(TopicError::AlreadyExists(_))) => match broker.topics.get(&name) {
+            Some(topic) => return describe_topic(broker, &topic),
+            None => BrokerError::UnknownTopic(name.clone()),
         },
         Ok(Err(e)) => {
             tracing::debug!(topic = %name, error = %e, "auto-create refused");
-            error_topic(Some(&name), Uuid::nil(), topic_error_code(&e))
+            BrokerError::Topic(e)
         }
-        Err(e) => {
-            tracing::error!(topic = %name, error = %e, "auto-create failed");
-            error_topic(Some(&name), Uuid::nil(), ResponseError::KafkaStorageError)
-        }
-    }
+        Err(e) => e,
+    };
+    error_topic(Some(&name), Uuid::nil(), ctx.code(&error))
 }
 
 fn describe_topic(broker: &Broker, topic: &Topic) -> MetadataResponseTopic {
@@ -163,9 +150,9 @@ fn describe_topic(broker: &Broker, topic: &Topic) -> MetadataResponseTopic {
         .with_topic_authorized_operations(OPERATIONS_NOT_REQUESTED)
 }
 
-fn error_topic(name: Option<&str>, id: Uuid, error: ResponseError) -> MetadataResponseTopic {
+fn error_topic(name: Option<&str>, id: Uuid, code: i16) -> MetadataResponseTopic {
     MetadataResponseTopic::default()
-        .with_error_code(error.code())
+        .with_error_code(code)
         .with_name(name.map(topic_name))
         .with_topic_id(id)
         .with_topic_authorized_operations(OPERATIONS_NOT_REQUESTED)

@@ -1,6 +1,37 @@
-//! One module per Kafka API. Each exposes `handle(broker, version, request) -> Reply`
-//! (or the response itself when it cannot wait or fail as a whole). `acls` serves the three
-//! ACL APIs together: without an authorizer they answer alike.
+//! One module per Kafka API, each with one entry point of one shape:
+//! `async fn handle(ctx: &RequestContext, request: XRequest) -> Reply` (`acls` serves the
+//! three ACL APIs together as `describe`/`create`/`delete`, and `alter_configs` both
+//! AlterConfigs APIs: without an authorizer, and for one config store, they answer alike).
+//! A handler decides what went wrong as a [`BrokerError`] and asks the context for the
+//! code ([`RequestContext::code`]), which comes from the one table in [`crate::errors`].
+//!
+//! # What runs on the blocking pool
+//!
+//! A handler runs on a runtime worker thread, which must never wait on the disk or on
+//! another thread's I/O. So every call that can touch disk or take a partition's append
+//! lock runs inside [`crate::dispatch::blocking`]:
+//! - appends, and anything that fsyncs (`Log::append*`, `flush`, `delete_records_before`);
+//! - reads of segment files (`read_isolated`, `offset_for_timestamp`, `max_timestamp`);
+//! - producer-state reads, which take the log's append lock (`producer_entries`,
+//!   `start_txn_verification`);
+//! - topic registry changes (create, delete, add partitions, set overrides) and dynamic
+//!   config writes, which write and fsync the registry;
+//! - filesystem queries (`disk_space`) and producer id allocation (persists its block);
+//! - transaction coordinator calls that write `__transaction_state` or markers
+//!   (`init_producer_id`, `add_partitions`, `end_txn`, `verify_partitions`).
+//!
+//! What may stay on the worker: lookups in the in-memory topic map, the log's published
+//! snapshot (`log_start_offset`, `log_end_offset`, `high_watermark`, `last_stable_offset`,
+//! `size_bytes`, `config`), group coordinator calls (they only queue records for the
+//! coordinator thread; those that wait for an fsync are `async`), and in-memory reads of
+//! the transaction coordinator (`describe`, `list`).
+//!
+//! A blocking task that fails is [`BrokerError::Internal`]: UNKNOWN_SERVER_ERROR for each
+//! item of the response that has its own code, else for the whole response.
+//!
+//! [`RequestContext::code`]: crate::context::RequestContext::code
+//! [`BrokerError`]: crate::errors::BrokerError
+//! [`BrokerError::Internal`]: crate::errors::BrokerError::Internal
 
 pub mod acls;
 pub mod add_offsets_to_txn;
@@ -52,12 +83,4 @@ pub fn str_bytes(s: &str) -> StrBytes {
 
 pub fn topic_name(s: &str) -> TopicName {
     TopicName(str_bytes(s))
-}
-
-/// Error code of a per-item coordinator result (0 for success).
-pub fn result_code(r: &Result<(), kafka_protocol::ResponseError>) -> i16 {
-    match r {
-        Ok(()) => 0,
-        Err(e) => e.code(),
-    }
 }

@@ -1,19 +1,18 @@
 //! OffsetCommit: validate the member and generation, append the offsets to
 //! `__consumer_offsets`, and answer after the fsync that covers them (acks=all semantics).
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
-use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse, ResponseKind};
-use kafka_protocol::ResponseError;
+use kafka_protocol::messages::{ApiKey, OffsetCommitRequest, OffsetCommitResponse, ResponseKind};
 
-use crate::broker::Broker;
-use crate::coordinator::CommitEntry;
+use crate::context::RequestContext;
 use crate::dispatch::Reply;
+use crate::errors::{kafka_error, BrokerError};
+use skiff_coordinator::groups::CommitEntry;
 
-pub fn handle(broker: &Arc<Broker>, version: i16, request: OffsetCommitRequest) -> Reply {
+pub async fn handle(ctx: &RequestContext, request: OffsetCommitRequest) -> Reply {
+    let (broker, version) = (&ctx.broker, ctx.version());
     let max_metadata = broker.coordinator.settings().metadata_max_bytes;
     let mut topics = Vec::new();
     let mut entries = Vec::new();
@@ -35,9 +34,15 @@ pub fn handle(broker: &Arc<Broker>, version: i16, request: OffsetCommitRequest) 
                 .as_ref()
                 .is_none_or(|k| p.partition_index < 0 || p.partition_index >= k.partition_count())
             {
-                Some(ResponseError::UnknownTopicOrPartition)
+                Some(BrokerError::UnknownPartition {
+                    topic: t.name.0.to_string(),
+                    partition: p.partition_index,
+                })
             } else if metadata.len() > max_metadata {
-                Some(ResponseError::OffsetMetadataTooLarge)
+                Some(BrokerError::OffsetMetadataTooLarge {
+                    len: metadata.len(),
+                    max: max_metadata,
+                })
             } else {
                 None
             };
@@ -59,7 +64,7 @@ pub fn handle(broker: &Arc<Broker>, version: i16, request: OffsetCommitRequest) 
             partitions.push(
                 OffsetCommitResponsePartition::default()
                     .with_partition_index(p.partition_index)
-                    .with_error_code(error.map(|e| e.code()).unwrap_or(0)),
+                    .with_error_code(error.map_or(0, |e| ctx.code(&e))),
             );
         }
         topics.push(
@@ -85,8 +90,10 @@ pub fn handle(broker: &Arc<Broker>, version: i16, request: OffsetCommitRequest) 
             )
             .await;
         if let Err(e) = result {
+            let code =
+                kafka_error(ApiKey::OffsetCommit, version, &BrokerError::Coordinator(e)).code();
             for (ti, pi) in slots {
-                topics[ti].partitions[pi].error_code = e.code();
+                topics[ti].partitions[pi].error_code = code;
             }
         }
         ResponseKind::OffsetCommit(OffsetCommitResponse::default().with_topics(topics))

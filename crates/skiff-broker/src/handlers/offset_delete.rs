@@ -1,19 +1,22 @@
 //! OffsetDelete: removes a group's committed offsets for partitions it no longer consumes
 //! (GROUP_SUBSCRIBED_TO_TOPIC otherwise), writing tombstones before the answer.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::offset_delete_response::{
     OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
 };
-use kafka_protocol::messages::{OffsetDeleteRequest, OffsetDeleteResponse, ResponseKind};
+use kafka_protocol::messages::{ApiKey, OffsetDeleteRequest, OffsetDeleteResponse, ResponseKind};
+use kafka_protocol::ResponseError;
 
-use super::result_code;
-use crate::broker::Broker;
+use crate::context::RequestContext;
 use crate::dispatch::Reply;
+use crate::errors::{kafka_error, BrokerError};
 
-pub fn handle(broker: &Arc<Broker>, _version: i16, request: OffsetDeleteRequest) -> Reply {
-    let broker = broker.clone();
+pub async fn handle(ctx: &RequestContext, request: OffsetDeleteRequest) -> Reply {
+    let broker = ctx.broker.clone();
+    let version = ctx.version();
+    let code = move |e: ResponseError| {
+        kafka_error(ApiKey::OffsetDelete, version, &BrokerError::Coordinator(e)).code()
+    };
     Reply::Later(Box::pin(async move {
         let wanted: Vec<(String, i32)> = request
             .topics
@@ -29,7 +32,7 @@ pub fn handle(broker: &Arc<Broker>, _version: i16, request: OffsetDeleteRequest)
             .delete_offsets(&request.group_id.0, &wanted)
             .await
         {
-            Err(e) => OffsetDeleteResponse::default().with_error_code(e.code()),
+            Err(e) => OffsetDeleteResponse::default().with_error_code(code(e)),
             Ok(results) => {
                 let mut results = results.into_iter();
                 let topics = request
@@ -43,7 +46,7 @@ pub fn handle(broker: &Arc<Broker>, _version: i16, request: OffsetDeleteRequest)
                                 let r = results.next().unwrap_or(Ok(()));
                                 OffsetDeleteResponsePartition::default()
                                     .with_partition_index(p.partition_index)
-                                    .with_error_code(result_code(&r))
+                                    .with_error_code(r.err().map_or(0, code))
                             })
                             .collect();
                         OffsetDeleteResponseTopic::default()

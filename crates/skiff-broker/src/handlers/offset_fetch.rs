@@ -3,28 +3,32 @@
 //! committed partition" (v2+). With `require_stable` (v7+), a partition whose offset is
 //! pending in an undecided transaction answers UNSTABLE_OFFSET_COMMIT (retriable), as Kafka does.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
     OffsetFetchResponseTopic, OffsetFetchResponseTopics,
 };
-use kafka_protocol::messages::{GroupId, OffsetFetchRequest, OffsetFetchResponse};
+use kafka_protocol::messages::{GroupId, OffsetFetchRequest, OffsetFetchResponse, ResponseKind};
 use kafka_protocol::ResponseError;
 
 use super::{str_bytes, topic_name};
 use crate::broker::Broker;
-use crate::coordinator::group::Committed;
+use crate::context::RequestContext;
+use crate::dispatch::Reply;
+use crate::errors::BrokerError;
+use skiff_coordinator::groups::group::Committed;
 
 type Rows = Vec<(String, i32, Option<Committed>)>;
 /// Partitions of one topic with what they have committed.
 type ByTopic = Vec<(String, Vec<(i32, Option<Committed>)>)>;
 
-pub fn handle(
-    broker: &Arc<Broker>,
-    version: i16,
-    request: OffsetFetchRequest,
-) -> OffsetFetchResponse {
+pub async fn handle(ctx: &RequestContext, request: OffsetFetchRequest) -> Reply {
+    Reply::Respond(ResponseKind::OffsetFetch(answer(ctx, request)))
+}
+
+fn answer(ctx: &RequestContext, request: OffsetFetchRequest) -> OffsetFetchResponse {
+    let (broker, version) = (&ctx.broker, ctx.version());
+    let code = |e: ResponseError| ctx.code(&BrokerError::Coordinator(e));
+    let unstable_code = ctx.code(&BrokerError::UnstableOffset);
     let require_stable = version >= 7 && request.require_stable;
     if version >= 8 {
         let groups = request
@@ -42,12 +46,12 @@ pub fn handle(
                         .collect()
                 });
                 let result = broker.coordinator.fetch_offsets(&g.group_id.0, wanted);
-                let mut group = group_v8(g.group_id, result);
+                let mut group = group_v8(g.group_id, result.map_err(code));
                 if require_stable {
                     for t in &mut group.topics {
                         for p in &mut t.partitions {
                             if unstable(broker, &group.group_id.0, &t.name.0, p.partition_index) {
-                                p.error_code = ResponseError::UnstableOffsetCommit.code();
+                                p.error_code = unstable_code;
                             }
                         }
                     }
@@ -84,7 +88,7 @@ pub fn handle(
                 for t in &mut topics {
                     for p in &mut t.partitions {
                         if unstable(broker, &request.group_id.0, &t.name.0, p.partition_index) {
-                            p.error_code = ResponseError::UnstableOffsetCommit.code();
+                            p.error_code = unstable_code;
                         }
                     }
                 }
@@ -92,6 +96,7 @@ pub fn handle(
             OffsetFetchResponse::default().with_topics(topics)
         }
         Err(e) => {
+            let e = code(e);
             // v1 has no top-level error: every requested partition carries it.
             let rows = requested
                 .unwrap_or_default()
@@ -100,7 +105,7 @@ pub fn handle(
                 .collect();
             let mut response = OffsetFetchResponse::default().with_topics(topics_v1(rows, Some(e)));
             if version >= 2 {
-                response.error_code = e.code();
+                response.error_code = e;
             }
             response
         }
@@ -125,7 +130,7 @@ fn group_by_topic(rows: Rows) -> ByTopic {
     out
 }
 
-fn topics_v1(rows: Rows, error: Option<ResponseError>) -> Vec<OffsetFetchResponseTopic> {
+fn topics_v1(rows: Rows, error: Option<i16>) -> Vec<OffsetFetchResponseTopic> {
     group_by_topic(rows)
         .into_iter()
         .map(|(t, ps)| {
@@ -140,7 +145,7 @@ fn topics_v1(rows: Rows, error: Option<ResponseError>) -> Vec<OffsetFetchRespons
                                 .with_committed_offset(offset)
                                 .with_committed_leader_epoch(epoch)
                                 .with_metadata(Some(str_bytes(&metadata)))
-                                .with_error_code(error.map(|e| e.code()).unwrap_or(0))
+                                .with_error_code(error.unwrap_or(0))
                         })
                         .collect(),
                 )
@@ -155,11 +160,11 @@ fn fields(c: Option<Committed>) -> (i64, i32, String) {
     }
 }
 
-fn group_v8(id: GroupId, result: Result<Rows, ResponseError>) -> OffsetFetchResponseGroup {
+fn group_v8(id: GroupId, result: Result<Rows, i16>) -> OffsetFetchResponseGroup {
     match result {
-        Err(e) => OffsetFetchResponseGroup::default()
+        Err(code) => OffsetFetchResponseGroup::default()
             .with_group_id(id)
-            .with_error_code(e.code()),
+            .with_error_code(code),
         Ok(rows) => OffsetFetchResponseGroup::default()
             .with_group_id(id)
             .with_topics(

@@ -1,23 +1,22 @@
 //! OffsetForLeaderEpoch: every partition has had one leader epoch (0), so the end offset of
-//! epoch 0 is the log end offset; later epochs are unknown.
+//! epoch 0 is the log end offset; later epochs are unknown. Reads only the log's published
+//! snapshot (no disk, no append lock), so it runs on the worker.
 
-use std::sync::Arc;
-
+use super::LEADER_EPOCH;
+use crate::context::RequestContext;
+use crate::dispatch::Reply;
+use crate::errors::BrokerError;
 use kafka_protocol::messages::offset_for_leader_epoch_response::{
     EpochEndOffset, OffsetForLeaderTopicResult,
 };
 use kafka_protocol::messages::{
     OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse, ResponseKind,
 };
-use kafka_protocol::ResponseError;
-
-use super::LEADER_EPOCH;
-use crate::broker::Broker;
-use crate::dispatch::Reply;
 
 const UNDEFINED: i64 = -1;
 
-pub fn handle(broker: &Arc<Broker>, _version: i16, request: OffsetForLeaderEpochRequest) -> Reply {
+pub async fn handle(ctx: &RequestContext, request: OffsetForLeaderEpochRequest) -> Reply {
+    let broker = &ctx.broker;
     let topics = request
         .topics
         .into_iter()
@@ -33,11 +32,14 @@ pub fn handle(broker: &Arc<Broker>, _version: i16, request: OffsetForLeaderEpoch
                         .with_end_offset(UNDEFINED);
                     let Some(partition) = topic.as_ref().and_then(|t| t.partition(p.partition))
                     else {
-                        return result
-                            .with_error_code(ResponseError::UnknownTopicOrPartition.code());
+                        return result.with_error_code(ctx.code(&BrokerError::UnknownPartition {
+                            topic: t.topic.0.to_string(),
+                            partition: p.partition,
+                        }));
                     };
                     if p.current_leader_epoch > LEADER_EPOCH {
-                        return result.with_error_code(ResponseError::UnknownLeaderEpoch.code());
+                        let newer = BrokerError::UnknownLeaderEpoch(p.current_leader_epoch);
+                        return result.with_error_code(ctx.code(&newer));
                     }
                     if p.leader_epoch > LEADER_EPOCH || p.leader_epoch < 0 {
                         return result;

@@ -7,6 +7,10 @@
 //! coordinator has the partition in the producer's ongoing transaction (`txn/verify.rs`);
 //! the log's verification guard, taken before asking, makes the check and the append atomic
 //! against a marker written in between. Non-transactional batches skip all of it.
+//!
+//! Error codes come from [`crate::errors::kafka_error`] (Produce's translation of the
+//! coordinator's answers per version lives there); this module decides only which message
+//! accompanies each (`message`).
 
 use std::sync::Arc;
 
@@ -14,15 +18,16 @@ use kafka_protocol::messages::produce_request::TopicProduceData;
 use kafka_protocol::messages::produce_response::{
     BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
 };
-use kafka_protocol::messages::{ProduceRequest, ProduceResponse, ResponseKind};
+use kafka_protocol::messages::{ApiKey, ProduceRequest, ProduceResponse, ResponseKind};
 use kafka_protocol::ResponseError;
 use skiff_log::{AppendValidation, LogError, VerificationGuard};
 use uuid::Uuid;
 
 use super::{str_bytes, LEADER_EPOCH};
 use crate::broker::Broker;
+use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
-use crate::errors::log_error_code;
+use crate::errors::{kafka_error, BrokerError};
 use crate::partition::Partition;
 
 /// Kafka 4 accepts exactly one record batch per partition in a produce request (v3+).
@@ -32,8 +37,7 @@ const ONE_BATCH: &str =
 struct Target {
     topic: usize,
     index: i32,
-    partition: Option<Arc<Partition>>,
-    unknown: ResponseError,
+    partition: Result<Arc<Partition>, BrokerError>,
     records: Option<bytes::Bytes>,
 }
 
@@ -51,7 +55,8 @@ struct TxnContext {
     mixed_producers: bool,
 }
 
-pub async fn handle(broker: &Arc<Broker>, version: i16, request: ProduceRequest) -> Reply {
+pub async fn handle(ctx: &RequestContext, request: ProduceRequest) -> Reply {
+    let (broker, version) = (&ctx.broker, ctx.version());
     let acks = request.acks;
     let transactional_id = request
         .transactional_id
@@ -66,19 +71,22 @@ pub async fn handle(broker: &Arc<Broker>, version: i16, request: ProduceRequest)
         transactional_id,
         mixed_producers: mixed,
     };
-    let valid_acks = matches!(acks, -1..=1);
     let b = broker.clone();
+    let slots: Vec<(usize, i32)> = targets.iter().map(|t| (t.topic, t.index)).collect();
     let outcomes = blocking(move || {
         targets
             .into_iter()
-            .map(|t| append_one(&b, t, valid_acks, version, &txn))
+            .map(|t| append_one(&b, t, acks, version, &txn))
             .collect::<Vec<_>>()
     })
     .await;
-    let outcomes = match outcomes {
-        Ok(outcomes) => outcomes,
-        Err(e) => return Reply::Close(e),
-    };
+    // A failed task fails every partition (and, with acks=0, closes the connection below).
+    let outcomes = outcomes.unwrap_or_else(|e| {
+        slots
+            .into_iter()
+            .map(|(topic, index)| failed(topic, empty_response(index), version, &e))
+            .collect()
+    });
     let failed = outcomes.iter().any(|o| o.response.error_code != 0);
     if acks == 0 {
         return if failed {
@@ -108,11 +116,12 @@ pub async fn handle(broker: &Arc<Broker>, version: i16, request: ProduceRequest)
     Reply::Later(Box::pin(async move {
         for (topic, slot, (partition, end_offset)) in waits {
             if let Err(e) = broker.durability.wait_flushed(partition, end_offset).await {
+                let e = BrokerError::StorageFailure(e.to_string());
                 let response = &mut topics[topic].partition_responses[slot];
-                response.error_code = ResponseError::KafkaStorageError.code();
+                response.error_code = kafka_error(ApiKey::Produce, version, &e).code();
                 response.base_offset = -1;
                 if version >= 8 {
-                    response.error_message = Some(str_bytes(&e));
+                    response.error_message = message(version, &e).map(|m| str_bytes(&m));
                 }
             }
         }
@@ -129,15 +138,15 @@ fn resolve(
     let mut responses = Vec::new();
     let mut targets = Vec::new();
     for (i, topic_data) in data.into_iter().enumerate() {
-        let (topic, unknown) = if version >= 13 {
+        let (topic, label) = if version >= 13 {
             (
                 broker.topics.get_by_id(topic_data.topic_id),
-                ResponseError::UnknownTopicId,
+                topic_data.topic_id.to_string(),
             )
         } else {
             (
                 broker.topics.get(&topic_data.name.0),
-                ResponseError::UnknownTopicOrPartition,
+                topic_data.name.0.to_string(),
             )
         };
         responses.push(
@@ -157,11 +166,12 @@ fn resolve(
             targets.push(Target {
                 topic: i,
                 index: p.index,
-                partition: topic.as_ref().and_then(|t| t.partition(p.index)),
-                unknown: if topic.is_some() {
-                    ResponseError::UnknownTopicOrPartition
-                } else {
-                    unknown
+                partition: match &topic {
+                    None => Err(BrokerError::UnknownTopic(label.clone())),
+                    Some(t) => t.partition(p.index).ok_or(BrokerError::UnknownPartition {
+                        topic: t.name.clone(),
+                        partition: p.index,
+                    }),
                 },
                 records: p.records,
             });
@@ -195,58 +205,90 @@ fn mixed_producers(targets: &[Target]) -> bool {
     false
 }
 
+fn empty_response(index: i32) -> PartitionProduceResponse {
+    PartitionProduceResponse::default()
+        .with_index(index)
+        .with_base_offset(-1)
+        .with_log_append_time_ms(-1)
+        .with_log_start_offset(-1)
+}
+
+/// The outcome of a partition that failed with `error`.
+fn failed(
+    topic: usize,
+    mut response: PartitionProduceResponse,
+    version: i16,
+    error: &BrokerError,
+) -> Outcome {
+    response.error_code = kafka_error(ApiKey::Produce, version, error).code();
+    if version >= 8 {
+        response.error_message = message(version, error).map(|m| str_bytes(&m));
+    }
+    Outcome {
+        topic,
+        response,
+        durable: None,
+    }
+}
+
+/// The message Kafka sends (v8+) with each produce error; `None` where it sends none.
+fn message(version: i16, error: &BrokerError) -> Option<String> {
+    match error {
+        BrokerError::Storage(e) => Some(e.to_string()),
+        BrokerError::StorageFailure(m) | BrokerError::InvalidRecord(m) => Some(m.clone()),
+        BrokerError::Internal(m) => Some(m.clone()),
+        BrokerError::MixedProducers => Some(error.to_string()),
+        // Older clients get INVALID_TXN_STATE with Kafka's explanation.
+        BrokerError::NotInTransaction if version < 11 => Some(error.to_string()),
+        // The retriable coordinator errors Kafka folds into NOT_ENOUGH_REPLICAS say so.
+        BrokerError::Coordinator(e)
+            if kafka_error(ApiKey::Produce, version, error) == ResponseError::NotEnoughReplicas =>
+        {
+            Some(format!(
+                "Unable to verify the partition has been added to the transaction. \
+                 Underlying error: {e:?}"
+            ))
+        }
+        _ => None,
+    }
+}
+
 fn append_one(
     broker: &Broker,
     target: Target,
-    valid_acks: bool,
+    acks: i16,
     version: i16,
     txn: &TxnContext,
 ) -> Outcome {
-    let mut response = PartitionProduceResponse::default()
-        .with_index(target.index)
-        .with_base_offset(-1)
-        .with_log_append_time_ms(-1)
-        .with_log_start_offset(-1);
-    let fail =
-        |mut response: PartitionProduceResponse, error: ResponseError, message: Option<String>| {
-            response.error_code = error.code();
-            if version >= 8 {
-                response.error_message = message.map(|m| str_bytes(&m));
-            }
-            Outcome {
-                topic: target.topic,
-                response,
-                durable: None,
-            }
-        };
-    if !valid_acks {
-        return fail(response, ResponseError::InvalidRequiredAcks, None);
+    let mut response = empty_response(target.index);
+    let fail = |response: PartitionProduceResponse, error: BrokerError| {
+        failed(target.topic, response, version, &error)
+    };
+    if !matches!(acks, -1..=1) {
+        return fail(response, BrokerError::InvalidRequiredAcks(acks));
     }
-    let Some(partition) = target.partition else {
-        return fail(response, target.unknown, None);
+    let partition = match target.partition {
+        Ok(partition) => partition,
+        Err(unknown) => return fail(response, unknown),
     };
     let records = target.records.unwrap_or_default();
     let batch_count = skiff_records::Batches::new(&records).count();
     if batch_count != 1 {
-        return fail(
-            response,
-            ResponseError::InvalidRecord,
-            Some(ONE_BATCH.to_string()),
-        );
+        return fail(response, BrokerError::InvalidRecord(ONE_BATCH.to_string()));
     }
     let header = skiff_records::BatchHeader::parse(&records).ok();
     // zstd needs Produce v7+ (KIP-110): older clients could not read it back.
     let zstd = header.and_then(|h| h.compression().ok()) == Some(skiff_records::Compression::Zstd);
     if zstd && version < 7 {
-        return fail(response, ResponseError::UnsupportedCompressionType, None);
+        return fail(response, BrokerError::UnsupportedCompression);
     }
     let validation = AppendValidation {
         now_ms: broker.clock.now_ms(),
     };
     let appended = match header.filter(|h| h.is_transactional() && !h.is_control()) {
         None => partition.log.append(&records, LEADER_EPOCH, &validation),
-        Some(h) => match verify_transactional(broker, &partition, &h, version, txn) {
-            Err((error, message)) => return fail(response, error, message),
+        Some(h) => match verify_transactional(broker, &partition, &h, txn) {
+            Err(error) => return fail(response, error),
             Ok(None) => partition.log.append(&records, LEADER_EPOCH, &validation),
             Ok(Some(guard)) => {
                 partition
@@ -273,7 +315,6 @@ fn append_one(
             }
         }
         Err(e) => {
-            let code = log_error_code(&e);
             if let LogError::InvalidRecord { record_errors, .. }
             | LogError::InvalidTimestamp { record_errors, .. } = &e
             {
@@ -289,33 +330,28 @@ fn append_one(
             if matches!(e, LogError::Io { .. } | LogError::Offline(..)) {
                 tracing::error!(topic = %partition.topic, partition = partition.index, error = %e, "append failed");
             }
-            fail(response, code, Some(e.to_string()))
+            fail(response, BrokerError::Storage(e))
         }
     }
 }
 
 /// The transactional checks before appending `h`'s batch: `Ok(None)` to append without
 /// verification (disabled), `Ok(Some(guard))` to append with the log's guard check, or the
-/// error (and message) to answer with. Error codes as Kafka 4.4's `ReplicaManager`
-/// (`handleProduceAppend`) and `AddPartitionsToTxnManager` translate the coordinator's
-/// answer for each Produce version (v0-10 "default error", v11 "generic error supported",
+/// error to answer with. The coordinator's answer is translated per Produce version in
+/// [`kafka_error`], as Kafka 4.4's `ReplicaManager` (`handleProduceAppend`) and
+/// `AddPartitionsToTxnManager` do (v0-10 "default error", v11 "generic error supported",
 /// v12+ "add partition").
 fn verify_transactional(
     broker: &Broker,
     partition: &Partition,
     h: &skiff_records::BatchHeader,
-    version: i16,
     txn: &TxnContext,
-) -> Result<Option<Option<VerificationGuard>>, (ResponseError, Option<String>)> {
-    // KafkaApis: transactional records need a transactional id the client may use.
+) -> Result<Option<Option<VerificationGuard>>, BrokerError> {
     let Some(transactional_id) = txn.transactional_id.as_deref() else {
-        return Err((ResponseError::TransactionalIdAuthorizationFailed, None));
+        return Err(BrokerError::NoTransactionalId);
     };
     if txn.mixed_producers {
-        return Err((
-            ResponseError::InvalidProducerIdMapping,
-            Some("Transactional records contained more than one producer ID".to_string()),
-        ));
+        return Err(BrokerError::MixedProducers);
     }
     if !broker
         .live_config()
@@ -334,33 +370,8 @@ fn verify_transactional(
         .verify_partitions(transactional_id, h.producer_id, h.producer_epoch, &key)
     {
         Ok(v) if v.first() == Some(&true) => Ok(Some(Some(guard))),
-        // Produce v11+ clients know TRANSACTION_ABORTABLE; older ones get INVALID_TXN_STATE.
-        Ok(_) if version >= 11 => Err((ResponseError::TransactionAbortable, None)),
-        Ok(_) => Err((
-            ResponseError::InvalidTxnState,
-            Some("Partition was not added to the transaction".to_string()),
-        )),
-        // Producers expect INVALID_PRODUCER_EPOCH here (AddPartitionsToTxnManager).
-        Err(ResponseError::ProducerFenced) => Err((ResponseError::InvalidProducerEpoch, None)),
-        // Produce v12+ clients (KIP-890 part 2) retry CONCURRENT_TRANSACTIONS themselves.
-        Err(ResponseError::ConcurrentTransactions) if version >= 12 => {
-            Err((ResponseError::ConcurrentTransactions, None))
-        }
-        // Retriable coordinator errors become one every client retries without a metadata
-        // refresh, as Kafka does.
-        Err(
-            e @ (ResponseError::ConcurrentTransactions
-            | ResponseError::CoordinatorLoadInProgress
-            | ResponseError::CoordinatorNotAvailable
-            | ResponseError::NotCoordinator),
-        ) => Err((
-            ResponseError::NotEnoughReplicas,
-            Some(format!(
-                "Unable to verify the partition has been added to the transaction. \
-                 Underlying error: {e:?}"
-            )),
-        )),
-        Err(e) => Err((e, None)),
+        Ok(_) => Err(BrokerError::NotInTransaction),
+        Err(e) => Err(BrokerError::Coordinator(e)),
     }
 }
 
@@ -375,4 +386,64 @@ fn request_flush_if_due(broker: &Broker, partition: &Arc<Partition>, end_offset:
     tokio::runtime::Handle::current().spawn(async move {
         let _ = durability.wait_flushed(partition, end_offset).await;
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_task_fails_each_partition_with_unknown_server_error() {
+        let e = BrokerError::Internal("storage task failed: task 7 panicked".into());
+        let o = failed(1, empty_response(4), 9, &e);
+        assert_eq!(
+            o.response.error_code,
+            ResponseError::UnknownServerError.code()
+        );
+        assert_eq!(
+            (o.topic, o.response.index, o.response.base_offset),
+            (1, 4, -1)
+        );
+        assert_eq!(
+            o.response.error_message.as_deref(),
+            Some("storage task failed: task 7 panicked")
+        );
+        assert!(o.durable.is_none());
+        // Produce v0-7 has no error message field.
+        assert!(failed(1, empty_response(4), 7, &e)
+            .response
+            .error_message
+            .is_none());
+    }
+
+    #[test]
+    fn messages_follow_kafka_per_error_and_version() {
+        let not_added = BrokerError::NotInTransaction;
+        assert_eq!(
+            message(10, &not_added).as_deref(),
+            Some("Partition was not added to the transaction")
+        );
+        assert_eq!(message(11, &not_added), None);
+        let loading = BrokerError::Coordinator(ResponseError::CoordinatorLoadInProgress);
+        assert_eq!(
+            message(12, &loading).as_deref(),
+            Some(
+                "Unable to verify the partition has been added to the transaction. \
+                 Underlying error: CoordinatorLoadInProgress"
+            )
+        );
+        let concurrent = BrokerError::Coordinator(ResponseError::ConcurrentTransactions);
+        assert!(message(11, &concurrent).is_some());
+        assert_eq!(message(12, &concurrent), None);
+        assert_eq!(
+            message(12, &BrokerError::Coordinator(ResponseError::ProducerFenced)),
+            None
+        );
+        assert_eq!(message(9, &BrokerError::InvalidRequiredAcks(5)), None);
+        assert_eq!(message(9, &BrokerError::UnknownTopic("t".into())), None);
+        assert_eq!(
+            message(9, &BrokerError::InvalidRecord(ONE_BATCH.into())).as_deref(),
+            Some(ONE_BATCH)
+        );
+    }
 }

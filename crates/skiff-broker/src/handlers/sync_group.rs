@@ -2,21 +2,22 @@
 //! the leader sends the assignments; assignments are relayed as opaque bytes, empty ones
 //! included, exactly as Kafka does.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::{ResponseKind, SyncGroupRequest, SyncGroupResponse};
-use kafka_protocol::ResponseError;
 
 use super::str_bytes;
-use crate::broker::Broker;
-use crate::coordinator::group::{SyncOutcome, SyncResult};
+use crate::context::RequestContext;
 use crate::dispatch::Reply;
+use crate::errors::BrokerError;
+use skiff_coordinator::groups::group::{SyncOutcome, SyncResult};
 
-pub fn handle(broker: &Arc<Broker>, version: i16, request: SyncGroupRequest) -> Reply {
+pub async fn handle(ctx: &RequestContext, request: SyncGroupRequest) -> Reply {
+    let version = ctx.version();
+    // The code the coordinator's channel closing answers (the coordinator stopped).
+    let gone = ctx.error(&BrokerError::CoordinatorUnavailable);
     let instance = request.group_instance_id.as_ref().map(|s| s.to_string());
     let protocol_type = request.protocol_type.as_ref().map(|s| s.to_string());
     let protocol_name = request.protocol_name.as_ref().map(|s| s.to_string());
-    let outcome = broker.coordinator.sync(
+    let outcome = ctx.broker.coordinator.sync(
         &request.group_id.0,
         &request.member_id,
         instance.as_deref(),
@@ -33,9 +34,7 @@ pub fn handle(broker: &Arc<Broker>, version: i16, request: SyncGroupRequest) -> 
         Err(e) => respond(version, SyncResult::error(e)),
         Ok(SyncOutcome::Ready(r)) => respond(version, r),
         Ok(SyncOutcome::Wait(rx)) => Reply::Later(Box::pin(async move {
-            let r = rx
-                .await
-                .unwrap_or_else(|_| SyncResult::error(ResponseError::CoordinatorNotAvailable));
+            let r = rx.await.unwrap_or_else(|_| SyncResult::error(gone));
             ResponseKind::SyncGroup(response(version, r))
         })),
     }

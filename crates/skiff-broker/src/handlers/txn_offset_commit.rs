@@ -4,29 +4,61 @@
 //! as a transactional batch of the producer (fsynced before the answer), and held by the
 //! group coordinator as pending until EndTxn's marker commits or aborts them.
 
-use std::sync::Arc;
-
 use kafka_protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
-use kafka_protocol::messages::{ResponseKind, TxnOffsetCommitRequest, TxnOffsetCommitResponse};
-use kafka_protocol::ResponseError;
+use kafka_protocol::messages::{
+    ApiKey, ResponseKind, TxnOffsetCommitRequest, TxnOffsetCommitResponse,
+};
 use skiff_records::{BatchBuilder, Compression};
 
 use crate::broker::Broker;
-use crate::coordinator::records::{encode_key, encode_offset_value, Key, OffsetValue};
-use crate::coordinator::txn_offsets::RawRecord;
+use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
+use crate::errors::{kafka_error, BrokerError};
+use skiff_coordinator::groups::records::{encode_key, encode_offset_value, Key, OffsetValue};
+use skiff_coordinator::groups::txn_offsets::RawRecord;
 
-pub fn handle(broker: &Arc<Broker>, version: i16, request: TxnOffsetCommitRequest) -> Reply {
-    let broker = broker.clone();
+pub async fn handle(ctx: &RequestContext, request: TxnOffsetCommitRequest) -> Reply {
+    let broker = ctx.broker.clone();
+    let version = ctx.version();
+    // What a failed task answers: every requested partition carries the error.
+    let wanted: Vec<(kafka_protocol::messages::TopicName, Vec<i32>)> = request
+        .topics
+        .iter()
+        .map(|t| {
+            let partitions = t.partitions.iter().map(|p| p.partition_index).collect();
+            (t.name.clone(), partitions)
+        })
+        .collect();
     Reply::Later(Box::pin(async move {
         let answered = blocking(move || answer(&broker, version, request)).await;
         ResponseKind::TxnOffsetCommit(answered.unwrap_or_else(|e| {
-            tracing::error!(error = %e, "TxnOffsetCommit task failed");
-            TxnOffsetCommitResponse::default()
+            let code = code(version, &e);
+            let topics = wanted
+                .into_iter()
+                .map(|(name, partitions)| {
+                    TxnOffsetCommitResponseTopic::default()
+                        .with_name(name)
+                        .with_partitions(
+                            partitions
+                                .into_iter()
+                                .map(|p| {
+                                    TxnOffsetCommitResponsePartition::default()
+                                        .with_partition_index(p)
+                                        .with_error_code(code)
+                                })
+                                .collect(),
+                        )
+                })
+                .collect();
+            TxnOffsetCommitResponse::default().with_topics(topics)
         }))
     }))
+}
+
+fn code(version: i16, err: &BrokerError) -> i16 {
+    kafka_error(ApiKey::TxnOffsetCommit, version, err).code()
 }
 
 fn answer(
@@ -49,9 +81,15 @@ fn answer(
                 .as_ref()
                 .is_none_or(|k| k.partition(p.partition_index).is_none())
             {
-                Some(ResponseError::UnknownTopicOrPartition)
+                Some(BrokerError::UnknownPartition {
+                    topic: t.name.0.to_string(),
+                    partition: p.partition_index,
+                })
             } else if metadata.len() > max_metadata {
-                Some(ResponseError::OffsetMetadataTooLarge)
+                Some(BrokerError::OffsetMetadataTooLarge {
+                    len: metadata.len(),
+                    max: max_metadata,
+                })
             } else {
                 None
             };
@@ -78,7 +116,7 @@ fn answer(
             partitions.push(
                 TxnOffsetCommitResponsePartition::default()
                     .with_partition_index(p.partition_index)
-                    .with_error_code(error.map_or(0, |e| e.code())),
+                    .with_error_code(error.map_or(0, |e| code(version, &e))),
             );
         }
         topics.push(
@@ -89,7 +127,7 @@ fn answer(
     }
     let member = request.member_id.to_string();
     let instance = request.group_instance_id.as_ref().map(|s| s.to_string());
-    let result = (|| -> Result<(), ResponseError> {
+    let result = (|| -> Result<(), BrokerError> {
         broker.txn.check_producer(
             &request.transactional_id.0,
             request.producer_id.0,
@@ -123,7 +161,7 @@ fn answer(
                 .get_mut(ti)
                 .and_then(|t: &mut TxnOffsetCommitResponseTopic| t.partitions.get_mut(pi))
             {
-                p.error_code = e.code();
+                p.error_code = code(version, &e);
             }
         }
     }
@@ -138,11 +176,11 @@ fn write(
     epoch: i16,
     recs: &[RawRecord],
     now: i64,
-) -> Result<(), ResponseError> {
+) -> Result<(), BrokerError> {
     let partition = broker
         .coordinator
         .offsets_partition(group)
-        .ok_or(ResponseError::CoordinatorNotAvailable)?;
+        .ok_or(BrokerError::CoordinatorUnavailable)?;
     let mut b = BatchBuilder::new(0, Compression::None)
         .producer_id(producer_id)
         .producer_epoch(epoch)
@@ -150,14 +188,16 @@ fn write(
     for (k, v) in recs {
         b.push(now, Some(k), v.as_deref(), &[]);
     }
-    let batch = b.build().map_err(|_| ResponseError::UnknownServerError)?;
+    let batch = b
+        .build()
+        .map_err(|e| BrokerError::Internal(format!("cannot build the offsets batch: {e}")))?;
     let stored = partition
         .log
         .append_internal(&batch, crate::handlers::LEADER_EPOCH, now)
         .and_then(|_| partition.log.flush());
     if let Err(e) = stored {
         tracing::error!(group, error = %e, "writing transactional offsets failed");
-        return Err(crate::errors::log_error_code(&e));
+        return Err(BrokerError::Storage(e));
     }
     Ok(())
 }

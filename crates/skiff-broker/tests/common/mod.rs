@@ -1,24 +1,161 @@
-//! Shared by the broker's integration tests that drive `dispatch` without a socket: start a
-//! broker on a data dir with `--set`-style settings, and send one decoded request.
+//! The one way the broker's integration tests start a broker, and send it requests.
+//!
+//! [`TestBroker`] is a builder: a data dir, `--set`-style settings, optionally a manual clock
+//! (so time-based logic is driven by moving the clock instead of sleeping), optionally waiting
+//! for the coordinators to load; then [`TestBroker::start`] for a broker driven through
+//! `dispatch`, or [`TestBroker::serve`] for a real listener on port 0. Every wait here is
+//! bounded so that a regression fails instead of hanging.
 #![allow(clippy::unwrap_used, dead_code)]
 
-use std::path::Path;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind, ResponseKind};
 use skiff_broker::dispatch::{dispatch, Reply};
 use skiff_broker::Broker;
+use skiff_log::{Clock, ManualClock, SystemClock};
 use skiff_protocol::DecodedRequest;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
 
-/// A broker on `dir` with `log.dirs` set and then `sets` (`key=value`) applied.
-pub async fn start_on(dir: &Path, sets: &[&str]) -> Arc<Broker> {
-    let mut all = vec![format!("log.dirs={}", dir.display())];
-    all.extend(sets.iter().map(|s| s.to_string()));
-    let (config, _) = skiff_config::load(None, &all, Vec::<(String, String)>::new()).unwrap();
-    tokio::task::spawn_blocking(move || Broker::start(config))
+/// How long a background thread may take to do what a test waits for before the test calls
+/// it a hang.
+pub const BOUND: Duration = Duration::from_secs(20);
+
+/// A broker to start; see the module docs.
+pub struct TestBroker {
+    dir: PathBuf,
+    sets: Vec<String>,
+    clock: Option<Arc<dyn Clock>>,
+    wait_groups: bool,
+    wait_txns: bool,
+}
+
+/// A broker on `dir` (which the caller keeps, so a test can restart on it).
+pub fn broker(dir: &Path) -> TestBroker {
+    TestBroker {
+        dir: dir.to_path_buf(),
+        sets: Vec::new(),
+        clock: None,
+        wait_groups: false,
+        wait_txns: false,
+    }
+}
+
+/// A manual clock set to the wall clock's now, so record timestamps look ordinary.
+pub fn manual_clock() -> Arc<ManualClock> {
+    Arc::new(ManualClock::new(SystemClock.now_ms()))
+}
+
+impl TestBroker {
+    /// `key=value` settings, applied after `log.dirs` in order.
+    pub fn sets(mut self, sets: &[&str]) -> TestBroker {
+        self.sets.extend(sets.iter().map(|s| s.to_string()));
+        self
+    }
+
+    /// The broker's clock (the wall clock when not given).
+    pub fn clock(mut self, clock: Arc<ManualClock>) -> TestBroker {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Wait until the group coordinator has loaded `__consumer_offsets`.
+    pub fn wait_groups(mut self) -> TestBroker {
+        self.wait_groups = true;
+        self
+    }
+
+    /// Wait until both coordinators have loaded.
+    pub fn wait_coordinators(mut self) -> TestBroker {
+        self.wait_groups = true;
+        self.wait_txns = true;
+        self
+    }
+
+    /// Starts the broker (on a blocking thread), then waits for what was asked.
+    pub async fn start(self) -> Arc<Broker> {
+        let mut all = vec![format!("log.dirs={}", self.dir.display())];
+        all.extend(self.sets);
+        let (config, _) = skiff_config::load(None, &all, Vec::<(String, String)>::new()).unwrap();
+        let clock = self.clock;
+        let broker = tokio::task::spawn_blocking(move || {
+            let builder = Broker::builder(config);
+            match clock {
+                Some(clock) => builder.clock(clock).start(),
+                None => builder.start(),
+            }
+        })
         .await
         .unwrap()
+        .unwrap();
+        let (groups, txns) = (self.wait_groups, self.wait_txns);
+        wait_until("the coordinators to load", || {
+            (!groups || broker.coordinator.is_loaded()) && (!txns || broker.txn.is_loaded())
+        })
+        .await;
+        broker
+    }
+
+    /// Starts the broker and serves it on a listener on 127.0.0.1, port 0.
+    pub async fn serve(self) -> Served {
+        let broker = self.start().await;
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, rx) = watch::channel(false);
+        let server = tokio::spawn(skiff_broker::serve(listener, broker.clone(), rx));
+        Served {
+            addr,
+            broker,
+            stop,
+            server,
+        }
+    }
+}
+
+/// A broker behind a listener. Dropping it stops the listener (the watch sender goes away).
+pub struct Served {
+    pub addr: SocketAddr,
+    pub broker: Arc<Broker>,
+    /// Send `true` to stop accepting and end the connections.
+    pub stop: watch::Sender<bool>,
+    /// The `serve` task; it returns once its connections have ended.
+    pub server: tokio::task::JoinHandle<()>,
+}
+
+/// Polls `done` every 5 ms until it holds; panics after [`BOUND`]. For waiting on background
+/// threads (coordinator loads, a tick after the clock moved), never for time itself.
+pub async fn wait_until(what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + BOUND;
+    while !done() {
+        assert!(
+            Instant::now() < deadline,
+            "waited {BOUND:?} for {what}: a hang"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// `Broker::shutdown` on a blocking thread.
+pub async fn stop(broker: Arc<Broker>) {
+    tokio::task::spawn_blocking(move || broker.shutdown())
+        .await
         .unwrap()
+        .unwrap();
+}
+
+/// Creates `name` with `partitions` partitions and default configs, on a blocking thread.
+pub async fn create_topic(broker: &Arc<Broker>, name: &str, partitions: i32) {
+    let (b, name) = (broker.clone(), name.to_string());
+    tokio::task::spawn_blocking(move || {
+        b.topics
+            .create(&name, partitions, Default::default(), false)
+    })
+    .await
+    .unwrap()
+    .unwrap();
 }
 
 /// One request through `dispatch`, waiting for a deferred answer; panics if there is none.
@@ -37,7 +174,7 @@ pub async fn call(
     match dispatch(broker, request, "/127.0.0.1").await {
         Reply::Respond(r) => r,
         Reply::Later(f) => f.await,
-        Reply::NoResponse => panic!("{key:?}: no response"),
-        Reply::Close(why) => panic!("{key:?}: closed: {why}"),
+        Reply::NoResponse => panic!("{key:?} v{version}: no response"),
+        Reply::Close(why) => panic!("{key:?} v{version}: closed: {why}"),
     }
 }

@@ -5,6 +5,8 @@
 //! Every loop here has a deadline; a timeout is an error that says how far it got.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod groups;
+
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -1,4 +1,4 @@
-//! Helpers for the compaction acceptance suite (COMPACTION.md §6): the test broker profile,
+//! Helpers for the compaction acceptance suite (docs/compaction.md §6): the test broker profile,
 //! the default compacted topic, one-record raw produces, `roll()`, bounded `await` polling and
 //! `snapshot()` over the raw client.
 //!

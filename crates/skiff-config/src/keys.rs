@@ -1,0 +1,259 @@
+//! The broker keys Skiff reads: each declared once, with its Kafka name, Rust field, Kafka
+//! type, default (as DescribeConfigs prints it), status, whether Skiff applies a dynamic
+//! change, validator, and a one-line doc. `broker_keys!` (in `keys_macro.rs`) turns this table
+//! into `BrokerConfig`, its `Default`, the copy of parsed values into it, and the rows behind
+//! lookups, DescribeConfigs(BROKER) and `docs/configuration.md`. Kafka keys Skiff only
+//! accepts are listed in `names.rs`.
+//!
+//! `reads:` names the fields (of `BrokerConfig` or of `skiff_log::LogConfig`) or functions
+//! whose use outside skiff-config shows the key is acted on; the guard test
+//! `implemented_keys_are_read_outside_skiff_config` fails when none of them is used in any
+//! other crate. A key marked `Implemented` must pass it; a key Skiff does not act on is
+//! `Recognised` (accepted, listed in the load warning).
+//!
+//! Static data and generated plain code; safe from any thread.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use skiff_log::LogConfig;
+
+use crate::broker::TopicSpec;
+use crate::listener::{HostPort, Listener};
+use crate::names::{BrokerConfigDef, KeyStatus};
+use crate::types::{ConfigType, Parsed, Validator as V};
+
+/// Skiff's default listener: loopback, Kafka's port.
+fn default_listeners() -> Vec<Listener> {
+    vec![Listener {
+        name: "PLAINTEXT".to_string(),
+        host: "127.0.0.1".to_string(),
+        port: 9092,
+    }]
+}
+
+broker_keys! {
+    fields {
+        node_id: i32 = "node.id", Int, None, Implemented, live: false, valid: V::AtLeast(0),
+            custom: 1,
+            doc: "The id of this node; Skiff runs as node 1 when neither node.id nor broker.id is set.";
+        cluster_id: Option<String> = "cluster.id", String, None, Skiff, live: false,
+            custom: None,
+            doc: "(Skiff-only) Fixed cluster id, 1-64 characters of [A-Za-z0-9_-]; unset = generate one at first start and persist it.";
+        listeners: Vec<Listener> = "listeners", List, Some("PLAINTEXT://127.0.0.1:9092"), Implemented,
+            live: false, custom: default_listeners(),
+            doc: "Where to accept connections (NAME://host:port, comma-separated).";
+        advertised_listeners: Vec<Listener> = "advertised.listeners", List, None, Implemented,
+            live: false, custom: default_listeners(),
+            doc: "What Metadata tells clients to connect to; defaults to listeners, which then must name a routable host.";
+        log_dirs: Vec<PathBuf> = "log.dirs", List, None, Implemented, live: false,
+            custom: vec![PathBuf::from("./data")],
+            doc: "Data directories (comma-separated); when unset, log.dir.";
+        auto_create_topics_enable: bool = "auto.create.topics.enable", Boolean, Some("true"),
+            Implemented, live: false,
+            doc: "Create a topic when a client asks for metadata of one that does not exist.";
+        delete_topic_enable: bool = "delete.topic.enable", Boolean, Some("true"), Implemented,
+            live: false,
+            doc: "Whether DeleteTopics may delete topics.";
+        num_partitions: i32 = "num.partitions", Int, Some("1"), Implemented, live: false,
+            valid: V::AtLeast(1),
+            doc: "Partitions of auto-created topics and of [[topic]] entries without partitions.";
+        default_replication_factor: i16 = "default.replication.factor", Int, Some("1"), Recognised,
+            live: false, valid: V::AtLeast(1),
+            doc: "Accepted for compatibility and not read: Skiff is a single node, so only 1 is allowed and every topic has one replica.";
+        message_max_bytes: i32 = "message.max.bytes", Int, Some("1048588"), Implemented, live: true,
+            reads: [max_message_bytes],
+            doc: "Largest record batch accepted, after compression; the broker reads it as the default of the topic config max.message.bytes (log.max_message_bytes).";
+        socket_request_max_bytes: i32 = "socket.request.max.bytes", Int, Some("104857600"),
+            Implemented, live: false, valid: V::AtLeast(1),
+            doc: "Request frames above this size are refused before any allocation.";
+        fetch_max_bytes: i32 = "fetch.max.bytes", Int, Some("57671680"), Implemented, live: false,
+            valid: V::AtLeast(1),
+            doc: "Cap on the size of one Fetch response.";
+        connections_max_idle_ms: i64 = "connections.max.idle.ms", Long, Some("600000"),
+            Implemented, live: false,
+            doc: "A connection with no socket activity for this long is closed; negative disables the check.";
+        max_connections: i32 = "max.connections", Int, Some("2147483647"), Implemented,
+            live: false, valid: V::AtLeast(0),
+            doc: "Connections open at once over all listeners; at the limit the listeners stop accepting until one closes.";
+        max_connections_per_ip: i32 = "max.connections.per.ip", Int, Some("2147483647"),
+            Implemented, live: false, valid: V::AtLeast(0),
+            doc: "Connections from one address beyond this are accepted and closed at once; 0 needs max.connections.per.ip.overrides.";
+        max_connections_per_ip_overrides: Vec<(String, i32)> = "max.connections.per.ip.overrides",
+            String, Some(""), Implemented, live: false, custom: Vec::new(),
+            doc: "Comma-separated host:count pairs replacing max.connections.per.ip for those hosts (names resolved at start).";
+        log_retention_check_interval_ms: i64 = "log.retention.check.interval.ms", Long,
+            Some("300000"), Implemented, live: false, valid: V::AtLeast(1),
+            doc: "How often time and size retention run.";
+        log_flush_scheduler_interval_ms: i64 = "log.flush.scheduler.interval.ms", Long,
+            Some("9223372036854775807"), Implemented, live: false, valid: V::AtLeast(0),
+            reads: [flush_ms],
+            doc: "Default of flush.ms when log.flush.interval.ms is unset (read as log.flush_ms). Unlike Kafka it does not pace the flusher, which checks flush.ms every second.";
+        log_cleaner_enable: bool = "log.cleaner.enable", Boolean, Some("true"), Implemented,
+            live: false,
+            doc: "Run the log cleaner (compaction of cleanup.policy=compact topics).";
+        log_cleaner_threads: i32 = "log.cleaner.threads", Int, Some("1"), Implemented, live: true,
+            valid: V::AtLeast(0),
+            doc: "Cleaner threads; a dynamic change may at most double or halve it.";
+        log_cleaner_dedupe_buffer_size: i64 = "log.cleaner.dedupe.buffer.size", Long,
+            Some("134217728"), Implemented, live: true, valid: V::AtLeast(1024),
+            doc: "Memory for the cleaner's offset map, shared by all cleaner threads.";
+        log_cleaner_io_buffer_size: i32 = "log.cleaner.io.buffer.size", Int, Some("524288"),
+            Implemented, live: true, valid: V::AtLeast(0),
+            doc: "Read and write buffer size of each cleaner thread.";
+        log_cleaner_backoff_ms: i64 = "log.cleaner.backoff.ms", Long, Some("15000"), Implemented,
+            live: true, valid: V::AtLeast(0),
+            doc: "How long a cleaner thread sleeps when no log is cleanable.";
+        log_cleaner_io_buffer_load_factor: f64 = "log.cleaner.io.buffer.load.factor", Double,
+            Some("0.9"), Implemented, live: true,
+            doc: "Load factor of the cleaner's offset map.";
+        log_cleaner_io_max_bytes_per_second: f64 = "log.cleaner.io.max.bytes.per.second", Double,
+            Some("1.7976931348623157E308"), Implemented, live: true,
+            doc: "Throttle on the I/O of all cleaner threads together.";
+        group_initial_rebalance_delay_ms: i32 = "group.initial.rebalance.delay.ms", Int,
+            Some("3000"), Implemented, live: false, valid: V::AtLeast(0),
+            doc: "How long a new classic group waits for more members before its first rebalance.";
+        group_min_session_timeout_ms: i32 = "group.min.session.timeout.ms", Int, Some("6000"),
+            Implemented, live: false,
+            doc: "Smallest session timeout a classic group member may ask for.";
+        group_max_session_timeout_ms: i32 = "group.max.session.timeout.ms", Int, Some("1800000"),
+            Implemented, live: false,
+            doc: "Largest session timeout a classic group member may ask for.";
+        offsets_retention_minutes: i32 = "offsets.retention.minutes", Int, Some("10080"),
+            Implemented, live: false, valid: V::AtLeast(1),
+            doc: "Committed offsets of an empty group are removed after this long.";
+        offsets_retention_check_interval_ms: i64 = "offsets.retention.check.interval.ms", Long,
+            Some("600000"), Implemented, live: false, valid: V::AtLeast(1),
+            doc: "How often committed offsets are checked for expiry.";
+        offset_metadata_max_bytes: i32 = "offset.metadata.max.bytes", Int, Some("4096"),
+            Implemented, live: false, valid: V::AtLeast(0),
+            doc: "Largest metadata string an offset commit may carry.";
+        offsets_topic_num_partitions: i32 = "offsets.topic.num.partitions", Int, Some("50"),
+            Implemented, live: false,
+            doc: "Partitions of __consumer_offsets when it is created.";
+        group_consumer_heartbeat_interval_ms: i32 = "group.consumer.heartbeat.interval.ms", Int,
+            Some("5000"), Implemented, live: false,
+            doc: "Heartbeat interval given to KIP-848 consumer group members.";
+        group_consumer_session_timeout_ms: i32 = "group.consumer.session.timeout.ms", Int,
+            Some("45000"), Implemented, live: false,
+            doc: "Session timeout of KIP-848 consumer group members.";
+        producer_id_expiration_ms: i64 = "producer.id.expiration.ms", Int, Some("86400000"),
+            Implemented, live: true, valid: V::AtLeast(1),
+            doc: "An idempotent producer idle this long is forgotten by the partitions it wrote to.";
+        transaction_max_timeout_ms: i32 = "transaction.max.timeout.ms", Int, Some("900000"),
+            Implemented, live: false,
+            doc: "The largest transaction.timeout.ms a producer may ask for.";
+        transaction_state_log_num_partitions: i32 = "transaction.state.log.num.partitions", Int,
+            Some("50"), Implemented, live: false,
+            doc: "Partitions of __transaction_state when it is created.";
+        transaction_abort_timed_out_transaction_cleanup_interval_ms: i64 =
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, Some("10000"),
+            Implemented, live: false,
+            doc: "How often open transactions are checked against their timeout.";
+        transaction_partition_verification_enable: bool =
+            "transaction.partition.verification.enable", Boolean, Some("true"), Implemented,
+            live: true,
+            doc: "(KIP-890) A transactional batch is written only to a partition that is in its producer's ongoing transaction.";
+        transactional_id_expiration_ms: i64 = "transactional.id.expiration.ms", Int,
+            Some("604800000"), Implemented, live: false,
+            doc: "A transactional id with no transaction in progress and no update for this long is removed.";
+        transaction_remove_expired_transaction_cleanup_interval_ms: i64 =
+            "transaction.remove.expired.transaction.cleanup.interval.ms", Int, Some("3600000"),
+            Implemented, live: false,
+            doc: "How often transactional ids are checked for expiry.";
+        shutdown_timeout_ms: i64 = "shutdown.timeout.ms", Long, Some("30000"), Skiff, live: false,
+            valid: V::AtLeast(0),
+            doc: "(Skiff-only) How long a graceful shutdown may take.";
+        metrics_listener: Option<HostPort> = "metrics.listener", String, None, Skiff, live: false,
+            custom: None,
+            doc: "(Skiff-only) host:port to serve Prometheus /metrics on; unset = off.";
+    }
+    others {
+        "broker.id", Int, Some("-1"), Implemented, live: false, reads: [node_id],
+            doc: "Kafka's older name of node.id: setting one sets the other; both set must agree.";
+        "log.dir", List, Some("./data"), Implemented, live: false, reads: [log_dirs],
+            doc: "The data directory when log.dirs is unset.";
+        "listener.security.protocol.map", String,
+            Some("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"),
+            Implemented, live: false, reads: [listeners],
+            doc: "Listener name to security protocol; Skiff serves only PLAINTEXT listeners.";
+        "group.consumer.min.session.timeout.ms", Int, Some("45000"), Implemented, live: false,
+            reads: [validate_group_configs],
+            doc: "Lower bound of a consumer group's consumer.session.timeout.ms.";
+        "group.consumer.max.session.timeout.ms", Int, Some("60000"), Implemented, live: false,
+            reads: [validate_group_configs],
+            doc: "Upper bound of a consumer group's consumer.session.timeout.ms.";
+        "group.consumer.min.heartbeat.interval.ms", Int, Some("5000"), Implemented, live: false,
+            reads: [validate_group_configs],
+            doc: "Lower bound of a consumer group's consumer.heartbeat.interval.ms.";
+        "group.consumer.max.heartbeat.interval.ms", Int, Some("15000"), Implemented, live: false,
+            reads: [validate_group_configs],
+            doc: "Upper bound of a consumer group's consumer.heartbeat.interval.ms.";
+        "compression.type", String, Some("producer"), Implemented, live: true,
+            reads: [compression_type],
+            doc: "Default of the topic config compression.type.";
+        "log.cleanup.policy", List, Some("delete"), Implemented, live: true,
+            reads: [cleanup_policy],
+            doc: "Default of cleanup.policy: delete, compact, both or none.";
+        "log.cleaner.delete.retention.ms", Long, Some("86400000"), Implemented, live: true,
+            reads: [delete_retention_ms],
+            doc: "Default of delete.retention.ms: how long compaction keeps tombstones.";
+        "log.cleaner.max.compaction.lag.ms", Long, Some("9223372036854775807"), Implemented,
+            live: true, reads: [max_compaction_lag_ms],
+            doc: "Default of max.compaction.lag.ms.";
+        "log.cleaner.min.cleanable.ratio", Double, Some("0.5"), Implemented, live: true,
+            reads: [min_cleanable_dirty_ratio],
+            doc: "Default of min.cleanable.dirty.ratio.";
+        "log.cleaner.min.compaction.lag.ms", Long, Some("0"), Implemented, live: true,
+            reads: [min_compaction_lag_ms],
+            doc: "Default of min.compaction.lag.ms; must not exceed log.cleaner.max.compaction.lag.ms.";
+        "log.flush.interval.messages", Long, Some("9223372036854775807"), Implemented, live: true,
+            reads: [flush_messages],
+            doc: "Default of flush.messages: fsync after this many messages.";
+        "log.flush.interval.ms", Long, None, Implemented, live: true, reads: [flush_ms],
+            doc: "Default of flush.ms: fsync when unflushed data is older than this.";
+        "log.index.interval.bytes", Int, Some("4096"), Implemented, live: true,
+            reads: [index_interval_bytes],
+            doc: "Default of index.interval.bytes.";
+        "log.index.size.max.bytes", Int, Some("10485760"), Implemented, live: true,
+            reads: [segment_index_bytes],
+            doc: "Default of segment.index.bytes.";
+        "log.message.timestamp.after.max.ms", Long, Some("3600000"), Implemented, live: true,
+            reads: [message_timestamp_after_max_ms],
+            doc: "Default of message.timestamp.after.max.ms.";
+        "log.message.timestamp.before.max.ms", Long, Some("9223372036854775807"), Implemented,
+            live: true, reads: [message_timestamp_before_max_ms],
+            doc: "Default of message.timestamp.before.max.ms.";
+        "log.message.timestamp.type", String, Some("CreateTime"), Implemented, live: true,
+            reads: [message_timestamp_type],
+            doc: "Default of message.timestamp.type: CreateTime or LogAppendTime.";
+        "log.preallocate", Boolean, Some("false"), Recognised, live: false, reads: [],
+            doc: "Default of preallocate; accepted and not acted on: Skiff never preallocates segment files.";
+        "log.retention.bytes", Long, Some("-1"), Implemented, live: true,
+            reads: [retention_bytes],
+            doc: "Default of retention.bytes; -1 = no size limit.";
+        "log.retention.ms", Long, None, Implemented, live: true, valid: V::None,
+            reads: [retention_ms],
+            doc: "Default of retention.ms (over .minutes and .hours); any negative value = keep forever.";
+        "log.retention.minutes", Int, None, Implemented, live: false, reads: [retention_ms],
+            doc: "Default of retention.ms in minutes, when log.retention.ms is unset.";
+        "log.retention.hours", Int, Some("168"), Implemented, live: false,
+            reads: [retention_ms],
+            doc: "Default of retention.ms in hours, when log.retention.ms and .minutes are unset.";
+        "log.roll.ms", Long, None, Implemented, live: true, reads: [segment_ms],
+            doc: "Default of segment.ms: age at which the active segment rolls.";
+        "log.roll.hours", Int, Some("168"), Implemented, live: false, valid: V::AtLeast(1),
+            reads: [segment_ms],
+            doc: "Default of segment.ms in hours, when log.roll.ms is unset.";
+        "log.roll.jitter.ms", Long, None, Implemented, live: true, reads: [segment_jitter_ms],
+            doc: "Default of segment.jitter.ms.";
+        "log.roll.jitter.hours", Int, Some("0"), Implemented, live: false, valid: V::AtLeast(0),
+            reads: [segment_jitter_ms],
+            doc: "Default of segment.jitter.ms in hours, when log.roll.jitter.ms is unset.";
+        "log.segment.bytes", Int, Some("1073741824"), Implemented, live: true,
+            reads: [segment_bytes],
+            doc: "Default of segment.bytes: size at which the active segment rolls.";
+        "log.segment.delete.delay.ms", Long, Some("60000"), Recognised, live: false, reads: [],
+            doc: "Default of file.delete.delay.ms; accepted and not acted on: Skiff unlinks a removed segment's files at once (readers that have them open keep reading on POSIX).";
+    }
+}
