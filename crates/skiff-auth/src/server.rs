@@ -106,6 +106,13 @@ pub trait SaslServer: Send {
     /// Evaluates one client token. `now_ms` is wall-clock time in milliseconds since the epoch
     /// (used for token expiry); mechanisms that do not need it ignore it.
     fn step(&mut self, client_token: &[u8], now_ms: i64) -> Step;
+
+    /// Why the last token was refused when the refusal was not a [`Step::Fail`] (OAUTHBEARER
+    /// answers a bad token with `Continue` and its JSON error first), for the broker's log.
+    /// Never contains a secret. A `Fail` carries its own [`AuthError::detail`].
+    fn rejection_reason(&self) -> Option<&str> {
+        None
+    }
 }
 
 #[cfg(test)]

@@ -129,6 +129,8 @@ fn oauthbearer_refuses_garbage_token_in_two_steps() {
         s.step(b"n,,\x01auth=Bearer a.b.c\x01\x01", 0),
         Step::Continue(br#"{"status":"invalid_token"}"#.to_vec())
     );
+    let reason = s.rejection_reason().unwrap_or_default();
+    assert!(reason.contains("malformed JWT header"), "{reason}");
     match s.step(b"\x01", 0) {
         Step::Fail(e) => assert_eq!(e.client_message(), r#"{"status":"invalid_token"}"#),
         other => panic!("{other:?}"),

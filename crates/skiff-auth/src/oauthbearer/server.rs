@@ -45,11 +45,6 @@ impl OAuthBearerServer {
         }
     }
 
-    /// Why the last token was refused (for the broker's log; never contains the token).
-    pub fn rejection_reason(&self) -> Option<&str> {
-        self.rejection.as_deref()
-    }
-
     fn fail(&mut self, error: AuthError) -> Step {
         self.finished = true;
         Step::Fail(error)
@@ -59,6 +54,11 @@ impl OAuthBearerServer {
 impl SaslServer for OAuthBearerServer {
     fn mechanism(&self) -> Mechanism {
         Mechanism::OAuthBearer
+    }
+
+    /// Why the last token was refused (never contains the token).
+    fn rejection_reason(&self) -> Option<&str> {
+        self.rejection.as_deref()
     }
 
     fn step(&mut self, client_token: &[u8], now_ms: i64) -> Step {
