@@ -150,6 +150,12 @@ fn exp_iat_nbf_with_clock_skew() {
     );
     assert!(with(json!({"exp": null})).is_err(), "exp required");
     assert!(with(json!({"exp": "soon"})).is_err());
+    assert!(with(json!({"exp": -5})).is_err());
+    assert!(with(json!({"exp": 1e300})).is_err());
+    assert!(
+        with(json!({"exp": (NOW_S + 60) as f64 + 0.5})).is_ok(),
+        "fractional NumericDate"
+    );
     assert!(with(json!({"iat": null})).is_err(), "iat required");
     assert!(with(json!({"iat": NOW_S + 30})).is_ok());
     assert!(

@@ -157,10 +157,9 @@ mod tests {
     }
 
     #[test]
-    fn hi_matches_rfc7677_salted_password_via_keys() {
-        // RFC 7677 section 3: user "user", password "pencil", salt W22ZaJ0SNY7soEsUEjb6gQ==, i=4096.
-        // The RFC gives no SaltedPassword, but the proof it shows depends on it; the full
-        // exchange is checked in server.rs. Here: Hi with one iteration equals HMAC(P, S || 1).
+    fn hi_with_one_iteration_is_one_hmac_of_salt_and_int1() {
+        // RFC 5802: Hi(str, salt, 1) = HMAC(str, salt || INT(1)). The full RFC 7677 exchange
+        // (4096 iterations) is checked byte for byte in server.rs.
         let m = ScramMechanism::Sha256;
         let mut salt1 = b"salt".to_vec();
         salt1.extend_from_slice(&[0, 0, 0, 1]);
