@@ -174,6 +174,18 @@ mod tests {
     }
 
     #[test]
+    fn hi_sha256_matches_rfc7914_pbkdf2_vector() {
+        // RFC 7914 section 11: PBKDF2-HMAC-SHA256("passwd", "salt", 1), first 32 bytes.
+        let want = "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc";
+        let got: String = ScramMechanism::Sha256
+            .salted_password(b"passwd", b"salt", 1)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
     fn xor_requires_equal_lengths() {
         assert_eq!(xor(&[1, 2], &[3, 3]), Some(vec![2, 1]));
         assert_eq!(xor(&[1], &[1, 2]), None);
