@@ -39,18 +39,35 @@ fn start_groups_with(
     storage: &Arc<MemStorage>,
     group_configs: Arc<MemGroupConfigs>,
 ) -> Coordinator<MemStorage> {
+    start_groups_at(storage, group_configs, &config(), clock())
+}
+
+fn start_groups_at(
+    storage: &Arc<MemStorage>,
+    group_configs: Arc<MemGroupConfigs>,
+    config: &BrokerConfig,
+    clock: Arc<dyn Clock>,
+) -> Coordinator<MemStorage> {
     let catalog: Arc<dyn TopicCatalog> = storage.clone();
-    let c =
-        Coordinator::start(storage.clone(), catalog, &config(), group_configs, clock()).unwrap();
+    let c = Coordinator::start(storage.clone(), catalog, config, group_configs, clock).unwrap();
     wait_for(|| c.is_loaded());
     c
 }
 
 fn start_host(storage: &Arc<MemStorage>) -> Arc<MemHost> {
+    start_host_at(storage, &config(), clock())
+}
+
+fn start_host_at(
+    storage: &Arc<MemStorage>,
+    config: &BrokerConfig,
+    clock: Arc<dyn Clock>,
+) -> Arc<MemHost> {
+    let configs = Arc::new(MemGroupConfigs::default());
     let host = Arc::new(MemHost {
         storage: storage.clone(),
-        groups: start_groups(storage),
-        txn: TxnCoordinator::start(&**storage, &config(), clock()).unwrap(),
+        groups: start_groups_at(storage, configs, config, clock.clone()),
+        txn: TxnCoordinator::start(&**storage, config, clock).unwrap(),
         next_producer_id: AtomicI64::new(7000),
     });
     txn::spawn(&host).unwrap();
@@ -226,4 +243,118 @@ fn a_group_config_overrides_the_broker_heartbeat_interval() {
         broker_default
     );
     groups.stop();
+}
+
+/// `offsets.retention.minutes` is judged on the injected clock, and so is the
+/// `offsets.retention.check.interval.ms` between checks: however many passes the thread runs,
+/// nothing expires while the clock stands still; once it has moved past the retention, the
+/// next pass (asked for with `tick_now`, no sleep) expires the offset and writes the
+/// tombstones before answering.
+#[tokio::test]
+async fn offsets_expire_at_the_next_tick_once_the_clock_passes_the_retention() {
+    let storage = Arc::new(MemStorage::default());
+    let manual = Arc::new(ManualClock::new(1_000_000));
+    let config = BrokerConfig {
+        offsets_retention_minutes: 1,
+        offsets_retention_check_interval_ms: 1_000,
+        ..config()
+    };
+    let configs = Arc::new(MemGroupConfigs::default());
+    let groups = start_groups_at(&storage, configs, &config, manual.clone());
+    groups
+        .commit("g", "", None, -1, vec![entry("t", 0, 42)])
+        .await
+        .unwrap();
+    let p = groups.offsets_partition("g").unwrap();
+    let written = p.log_end_offset();
+
+    for _ in 0..3 {
+        groups.tick_now();
+    }
+    assert_eq!(committed(&groups, "g", "t", 0), Some(42));
+    // The check is due (a minute of checks passed), the retention is not.
+    manual.advance(59_999);
+    groups.tick_now();
+    assert_eq!(committed(&groups, "g", "t", 0), Some(42));
+    assert_eq!(p.log_end_offset(), written);
+
+    manual.advance(1_000);
+    groups.tick_now();
+    assert_eq!(committed(&groups, "g", "t", 0), None);
+    // The offset's tombstone and the emptied group's, appended by the time tick_now returned
+    // (expiry does not wait for the fsync; the log's flush policy applies).
+    assert_eq!(p.log_end_offset(), written + 2);
+    groups.stop();
+}
+
+/// The transaction coordinator's thread decides on the injected clock too: a transaction
+/// past its `transaction.timeout.ms` is aborted, and an idle transactional id past
+/// `transactional.id.expiration.ms` removed, at the first pass after the clock moved past
+/// the deadline (asked for with `tick_now`, no sleep), and never while it stands still.
+#[test]
+fn transactions_time_out_and_ids_expire_at_the_next_pass_once_the_clock_moves() {
+    let storage = Arc::new(MemStorage::default());
+    let data = storage.add_topic("t", 1);
+    let manual = Arc::new(ManualClock::new(1_000_000));
+    let config = BrokerConfig {
+        transactional_id_expiration_ms: 5_000,
+        transaction_abort_timed_out_transaction_cleanup_interval_ms: 1_000,
+        transaction_remove_expired_transaction_cleanup_interval_ms: 1_000,
+        ..config()
+    };
+    let host = start_host_at(&storage, &config, manual.clone());
+    host.txn
+        .init_producer_id(&host, "idle", 60_000, None)
+        .unwrap();
+    let (pid, epoch) = host
+        .txn
+        .init_producer_id(&host, "busy", 2_000, None)
+        .unwrap();
+    host.txn
+        .add_partitions("busy", pid, epoch, &[("t".to_string(), 0)])
+        .unwrap();
+    let state = |id: &str| host.txn.describe(id).unwrap().map(|m| m.state);
+
+    for _ in 0..3 {
+        assert!(host.txn.tick_now());
+    }
+    assert_eq!(state("busy"), Some(TxnState::Ongoing));
+    assert_eq!(state("idle"), Some(TxnState::Empty));
+    // Checks run every second of clock time: this one is just short of the timeout.
+    manual.advance(1_999);
+    assert!(host.txn.tick_now());
+    assert_eq!(state("busy"), Some(TxnState::Ongoing));
+    assert!(data[0].batches().is_empty());
+
+    // Past the transaction's timeout and the check interval: aborted (its ABORT marker
+    // written) at the next pass.
+    manual.advance(1_000);
+    assert!(host.txn.tick_now());
+    assert_eq!(state("busy"), Some(TxnState::CompleteAbort));
+    let batches = data[0].batches();
+    assert_eq!(batches.len(), 1);
+    let (header, bytes) = Batches::new(&batches[0]).next().unwrap().unwrap();
+    assert_eq!(header.producer_id, pid);
+    assert_eq!(
+        skiff_log::parse_marker(bytes).unwrap().0,
+        ControlType::Abort
+    );
+
+    // The idle id, untouched since the start, expires once 5 s have passed on the clock;
+    // the just-aborted one does not yet.
+    manual.advance(1_999);
+    assert!(host.txn.tick_now());
+    assert_eq!(state("idle"), Some(TxnState::Empty));
+    manual.advance(1_000);
+    assert!(host.txn.tick_now());
+    assert_eq!(state("idle"), None);
+    assert_eq!(state("busy"), Some(TxnState::CompleteAbort));
+    stop_host(host);
+}
+
+#[test]
+fn tick_now_does_not_wait_for_a_txn_thread_that_is_not_running() {
+    let storage = Arc::new(MemStorage::default());
+    let txn = TxnCoordinator::start(&*storage, &config(), clock()).unwrap();
+    assert!(!txn.tick_now());
 }

@@ -14,6 +14,7 @@
 //! existing state machines without touching the network layer.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod cadence;
 pub mod groups;
 pub mod host;
 pub mod txn;

@@ -41,7 +41,7 @@ use tokio::sync::oneshot;
 
 use crate::host::{GroupConfigs, StartError, Storage, TopicCatalog};
 use group::{Committed, Group, GroupConfig, GroupState};
-use store::Job;
+use store::{Job, Msg};
 
 pub use store::OFFSETS_TOPIC;
 
@@ -86,7 +86,7 @@ pub struct Shared<S: Storage> {
     /// Every group by id. Std mutex: held for in-memory work only.
     groups: Mutex<HashMap<String, Group>>,
     loaded: AtomicBool,
-    jobs: mpsc::Sender<Job<S::Partition>>,
+    jobs: mpsc::Sender<Msg<S::Partition>>,
     /// Set by [`Coordinator::stop`]: the thread writes the queued jobs and ends.
     pub(crate) stopping: AtomicBool,
     /// Offsets of open transactions by producer id (`txn_offsets.rs`).
@@ -181,11 +181,18 @@ impl<S: Storage> Coordinator<S> {
         self.shared.clock.now_ms()
     }
 
-    /// Check every group's deadlines now instead of at the coordinator thread's next tick.
-    /// For tests (the broker's handler tests too): not part of the request path.
+    /// Runs the coordinator thread's periodic pass now instead of at its next real-time tick,
+    /// and returns once it is done: every group's deadlines checked, the offsets expiry run
+    /// if due on the clock, and the records they produced written. Blocks (after the load,
+    /// if one is in progress); returns at once if the thread has ended. A test moves its
+    /// manual clock, then calls this instead of waiting for a tick. Not part of the request
+    /// path.
     #[doc(hidden)]
     pub fn tick_now(&self) {
-        self.shared.tick();
+        let (done, wait) = mpsc::sync_channel(1);
+        if self.shared.jobs.send(Msg::Tick(done)).is_ok() {
+            let _ = wait.recv();
+        }
     }
 
     pub fn settings(&self) -> &Settings {
@@ -254,7 +261,7 @@ impl<S: Storage> Shared<S> {
             records: std::mem::take(&mut group.outbox),
             done,
         };
-        if self.jobs.send(job).is_err() {
+        if self.jobs.send(Msg::Write(job)).is_err() {
             tracing::error!(group = %group.id, "group coordinator thread is gone; records not written");
         }
     }

@@ -4,16 +4,19 @@
 //! the order the state machine produced them (they are queued while the groups lock is held),
 //! so a newer record for a key is never appended before an older one. The same thread first
 //! replays the topic (the coordinator answers COORDINATOR_LOAD_IN_PROGRESS until it is done)
-//! and between jobs drives the coordinator's deadlines and offset expiry.
+//! and between jobs drives the coordinator's deadlines and offset expiry (decided on the
+//! injected clock; a test runs a pass at once with `Coordinator::tick_now`).
 //!
 //! On-disk format: Kafka's record schemas (see `records.rs`), one uncompressed batch per job,
 //! appended with [`InternalPartition::append`] (the broker's `Log::append_internal`). The topic is compacted (`cleanup.policy=compact`,
 //! `segment.bytes` 100 MiB, as Kafka creates it).
 
 use std::collections::BTreeMap;
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
+
+use crate::cadence::Every;
 
 use skiff_records::{BatchBuilder, Batches, Compression};
 use tokio::sync::oneshot;
@@ -93,9 +96,20 @@ fn append<P: InternalPartition>(
     Ok((partition.clone(), end))
 }
 
+/// What the coordinator thread is sent, in order.
+pub enum Msg<P> {
+    /// Records to append.
+    Write(Job<P>),
+    /// [`super::Coordinator::tick_now`]: run the periodic pass now, write the records it
+    /// queued, then answer.
+    Tick(mpsc::SyncSender<()>),
+}
+
 /// The coordinator thread: replay, then write jobs and tick until [`super::Coordinator::stop`]
-/// (or until the coordinator is gone).
-pub fn run<S: Storage>(shared: Weak<Shared<S>>, jobs: Receiver<Job<S::Partition>>) {
+/// (or until the coordinator is gone). It wakes at least every [`TICK`] of real time; what a
+/// pass does is decided on the injected clock (group deadlines, and the offsets expiry every
+/// `offsets.retention.check.interval.ms` of clock time).
+pub fn run<S: Storage>(shared: Weak<Shared<S>>, msgs: Receiver<Msg<S::Partition>>) {
     let Some(s) = shared.upgrade() else { return };
     let started = Instant::now();
     let (groups, records) = replay(&s);
@@ -105,38 +119,53 @@ pub fn run<S: Storage>(shared: Weak<Shared<S>>, jobs: Receiver<Job<S::Partition>
         elapsed_ms = started.elapsed().as_millis() as u64,
         "group coordinator loaded {OFFSETS_TOPIC}"
     );
+    let check_interval_ms = match s.settings.retention_check_interval_ms {
+        ms if ms >= 0 => ms,
+        _ => 600_000,
+    };
+    let mut expiry = Every::starting(check_interval_ms, s.clock.now_ms());
     drop(s);
     let mut last_tick = Instant::now();
-    let mut last_expiry = Instant::now();
     loop {
-        match jobs.recv_timeout(TICK) {
-            Ok(job) => {
+        let mut asked = Vec::new();
+        match msgs.recv_timeout(TICK) {
+            Ok(Msg::Write(job)) => {
                 let Some(s) = shared.upgrade() else { return };
                 s.write(job);
             }
+            Ok(Msg::Tick(done)) => asked.push(done),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => return,
         }
         let Some(s) = shared.upgrade() else { return };
         if s.stopping.load(std::sync::atomic::Ordering::Acquire) {
             // Shutdown: write what was queued before the stop (the logs are still open),
-            // then end; later jobs fail to send once the receiver is gone.
-            while let Ok(job) = jobs.try_recv() {
-                s.write(job);
+            // then end; later jobs fail to send once the receiver is gone (and a waiting
+            // `tick_now` gets no answer: it returns).
+            while let Ok(msg) = msgs.try_recv() {
+                if let Msg::Write(job) = msg {
+                    s.write(job);
+                }
             }
             return;
         }
-        drop(s);
-        if last_tick.elapsed() >= TICK {
-            let Some(s) = shared.upgrade() else { return };
+        if !asked.is_empty() || last_tick.elapsed() >= TICK {
             last_tick = Instant::now();
             s.tick();
-            let every = Duration::from_millis(
-                u64::try_from(s.settings.retention_check_interval_ms).unwrap_or(600_000),
-            );
-            if last_expiry.elapsed() >= every {
-                last_expiry = Instant::now();
+            if expiry.due(s.clock.now_ms()) {
                 s.expire_offsets();
+            }
+        }
+        if !asked.is_empty() {
+            // Write what the pass queued (after anything queued before it), then answer.
+            while let Ok(msg) = msgs.try_recv() {
+                match msg {
+                    Msg::Write(job) => s.write(job),
+                    Msg::Tick(done) => asked.push(done),
+                }
+            }
+            for done in asked {
+                let _ = done.send(());
             }
         }
     }

@@ -27,6 +27,7 @@ mod verify;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -35,6 +36,7 @@ use skiff_config::BrokerConfig;
 use skiff_log::{Clock, ControlType, LogError};
 use tracing::{info, warn};
 
+use crate::cadence::Every;
 use crate::groups::{Coordinator, OFFSETS_TOPIC};
 use crate::host::{InternalPartition, StartError, Storage, LEADER_EPOCH};
 use state::{InitPlan, TxnMetadata, TxnState};
@@ -88,9 +90,10 @@ pub struct TxnCoordinator<S: Storage> {
     txns: Mutex<HashMap<String, TxnMetadata>>,
     loaded: AtomicBool,
     max_timeout_ms: i32,
-    abort_interval: Duration,
-    /// `transaction.remove.expired.transaction.cleanup.interval.ms`.
-    expiry_interval: Duration,
+    /// `transaction.abort.timed.out.transaction.cleanup.interval.ms`, on the clock.
+    abort_interval_ms: i64,
+    /// `transaction.remove.expired.transaction.cleanup.interval.ms`, on the clock.
+    expiry_interval_ms: i64,
     /// `transactional.id.expiration.ms`.
     expiration_ms: i64,
     clock: Arc<dyn Clock>,
@@ -98,6 +101,8 @@ pub struct TxnCoordinator<S: Storage> {
     stopping: AtomicBool,
     /// The coordinator thread ([`spawn`]), joined by [`TxnCoordinator::stop`].
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Asks the thread for a pass now ([`TxnCoordinator::tick_now`]); set by [`spawn`].
+    ticks: Mutex<Option<mpsc::Sender<mpsc::SyncSender<()>>>>,
 }
 
 impl<S: Storage> TxnCoordinator<S> {
@@ -114,20 +119,19 @@ impl<S: Storage> TxnCoordinator<S> {
             txns: Mutex::new(HashMap::new()),
             loaded: AtomicBool::new(false),
             max_timeout_ms: config.transaction_max_timeout_ms,
-            abort_interval: Duration::from_millis(
-                u64::try_from(config.transaction_abort_timed_out_transaction_cleanup_interval_ms)
-                    .unwrap_or(10_000)
-                    .max(1),
+            abort_interval_ms: interval_ms(
+                config.transaction_abort_timed_out_transaction_cleanup_interval_ms,
+                10_000,
             ),
-            expiry_interval: Duration::from_millis(
-                u64::try_from(config.transaction_remove_expired_transaction_cleanup_interval_ms)
-                    .unwrap_or(3_600_000)
-                    .max(1),
+            expiry_interval_ms: interval_ms(
+                config.transaction_remove_expired_transaction_cleanup_interval_ms,
+                3_600_000,
             ),
             expiration_ms: config.transactional_id_expiration_ms,
             clock,
             stopping: AtomicBool::new(false),
             thread: Mutex::new(None),
+            ticks: Mutex::new(None),
         })
     }
 
@@ -142,6 +146,22 @@ impl<S: Storage> TxnCoordinator<S> {
                 tracing::error!("the transaction coordinator thread panicked");
             }
         }
+    }
+
+    /// Runs the coordinator thread's periodic pass now instead of at its next real-time
+    /// wake-up, and returns once it is done: the abort of timed-out transactions (and the
+    /// retry of unfinished ones) and the removal of expired transactional ids, each if its
+    /// interval has passed on the clock. Blocks (after the load, if one is in progress);
+    /// returns `false` without waiting if the thread is not running. A test moves its manual
+    /// clock, then calls this instead of waiting. Not part of the request path.
+    #[doc(hidden)]
+    pub fn tick_now(&self) -> bool {
+        let (done, wait) = mpsc::sync_channel(1);
+        let sent = match &*self.ticks.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(ticks) => ticks.send(done).is_ok(),
+            None => false,
+        };
+        sent && wait.recv().is_ok()
     }
 
     fn stopping(&self) -> bool {
@@ -501,12 +521,16 @@ fn write_markers<H: TxnHost>(broker: &H, m: &TxnMetadata, now: i64) -> Result<()
 /// coordinator has loaded, so offsets of prepared transactions are known), then aborts
 /// timed-out transactions every `transaction.abort.timed.out.transaction.cleanup.interval.ms`
 /// and removes expired transactional ids every
-/// `transaction.remove.expired.transaction.cleanup.interval.ms`.
+/// `transaction.remove.expired.transaction.cleanup.interval.ms`, both timed on the injected
+/// clock (the thread wakes at least every 100 ms of real time to look);
+/// [`TxnCoordinator::tick_now`] runs a pass at once.
 pub fn spawn<H: TxnHost>(broker: &Arc<H>) -> std::io::Result<()> {
     let weak: Weak<H> = Arc::downgrade(broker);
+    let (tx, ticks) = mpsc::channel();
     let thread = std::thread::Builder::new()
         .name("skiff-txn".into())
-        .spawn(move || run(&weak))?;
+        .spawn(move || run(&weak, &ticks))?;
+    *broker.txn().ticks.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
     *broker
         .txn()
         .thread
@@ -515,7 +539,18 @@ pub fn spawn<H: TxnHost>(broker: &Arc<H>) -> std::io::Result<()> {
     Ok(())
 }
 
-fn run<H: TxnHost>(weak: &Weak<H>) {
+/// `0` or negative: the default; at least 1 ms.
+fn interval_ms(configured: i64, default: i64) -> i64 {
+    if configured > 0 {
+        configured
+    } else if configured == 0 {
+        1
+    } else {
+        default
+    }
+}
+
+fn run<H: TxnHost>(weak: &Weak<H>, ticks: &mpsc::Receiver<mpsc::SyncSender<()>>) {
     let started = std::time::Instant::now();
     loop {
         let Some(b) = weak.upgrade() else { return };
@@ -545,33 +580,41 @@ fn run<H: TxnHost>(weak: &Weak<H>) {
         elapsed_ms = started.elapsed().as_millis() as u64,
         "transaction coordinator loaded {TXN_STATE_TOPIC}"
     );
-    let abort_interval = t.abort_interval;
-    let expiry_interval = t.expiry_interval;
+    let mut abort = Every::due_at_once(t.abort_interval_ms, t.now());
+    let mut expiry = Every::starting(t.expiry_interval_ms, t.now());
     let expiration_ms = t.expiration_ms;
     drop(b);
-    let mut next_abort = std::time::Instant::now();
-    let mut next_expiry = next_abort + expiry_interval;
+    // `tick_now` callers, answered at the end of the pass after their request.
+    let mut asked: Vec<mpsc::SyncSender<()>> = Vec::new();
     loop {
         let Some(b) = weak.upgrade() else { return };
-        if b.txn().stopping() {
+        let t = b.txn();
+        if t.stopping() {
             return;
         }
-        let now = std::time::Instant::now();
-        if now >= next_abort {
-            b.txn().housekeeping(&*b);
-            next_abort = now + abort_interval;
+        let now = t.now();
+        if abort.due(now) {
+            t.housekeeping(&*b);
         }
-        if now >= next_expiry {
-            b.txn().expire_transactional_ids(expiration_ms);
-            next_expiry = now + expiry_interval;
+        if expiry.due(now) {
+            t.expire_transactional_ids(expiration_ms);
         }
+        for done in asked.drain(..) {
+            let _ = done.send(());
+        }
+        // Wake when the next job is due on the clock, and at least every 100 ms of real
+        // time (so a moved clock, a stop or a broker going away is seen promptly).
+        let now = t.now();
+        let wait = abort
+            .remaining_ms(now)
+            .min(expiry.remaining_ms(now))
+            .clamp(0, 100);
         drop(b);
-        // Sleep in short steps so a broker going away ends the thread promptly.
-        let due = next_abort.min(next_expiry);
-        std::thread::sleep(
-            due.saturating_duration_since(std::time::Instant::now())
-                .min(Duration::from_millis(100)),
-        );
+        match ticks.recv_timeout(Duration::from_millis(u64::try_from(wait).unwrap_or(0))) {
+            Ok(done) => asked.push(done),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
         if weak.strong_count() == 0 {
             return;
         }
