@@ -20,7 +20,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
-use skiff_e2e::Broker;
+use skiff_testkit::Broker;
 use skiff_powercut::memfs::{Broken, Image, Step, Trigger};
 use skiff_powercut::{fuse_available, Mount};
 use support::check::{verify, Model};
