@@ -53,6 +53,8 @@ pub async fn handle(ctx: &RequestContext, request: AlterUserScramCredentialsRequ
         ));
     }
     let store = ctx.broker.scram.clone();
+    // Kept to name every user should the blocking task fail (Bytes clones are cheap).
+    let asked = request.clone();
     let applied = blocking(move || {
         let _updating = store.lock_updates();
         let plan = plan(&request, &store.snapshot());
@@ -67,10 +69,7 @@ pub async fn handle(ctx: &RequestContext, request: AlterUserScramCredentialsRequ
             let err = BrokerError::StorageFailure(e.to_string());
             plan.rows(Some((ctx.error(&err), e.to_string())))
         }
-        Err(e) => {
-            let message = e.to_string();
-            vec![row("", ctx.code(&e), Some(&message))]
-        }
+        Err(e) => refuse_all(&asked, ctx.error(&e)),
     })
 }
 
