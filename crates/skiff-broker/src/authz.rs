@@ -101,3 +101,24 @@ pub fn unauthorized(rt: ResourceType) -> ResponseError {
 pub fn unauthorized_code(rt: ResourceType) -> i16 {
     unauthorized(rt).code()
 }
+
+/// The ACL resource a config resource (DescribeConfigs / AlterConfigs wire type) is
+/// authorized on, as Kafka's `KafkaApis`: a topic or a group by its name; a broker, a broker
+/// logger or anything else the cluster.
+pub fn config_resource(config_type: i8, name: &str) -> (ResourceType, &str) {
+    match config_type {
+        2 => (ResourceType::Topic, name),
+        32 => (ResourceType::Group, name),
+        _ => (ResourceType::Cluster, CLUSTER_NAME),
+    }
+}
+
+/// Kafka's default message for an authorization failure on `rt` (its `Errors` text).
+pub fn unauthorized_message(rt: ResourceType) -> &'static str {
+    match rt {
+        ResourceType::Topic => "Topic authorization failed.",
+        ResourceType::Group => "Group authorization failed.",
+        ResourceType::TransactionalId => "Transactional Id authorization failed.",
+        _ => "Cluster authorization failed.",
+    }
+}
