@@ -248,7 +248,12 @@ mod served {
             );
         }
         if let Err(e) = check_creations_constructible(&creations) {
-            return respond(creations.iter().map(|_| creation_result(&Err(e.clone()))).collect());
+            return respond(
+                creations
+                    .iter()
+                    .map(|_| creation_result(&Err(e.clone())))
+                    .collect(),
+            );
         }
         let n = creations.len();
         match blocking(move || acls.create(&creations)).await {
@@ -281,7 +286,8 @@ mod served {
         acls: Arc<Acls>,
         request: DeleteAclsRequest,
     ) -> Reply {
-        let mut filters: Vec<AclBindingFilter> = request.filters.iter().map(delete_filter).collect();
+        let mut filters: Vec<AclBindingFilter> =
+            request.filters.iter().map(delete_filter).collect();
         for f in &mut filters {
             if let Err(why) = check_filter_request(ctx.version(), f) {
                 return Reply::Close(format!("DeleteAcls: {}; closing", why.0));

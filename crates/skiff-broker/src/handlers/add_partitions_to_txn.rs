@@ -110,7 +110,10 @@ fn one(
             &transactional_id.0,
         )
     }) {
-        let denied = code(version, &BrokerError::Unauthorized(ResourceType::TransactionalId));
+        let denied = code(
+            version,
+            &BrokerError::Unauthorized(ResourceType::TransactionalId),
+        );
         return topics
             .iter()
             .map(|t| {
@@ -148,44 +151,43 @@ fn one(
         }
     }
     // Per partition: an error code for the partitions of known topics.
-    let outcome: Result<Vec<PartitionCode>, BrokerError> = if !unknown.is_empty()
-        || !denied.is_empty()
-    {
-        // Kafka does not try the rest of a transaction with an unknown partition.
-        Err(BrokerError::NotAttempted)
-    } else if transactional_id.0.is_empty() {
-        Err(BrokerError::InvalidRequest(
-            "empty transactional id".to_string(),
-        ))
-    } else if verify_only {
-        // KIP-890 (Kafka's handleVerifyPartitionsInTransaction): a partition outside the
-        // ongoing transaction is TRANSACTION_ABORTABLE; the others pass.
-        broker
-            .txn
-            .verify_partitions(&transactional_id.0, producer_id, epoch, &wanted)
-            .map(|verdicts| {
-                wanted
-                    .iter()
-                    .cloned()
-                    .zip(verdicts)
-                    .map(|(p, ok)| {
-                        let code = if ok {
-                            0
-                        } else {
-                            code(version, &BrokerError::NotInTransaction)
-                        };
-                        (p, code)
-                    })
-                    .collect()
-            })
-            .map_err(BrokerError::Coordinator)
-    } else {
-        broker
-            .txn
-            .add_partitions(&transactional_id.0, producer_id, epoch, &wanted)
-            .map(|()| wanted.iter().map(|p| (p.clone(), 0)).collect())
-            .map_err(BrokerError::Coordinator)
-    };
+    let outcome: Result<Vec<PartitionCode>, BrokerError> =
+        if !unknown.is_empty() || !denied.is_empty() {
+            // Kafka does not try the rest of a transaction with an unknown partition.
+            Err(BrokerError::NotAttempted)
+        } else if transactional_id.0.is_empty() {
+            Err(BrokerError::InvalidRequest(
+                "empty transactional id".to_string(),
+            ))
+        } else if verify_only {
+            // KIP-890 (Kafka's handleVerifyPartitionsInTransaction): a partition outside the
+            // ongoing transaction is TRANSACTION_ABORTABLE; the others pass.
+            broker
+                .txn
+                .verify_partitions(&transactional_id.0, producer_id, epoch, &wanted)
+                .map(|verdicts| {
+                    wanted
+                        .iter()
+                        .cloned()
+                        .zip(verdicts)
+                        .map(|(p, ok)| {
+                            let code = if ok {
+                                0
+                            } else {
+                                code(version, &BrokerError::NotInTransaction)
+                            };
+                            (p, code)
+                        })
+                        .collect()
+                })
+                .map_err(BrokerError::Coordinator)
+        } else {
+            broker
+                .txn
+                .add_partitions(&transactional_id.0, producer_id, epoch, &wanted)
+                .map(|()| wanted.iter().map(|p| (p.clone(), 0)).collect())
+                .map_err(BrokerError::Coordinator)
+        };
     topics
         .iter()
         .map(|t| {

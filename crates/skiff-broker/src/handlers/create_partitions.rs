@@ -58,9 +58,9 @@ pub async fn handle(ctx: &RequestContext, request: CreatePartitionsRequest) -> R
             match outcome {
                 Ok(()) => result,
                 // Kafka gives an unknown topic its code and no message.
-                Err(e @ (BrokerError::Topic(TopicError::Unknown(_)) | BrokerError::Unauthorized(_))) => {
-                    result.with_error_code(ctx.code(&e))
-                }
+                Err(
+                    e @ (BrokerError::Topic(TopicError::Unknown(_)) | BrokerError::Unauthorized(_)),
+                ) => result.with_error_code(ctx.code(&e)),
                 Err(e) => result
                     .with_error_code(ctx.code(&e))
                     .with_error_message(Some(str_bytes(&e.to_string()))),

@@ -46,8 +46,13 @@ pub async fn handle(ctx: &RequestContext, request: DeleteTopicsRequest) -> Reply
                 let result = DeletableTopicResult::default()
                     .with_name(name.clone())
                     .with_topic_id(id);
-                let checked = name.as_ref().map(|n| n.0.to_string()).or_else(|| topic.as_ref().map(|t| t.name.clone()));
-                if checked.is_some_and(|n| !authz.allows(AclOperation::Delete, ResourceType::Topic, &n)) {
+                let checked = name
+                    .as_ref()
+                    .map(|n| n.0.to_string())
+                    .or_else(|| topic.as_ref().map(|t| t.name.clone()));
+                if checked
+                    .is_some_and(|n| !authz.allows(AclOperation::Delete, ResourceType::Topic, &n))
+                {
                     return result
                         .with_error_code(code(&BrokerError::Unauthorized(ResourceType::Topic)))
                         .with_error_message(Some(str_bytes("Topic authorization failed.")));

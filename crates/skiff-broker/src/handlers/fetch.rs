@@ -8,7 +8,8 @@
 //!
 //! With an authorizer (as Kafka 4's KafkaApis): each topic needs TOPIC READ, else its
 //! partitions answer TOPIC_AUTHORIZATION_FAILED (a topic id is resolved first; an unknown
-//! one stays UNKNOWN_TOPIC_ID).
+//! one stays UNKNOWN_TOPIC_ID). A fetch naming a replica id (a follower's) needs CLUSTER
+//! CLUSTER_ACTION instead, else every partition answers TOPIC_AUTHORIZATION_FAILED.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -79,7 +80,14 @@ async fn fetch(
         }
     }
     let read_committed = version >= 4 && request.isolation_level == READ_COMMITTED;
-    let (topics, wanted) = resolve(&broker, version, request.topics, authz);
+    let replica_id = if version >= 15 {
+        request.replica_state.replica_id.0
+    } else {
+        request.replica_id.0
+    };
+    // A follower's fetch is authorized on the cluster, a consumer's per topic.
+    let follower = (replica_id >= 0).then(|| authz.allows_cluster(AclOperation::ClusterAction));
+    let (topics, wanted) = resolve(&broker, version, request.topics, authz, follower);
     let wanted = Arc::new(wanted);
     // The broker's `fetch.max.bytes` caps what the client asks for, and min_bytes cannot
     // exceed the cap (as Kafka computes fetchMaxBytes and fetchMinBytes).
@@ -144,6 +152,7 @@ fn resolve(
     version: i16,
     topics: Vec<FetchTopic>,
     authz: &Authz,
+    follower: Option<bool>,
 ) -> (Vec<FetchableTopicResponse>, Vec<Wanted>) {
     let mut responses = Vec::new();
     let mut wanted = Vec::new();
@@ -177,8 +186,10 @@ fn resolve(
             None if version < 13 => Some(&*t.topic.0),
             None => None,
         };
-        let denied =
-            name.is_some_and(|n| !authz.allows(AclOperation::Read, ResourceType::Topic, n));
+        let denied = match follower {
+            Some(allowed) => !allowed,
+            None => name.is_some_and(|n| !authz.allows(AclOperation::Read, ResourceType::Topic, n)),
+        };
         for p in t.partitions {
             let partition = match &topic {
                 _ if denied => Err(code(

@@ -40,12 +40,12 @@ fn find(ctx: &RequestContext, request: FindCoordinatorRequest) -> FindCoordinato
         let error = if let Some(rt) = denied {
             Some(BrokerError::Unauthorized(rt))
         } else if (request.key_type != GROUP && request.key_type != TRANSACTION) || key.is_empty() {
-                Some(BrokerError::InvalidRequest(
-                    "invalid coordinator key or key type".to_string(),
-                ))
-            } else {
-                None
-            };
+            Some(BrokerError::InvalidRequest(
+                "invalid coordinator key or key type".to_string(),
+            ))
+        } else {
+            None
+        };
         let c = Coordinator::default().with_key(key.clone());
         match error {
             None => c

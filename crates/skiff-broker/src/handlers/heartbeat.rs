@@ -9,7 +9,10 @@ use crate::dispatch::Reply;
 use crate::errors::BrokerError;
 
 pub async fn handle(ctx: &RequestContext, request: HeartbeatRequest) -> Reply {
-    if !ctx.authz().allows(AclOperation::Read, ResourceType::Group, &request.group_id.0) {
+    if !ctx
+        .authz()
+        .allows(AclOperation::Read, ResourceType::Group, &request.group_id.0)
+    {
         let denied = Err(BrokerError::Unauthorized(ResourceType::Group));
         return Reply::Respond(ResponseKind::Heartbeat(
             HeartbeatResponse::default().with_error_code(ctx.result_code(&denied)),

@@ -17,7 +17,10 @@ pub async fn handle(ctx: &RequestContext, request: JoinGroupRequest) -> Reply {
     let version = ctx.version();
     let group_id = request.group_id.0.to_string();
     let member_id = request.member_id.to_string();
-    if !ctx.authz().allows(AclOperation::Read, ResourceType::Group, &group_id) {
+    if !ctx
+        .authz()
+        .allows(AclOperation::Read, ResourceType::Group, &group_id)
+    {
         let denied = ctx.error(&BrokerError::Unauthorized(ResourceType::Group));
         return respond(version, JoinResult::error(denied, &member_id));
     }

@@ -18,7 +18,10 @@ pub async fn handle(ctx: &RequestContext, request: LeaveGroupRequest) -> Reply {
 
 fn answer(ctx: &RequestContext, request: LeaveGroupRequest) -> LeaveGroupResponse {
     let version = ctx.version();
-    if !ctx.authz().allows(AclOperation::Read, ResourceType::Group, &request.group_id.0) {
+    if !ctx
+        .authz()
+        .allows(AclOperation::Read, ResourceType::Group, &request.group_id.0)
+    {
         let denied = BrokerError::Unauthorized(ResourceType::Group);
         return LeaveGroupResponse::default().with_error_code(ctx.code(&denied));
     }

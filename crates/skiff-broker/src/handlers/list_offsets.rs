@@ -56,8 +56,9 @@ pub async fn handle(ctx: &RequestContext, request: ListOffsetsRequest) -> Reply 
                             .with_offset(-1)
                             .with_leader_epoch(-1);
                         match topic.as_ref().and_then(|t| t.partition(p.partition_index)) {
-                            _ if refused => response
-                                .with_error_code(code(&BrokerError::Unauthorized(ResourceType::Topic))),
+                            _ if refused => response.with_error_code(code(
+                                &BrokerError::Unauthorized(ResourceType::Topic),
+                            )),
                             None => {
                                 response.with_error_code(code(&BrokerError::UnknownPartition {
                                     topic: t.name.0.to_string(),

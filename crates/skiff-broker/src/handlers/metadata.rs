@@ -37,7 +37,8 @@ pub async fn handle(ctx: &RequestContext, request: MetadataRequest) -> Reply {
     let denied = unauthorized_code(Rt::Topic);
     let describable = |name: &str| authz.allows(AclOperation::Describe, Rt::Topic, name);
     let creatable = |name: &str| {
-        authz.allows_cluster(AclOperation::Create) || authz.allows(AclOperation::Create, Rt::Topic, name)
+        authz.allows_cluster(AclOperation::Create)
+            || authz.allows(AclOperation::Create, Rt::Topic, name)
     };
     let mut topics = Vec::new();
     match request.topics {

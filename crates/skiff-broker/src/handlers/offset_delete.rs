@@ -23,7 +23,11 @@ pub async fn handle(ctx: &RequestContext, request: OffsetDeleteRequest) -> Reply
         kafka_error(ApiKey::OffsetDelete, version, &BrokerError::Coordinator(e)).code()
     };
     let authz = ctx.authz();
-    if !authz.allows(AclOperation::Delete, ResourceType::Group, &request.group_id.0) {
+    if !authz.allows(
+        AclOperation::Delete,
+        ResourceType::Group,
+        &request.group_id.0,
+    ) {
         let denied = kafka_error(
             ApiKey::OffsetDelete,
             version,

@@ -71,9 +71,9 @@ pub async fn handle(ctx: &RequestContext, request: ProduceRequest) -> Reply {
         .map(|t| t.0.to_string())
         .filter(|t| !t.is_empty());
     let authz = ctx.authz();
-    let txn_denied = transactional_id.as_deref().is_some_and(|id| {
-        !authz.allows(AclOperation::Write, ResourceType::TransactionalId, id)
-    });
+    let txn_denied = transactional_id
+        .as_deref()
+        .is_some_and(|id| !authz.allows(AclOperation::Write, ResourceType::TransactionalId, id));
     let (mut topics, mut targets) = resolve(broker, version, request.topic_data, &authz);
     if txn_denied {
         for t in &mut targets {

@@ -16,7 +16,10 @@ pub async fn handle(ctx: &RequestContext, request: SyncGroupRequest) -> Reply {
     let version = ctx.version();
     // The code the coordinator's channel closing answers (the coordinator stopped).
     let gone = ctx.error(&BrokerError::CoordinatorUnavailable);
-    if !ctx.authz().allows(AclOperation::Read, ResourceType::Group, &request.group_id.0) {
+    if !ctx
+        .authz()
+        .allows(AclOperation::Read, ResourceType::Group, &request.group_id.0)
+    {
         let denied = ctx.error(&BrokerError::Unauthorized(ResourceType::Group));
         return respond(version, SyncResult::error(denied));
     }
