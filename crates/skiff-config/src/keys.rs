@@ -41,10 +41,9 @@ broker_keys! {
             custom: None,
             doc: "(Skiff-only) Fixed cluster id, 1-64 characters of [A-Za-z0-9_-]; unset = generate one at first start and persist it.";
         authorizer_class_name: String = "authorizer.class.name", Class, Some(""), Implemented,
-            live: false, custom: String::new(),
+            live: false,
             doc: "Empty: no authorizer (every request allowed, ACL APIs answer SECURITY_DISABLED); org.apache.kafka.metadata.authorizer.StandardAuthorizer: enforce the ACLs stored in acls.json in the data dir. Anything else stops the start.";
         super_users: String = "super.users", String, None, Implemented, live: false,
-            custom: String::new(),
             doc: "Principals (type:name, separated by ;) the authorizer allows everything.";
         allow_everyone_if_no_acl_found: bool = "allow.everyone.if.no.acl.found", Boolean,
             Some("false"), Implemented, live: false,
