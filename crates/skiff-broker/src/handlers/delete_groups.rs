@@ -30,9 +30,12 @@ pub async fn handle(ctx: &RequestContext, request: DeleteGroupsRequest) -> Reply
         let mut deleted = broker.coordinator.delete_groups(&ids).await.into_iter();
         let results: Vec<Result<(), kafka_protocol::ResponseError>> = allowed
             .iter()
-            .map(|ok| match ok {
-                true => deleted.next().unwrap_or(Ok(())),
-                false => Err(crate::authz::unauthorized(ResourceType::Group)),
+            .map(|ok| {
+                if *ok {
+                    deleted.next().unwrap_or(Ok(()))
+                } else {
+                    Err(crate::authz::unauthorized(ResourceType::Group))
+                }
             })
             .collect();
         ResponseKind::DeleteGroups(
