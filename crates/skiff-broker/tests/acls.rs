@@ -700,3 +700,144 @@ async fn unknown_authorizer_and_unreadable_acl_file_stop_the_start() {
         .unwrap();
     assert!(err.to_string().contains("acls.json"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_apis_need_their_acls() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = start(dir.path(), &[]).await;
+    common::create_topic(&broker, "t", 1).await;
+    let create = |who: &'static str| {
+        let broker = broker.clone();
+        async move {
+            let body = CreateTopicsRequest::default().with_topics(vec![
+                create_topics_request::CreatableTopic::default()
+                    .with_name(TopicName(s("new")))
+                    .with_num_partitions(1)
+                    .with_replication_factor(1),
+            ]);
+            match send_as(
+                &broker,
+                who,
+                ApiKey::CreateTopics,
+                5,
+                RequestKind::CreateTopics(body),
+            )
+            .await
+            {
+                ResponseKind::CreateTopics(r) => r.topics[0].clone(),
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    let refused = create("alice").await;
+    assert_eq!(refused.error_code, TOPIC_DENIED);
+    assert_eq!(
+        refused.error_message.as_deref(),
+        Some("Authorization failed.")
+    );
+    // CREATE without DESCRIBE_CONFIGS: created, configs withheld.
+    create_acls(
+        &broker,
+        "admin",
+        vec![creation(
+            CLUSTER,
+            "kafka-cluster",
+            LITERAL,
+            "User:alice",
+            CREATE,
+            ALLOW,
+        )],
+    )
+    .await;
+    let created = create("alice").await;
+    assert_eq!(created.error_code, 0);
+    assert_eq!(created.topic_config_error_code, TOPIC_DENIED);
+    assert!(created.configs.is_none());
+
+    let body = DescribeConfigsRequest::default().with_resources(vec![
+        describe_configs_request::DescribeConfigsResource::default()
+            .with_resource_type(2)
+            .with_resource_name(s("t")),
+        describe_configs_request::DescribeConfigsResource::default()
+            .with_resource_type(4)
+            .with_resource_name(s("1")),
+    ]);
+    match send_as(
+        &broker,
+        "alice",
+        ApiKey::DescribeConfigs,
+        4,
+        RequestKind::DescribeConfigs(body),
+    )
+    .await
+    {
+        ResponseKind::DescribeConfigs(r) => {
+            assert_eq!(r.results[0].error_code, TOPIC_DENIED);
+            assert_eq!(r.results[1].error_code, CLUSTER_DENIED);
+        }
+        other => panic!("{other:?}"),
+    }
+    let body = DescribeLogDirsRequest::default().with_topics(None);
+    match send_as(
+        &broker,
+        "alice",
+        ApiKey::DescribeLogDirs,
+        4,
+        RequestKind::DescribeLogDirs(body),
+    )
+    .await
+    {
+        ResponseKind::DescribeLogDirs(r) => {
+            assert_eq!(r.error_code, CLUSTER_DENIED);
+            assert!(r.results.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+    let body = DeleteTopicsRequest::default().with_topic_names(vec![TopicName(s("t"))]);
+    match send_as(
+        &broker,
+        "alice",
+        ApiKey::DeleteTopics,
+        5,
+        RequestKind::DeleteTopics(body),
+    )
+    .await
+    {
+        ResponseKind::DeleteTopics(r) => assert_eq!(r.responses[0].error_code, TOPIC_DENIED),
+        other => panic!("{other:?}"),
+    }
+    assert!(broker.topics.get("t").is_some());
+    // A transactional produce without TRANSACTIONAL_ID WRITE fails every partition.
+    create_acls(
+        &broker,
+        "admin",
+        vec![creation(TOPIC, "t", LITERAL, "User:alice", WRITE, ALLOW)],
+    )
+    .await;
+    let body = ProduceRequest::default()
+        .with_transactional_id(Some(TransactionalId(s("tx"))))
+        .with_acks(1)
+        .with_timeout_ms(1000)
+        .with_topic_data(vec![produce_request::TopicProduceData::default()
+            .with_name(TopicName(s("t")))
+            .with_partition_data(vec![
+                produce_request::PartitionProduceData::default()
+                    .with_index(0)
+                    .with_records(Some(batch())),
+            ])]);
+    match send_as(
+        &broker,
+        "alice",
+        ApiKey::Produce,
+        9,
+        RequestKind::Produce(body),
+    )
+    .await
+    {
+        ResponseKind::Produce(r) => {
+            assert_eq!(r.responses[0].partition_responses[0].error_code, TXN_DENIED)
+        }
+        other => panic!("{other:?}"),
+    }
+    common::stop(broker).await;
+}
