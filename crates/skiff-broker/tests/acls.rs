@@ -793,6 +793,42 @@ async fn admin_apis_need_their_acls() {
         }
         other => panic!("{other:?}"),
     }
+    // SCRAM credentials: CLUSTER DESCRIBE / CLUSTER ALTER.
+    let body = DescribeUserScramCredentialsRequest::default().with_users(None);
+    match send_as(
+        &broker,
+        "alice",
+        ApiKey::DescribeUserScramCredentials,
+        0,
+        RequestKind::DescribeUserScramCredentials(body),
+    )
+    .await
+    {
+        ResponseKind::DescribeUserScramCredentials(r) => {
+            assert_eq!(r.error_code, CLUSTER_DENIED);
+            assert!(r.results.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+    let body = AlterUserScramCredentialsRequest::default().with_deletions(vec![
+        alter_user_scram_credentials_request::ScramCredentialDeletion::default()
+            .with_name(s("bob"))
+            .with_mechanism(1),
+    ]);
+    match send_as(
+        &broker,
+        "alice",
+        ApiKey::AlterUserScramCredentials,
+        0,
+        RequestKind::AlterUserScramCredentials(body),
+    )
+    .await
+    {
+        ResponseKind::AlterUserScramCredentials(r) => {
+            assert_eq!(r.results[0].error_code, CLUSTER_DENIED)
+        }
+        other => panic!("{other:?}"),
+    }
     let body = DeleteTopicsRequest::default().with_topic_names(vec![TopicName(s("t"))]);
     match send_as(
         &broker,
