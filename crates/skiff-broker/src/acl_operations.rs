@@ -3,8 +3,9 @@
 //! with code n is allowed). Handlers ask [`authorized_operations`] and never compute the
 //! bits themselves, so that an authorizer can later answer per principal in one place.
 //!
-//! Skiff has no authorizer yet, and Kafka without one allows every operation a resource
-//! type supports, so that is what is returned for every principal.
+//! With an authorizer configured, [`operations`] answers from it for the requester
+//! ([`crate::authz::Authz`]); without one, Kafka allows every operation a resource type
+//! supports, so that is what is returned for every principal.
 //!
 //! Thread safety: pure functions.
 
@@ -90,6 +91,22 @@ pub fn authorized_operations(
     _name: &str,
 ) -> i32 {
     bits(supported_operations(resource))
+}
+
+/// The bit field for the requester of `authz`: from the authorizer when one is configured,
+/// else [`authorized_operations`]'s every-supported-operation answer.
+pub fn operations(authz: &crate::authz::Authz, resource: ResourceType, name: &str) -> i32 {
+    let rt = match resource {
+        ResourceType::Topic => skiff_acl::ResourceType::Topic,
+        ResourceType::Group => skiff_acl::ResourceType::Group,
+        ResourceType::Cluster => skiff_acl::ResourceType::Cluster,
+        ResourceType::TransactionalId => skiff_acl::ResourceType::TransactionalId,
+        ResourceType::DelegationToken => skiff_acl::ResourceType::DelegationToken,
+        ResourceType::User => skiff_acl::ResourceType::User,
+    };
+    authz
+        .authorized_operations(rt, name)
+        .unwrap_or_else(|| bits(supported_operations(resource)))
 }
 
 fn bits(ops: &[AclOperation]) -> i32 {

@@ -37,6 +37,9 @@ pub enum StartError {
     /// The group or transaction coordinator could not start.
     #[error(transparent)]
     Coordinator(#[from] skiff_coordinator::StartError),
+    /// The ACL file (`acls.json`) of the data dir cannot be used with an authorizer configured.
+    #[error("authorizer: {0}")]
+    Acls(#[from] skiff_acl::AclError),
 }
 
 pub struct Broker {
@@ -64,6 +67,40 @@ pub struct Broker {
     pub txn: TxnCoordinator,
     /// SCRAM credentials (`scram-credentials.json`), managed by AlterUserScramCredentials.
     pub scram: Arc<ScramStore>,
+    /// The ACLs and authorizer when `authorizer.class.name` is set (see [`crate::authz`]).
+    pub acls: Option<Arc<skiff_acl::Acls>>,
+}
+
+/// The ACLs when `authorizer.class.name` names Kafka's StandardAuthorizer; `None` when it is
+/// empty; any other class stops the start, and so does an unusable `acls.json`.
+fn open_acls(
+    config: &BrokerConfig,
+    data_dir: &std::path::Path,
+) -> Result<Option<Arc<skiff_acl::Acls>>, StartError> {
+    let class = config.authorizer_class_name.trim();
+    if class.is_empty() {
+        return Ok(None);
+    }
+    if class != skiff_acl::authorizer::STANDARD_AUTHORIZER_CLASS {
+        return Err(StartError::Config(format!(
+            "authorizer.class.name: unsupported authorizer `{class}` (Skiff implements only {})",
+            skiff_acl::authorizer::STANDARD_AUTHORIZER_CLASS
+        )));
+    }
+    let auth_config = skiff_acl::AuthorizerConfig::parse(
+        Some(&config.super_users),
+        Some(if config.allow_everyone_if_no_acl_found {
+            "true"
+        } else {
+            "false"
+        }),
+    )?;
+    let acls = skiff_acl::Acls::open(data_dir, auth_config)?;
+    info!(
+        acls = acls.snapshot().len(),
+        "authorizer enabled (StandardAuthorizer semantics)"
+    );
+    Ok(Some(Arc::new(acls)))
 }
 
 /// Kafka's `meta.properties`, so the data dir says which cluster and node it belongs to.
@@ -92,6 +129,7 @@ impl Broker {
         let (log_dir, clean) = LogDir::open(&root)?;
         let log_dir = Arc::new(log_dir);
         let cluster_id = load_or_create_meta(&log_dir, &config)?;
+        let acls = open_acls(&config, log_dir.root())?;
         let dynamic = Arc::new(DynamicConfigs::open(log_dir.root(), config.clone())?);
         let scram = Arc::new(ScramStore::open(log_dir.root())?);
         let live = dynamic.live();
@@ -140,6 +178,7 @@ impl Broker {
             cleaner: Mutex::new(Some(cleaner)),
             log_dir,
             clock,
+            acls,
         });
         broker.apply_configured_topics()?;
         skiff_coordinator::txn::spawn(&broker).map_err(|e| StartError::Io {

@@ -111,6 +111,10 @@ pub enum BrokerError {
     UnsupportedAssignor(String),
     #[error("{0}")]
     UnsupportedEndpointType(String),
+    /// The requester may not perform the operation on a resource of this type (see
+    /// [`crate::authz`]).
+    #[error("{0:?} authorization failed")]
+    Unauthorized(skiff_acl::ResourceType),
     /// An ACL API without an authorizer.
     #[error("{0}")]
     NoAuthorizer(&'static str),
@@ -205,6 +209,7 @@ pub fn kafka_error(api: ApiKey, version: i16, err: &BrokerError) -> ResponseErro
         E::InvalidRegex(_) => ResponseError::InvalidRegularExpression,
         E::UnsupportedAssignor(_) => ResponseError::UnsupportedAssignor,
         E::UnsupportedEndpointType(_) => ResponseError::UnsupportedEndpointType,
+        E::Unauthorized(rt) => crate::authz::unauthorized(*rt),
         E::NoAuthorizer(_) => ResponseError::SecurityDisabled,
         E::NotAttempted => ResponseError::OperationNotAttempted,
         E::CoordinatorUnavailable => ResponseError::CoordinatorNotAvailable,

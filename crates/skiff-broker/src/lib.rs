@@ -8,6 +8,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod acl_operations;
+pub mod authz;
 pub mod background;
 pub mod broker;
 pub mod builder;

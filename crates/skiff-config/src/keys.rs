@@ -40,6 +40,14 @@ broker_keys! {
         cluster_id: Option<String> = "cluster.id", String, None, Skiff, live: false,
             custom: None,
             doc: "(Skiff-only) Fixed cluster id, 1-64 characters of [A-Za-z0-9_-]; unset = generate one at first start and persist it.";
+        authorizer_class_name: String = "authorizer.class.name", Class, Some(""), Implemented,
+            live: false,
+            doc: "Empty: no authorizer (every request allowed, ACL APIs answer SECURITY_DISABLED); org.apache.kafka.metadata.authorizer.StandardAuthorizer: enforce the ACLs stored in acls.json in the data dir. Anything else stops the start.";
+        super_users: String = "super.users", String, None, Implemented, live: false,
+            doc: "Principals (type:name, separated by ;) the authorizer allows everything.";
+        allow_everyone_if_no_acl_found: bool = "allow.everyone.if.no.acl.found", Boolean,
+            Some("false"), Implemented, live: false,
+            doc: "With an authorizer: allow a request on a resource no ACL applies to (default: deny).";
         listeners: Vec<Listener> = "listeners", List, Some("PLAINTEXT://127.0.0.1:9092"), Implemented,
             live: false, custom: default_listeners(),
             doc: "Where to accept connections (NAME://host:port, comma-separated).";

@@ -55,6 +55,15 @@ impl FromParsed for f64 {
     }
 }
 
+impl FromParsed for String {
+    fn from_parsed(v: &Parsed) -> Option<Self> {
+        match v {
+            Parsed::Str(s) => Some(s.clone()),
+            _ => None,
+        }
+    }
+}
+
 impl FromParsed for bool {
     fn from_parsed(v: &Parsed) -> Option<Self> {
         match v {

@@ -99,7 +99,6 @@ static ACCEPTED: &[BrokerConfigDef] = &[
     def("alter.config.policy.class.name", Class, None, Recognised),
     def("alter.log.dirs.replication.quota.window.num", Int, Some("11"), Recognised),
     def("alter.log.dirs.replication.quota.window.size.seconds", Int, Some("1"), Recognised),
-    def("authorizer.class.name", String, Some(""), Recognised),
     def("auto.leader.rebalance.enable", Boolean, Some("true"), Recognised),
     def("background.threads", Int, Some("10"), Recognised),
     def("broker.heartbeat.interval.ms", Int, Some("2000"), Recognised),

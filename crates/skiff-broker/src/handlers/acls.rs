@@ -1,6 +1,15 @@
-//! DescribeAcls, CreateAcls and DeleteAcls (v1-3): Skiff has no authorizer, so these answer
-//! exactly as Kafka does when `authorizer.class.name` is unset — SECURITY_DISABLED, which
-//! clients (MirrorMaker 2's topic ACL sync, `kafka-acls.sh`) read as "no ACLs here".
+//! DescribeAcls, CreateAcls and DeleteAcls (v1-3).
+//!
+//! With an authorizer (`authorizer.class.name`), they are served from the broker's
+//! [`skiff_acl::Acls`] as Kafka 4 serves them: Kafka's parse-time checks first (a request it
+//! cannot parse closes the connection), then CLUSTER ALTER (Create/Delete) or CLUSTER
+//! DESCRIBE (Describe) — refused with CLUSTER_AUTHORIZATION_FAILED for the whole request or
+//! every creation/filter — then the per-creation validation and the durable write (on the
+//! blocking pool: it fsyncs `acls.json`).
+//!
+//! Without an authorizer, they answer exactly as Kafka does when `authorizer.class.name` is
+//! unset — SECURITY_DISABLED, which clients (MirrorMaker 2's topic ACL sync,
+//! `kafka-acls.sh`) read as "no ACLs here".
 //!
 //! Kafka answers differently per API: DescribeAcls fails as a whole (no resources),
 //! CreateAcls fails each creation and DeleteAcls each filter, with their own messages.
@@ -9,7 +18,8 @@
 //! closes the connection, and so does Skiff. Codes Kafka does not know (other than 0) pass
 //! its parser and get SECURITY_DISABLED like any other.
 //!
-//! Thread-safety: stateless. No on-disk format.
+//! Thread-safety: the ACL state synchronises itself ([`skiff_acl::Acls`]). On-disk format:
+//! `acls.json`, owned by `skiff_acl::store`.
 
 use kafka_protocol::messages::create_acls_response::AclCreationResult;
 use kafka_protocol::messages::delete_acls_response::DeleteAclsFilterResult;
@@ -37,15 +47,290 @@ fn names_unknown(resource_type: i8, pattern_type: i8, operation: i8, permission:
 }
 
 pub async fn describe(ctx: &RequestContext, request: DescribeAclsRequest) -> Reply {
-    answer_describe(ctx.version(), request)
+    match &ctx.broker.acls {
+        Some(acls) => served::describe(ctx, acls, request),
+        None => answer_describe(ctx.version(), request),
+    }
 }
 
 pub async fn create(ctx: &RequestContext, request: CreateAclsRequest) -> Reply {
-    answer_create(ctx.version(), request)
+    match &ctx.broker.acls {
+        Some(acls) => served::create(ctx, acls.clone(), request).await,
+        None => answer_create(ctx.version(), request),
+    }
 }
 
 pub async fn delete(ctx: &RequestContext, request: DeleteAclsRequest) -> Reply {
-    answer_delete(ctx.version(), request)
+    match &ctx.broker.acls {
+        Some(acls) => served::delete(ctx, acls.clone(), request).await,
+        None => answer_delete(ctx.version(), request),
+    }
+}
+
+/// The three APIs with an authorizer.
+mod served {
+    use std::sync::Arc;
+
+    use kafka_protocol::messages::create_acls_request::AclCreation;
+    use kafka_protocol::messages::create_acls_response::AclCreationResult;
+    use kafka_protocol::messages::delete_acls_request::DeleteAclsFilter;
+    use kafka_protocol::messages::delete_acls_response::{
+        DeleteAclsFilterResult, DeleteAclsMatchingAcl,
+    };
+    use kafka_protocol::messages::describe_acls_response::{AclDescription, DescribeAclsResource};
+    use kafka_protocol::messages::{
+        CreateAclsRequest, CreateAclsResponse, DeleteAclsRequest, DeleteAclsResponse,
+        DescribeAclsRequest, DescribeAclsResponse, ResponseKind,
+    };
+    use kafka_protocol::protocol::StrBytes;
+    use kafka_protocol::ResponseError;
+    use skiff_acl::validate::{
+        check_create_request, check_creations_constructible, check_filter_request,
+    };
+    use skiff_acl::{
+        AccessControlEntry, AccessControlEntryFilter, AclBinding, AclBindingFilter, AclOperation,
+        Acls, ApiError, PatternType, PermissionType, ResourcePattern, ResourcePatternFilter,
+        ResourceType,
+    };
+
+    use crate::context::RequestContext;
+    use crate::dispatch::{blocking, Reply};
+    use crate::handlers::str_bytes;
+
+    /// The message beside CLUSTER_AUTHORIZATION_FAILED (Kafka's default for the code).
+    const CLUSTER_DENIED: &str = "Cluster authorization failed.";
+
+    fn opt(s: &Option<StrBytes>) -> Option<String> {
+        s.as_ref().map(|s| s.to_string())
+    }
+
+    fn binding(c: &AclCreation) -> AclBinding {
+        AclBinding::new(
+            ResourcePattern::new(
+                ResourceType::from_code(c.resource_type),
+                c.resource_name.to_string(),
+                PatternType::from_code(c.resource_pattern_type),
+            ),
+            AccessControlEntry::new(
+                c.principal.to_string(),
+                c.host.to_string(),
+                AclOperation::from_code(c.operation),
+                PermissionType::from_code(c.permission_type),
+            ),
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn filter(
+        resource_type: i8,
+        name: &Option<StrBytes>,
+        pattern_type: i8,
+        principal: &Option<StrBytes>,
+        host: &Option<StrBytes>,
+        operation: i8,
+        permission: i8,
+    ) -> AclBindingFilter {
+        AclBindingFilter {
+            pattern: ResourcePatternFilter {
+                resource_type: ResourceType::from_code(resource_type),
+                name: opt(name),
+                pattern_type: PatternType::from_code(pattern_type),
+            },
+            entry: AccessControlEntryFilter {
+                principal: opt(principal),
+                host: opt(host),
+                operation: AclOperation::from_code(operation),
+                permission_type: PermissionType::from_code(permission),
+            },
+        }
+    }
+
+    fn delete_filter(f: &DeleteAclsFilter) -> AclBindingFilter {
+        filter(
+            f.resource_type_filter,
+            &f.resource_name_filter,
+            f.pattern_type_filter,
+            &f.principal_filter,
+            &f.host_filter,
+            f.operation,
+            f.permission_type,
+        )
+    }
+
+    fn message(e: &ApiError) -> Option<StrBytes> {
+        e.message.as_deref().map(str_bytes)
+    }
+
+    pub(super) fn describe(
+        ctx: &RequestContext,
+        acls: &Acls,
+        request: DescribeAclsRequest,
+    ) -> Reply {
+        let mut f = filter(
+            request.resource_type_filter,
+            &request.resource_name_filter,
+            request.pattern_type_filter,
+            &request.principal_filter,
+            &request.host_filter,
+            request.operation,
+            request.permission_type,
+        );
+        if let Err(why) = check_filter_request(ctx.version(), &mut f) {
+            return Reply::Close(format!("DescribeAcls: {}; closing", why.0));
+        }
+        if !ctx.authz().allows_cluster(AclOperation::Describe) {
+            return Reply::Respond(ResponseKind::DescribeAcls(
+                DescribeAclsResponse::default()
+                    .with_error_code(ResponseError::ClusterAuthorizationFailed.code())
+                    .with_error_message(Some(str_bytes(CLUSTER_DENIED))),
+            ));
+        }
+        let resources = acls
+            .describe(&f)
+            .into_iter()
+            .map(|(pattern, entries)| {
+                DescribeAclsResource::default()
+                    .with_resource_type(pattern.resource_type.code())
+                    .with_resource_name(str_bytes(&pattern.name))
+                    .with_pattern_type(pattern.pattern_type.code())
+                    .with_acls(
+                        entries
+                            .iter()
+                            .map(|e| {
+                                AclDescription::default()
+                                    .with_principal(str_bytes(&e.principal))
+                                    .with_host(str_bytes(&e.host))
+                                    .with_operation(e.operation.code())
+                                    .with_permission_type(e.permission_type.code())
+                            })
+                            .collect(),
+                    )
+            })
+            .collect();
+        Reply::Respond(ResponseKind::DescribeAcls(
+            DescribeAclsResponse::default().with_resources(resources),
+        ))
+    }
+
+    fn creation_result(r: &Result<(), ApiError>) -> AclCreationResult {
+        match r {
+            Ok(()) => AclCreationResult::default(),
+            Err(e) => AclCreationResult::default()
+                .with_error_code(e.code.code())
+                .with_error_message(message(e)),
+        }
+    }
+
+    pub(super) async fn create(
+        ctx: &RequestContext,
+        acls: Arc<Acls>,
+        request: CreateAclsRequest,
+    ) -> Reply {
+        let creations: Vec<AclBinding> = request.creations.iter().map(binding).collect();
+        if let Err(why) = check_create_request(ctx.version(), &creations) {
+            return Reply::Close(format!("CreateAcls: {}; closing", why.0));
+        }
+        let respond = |results: Vec<AclCreationResult>| {
+            Reply::Respond(ResponseKind::CreateAcls(
+                CreateAclsResponse::default().with_results(results),
+            ))
+        };
+        if !ctx.authz().allows_cluster(AclOperation::Alter) {
+            return respond(
+                creations
+                    .iter()
+                    .map(|_| {
+                        AclCreationResult::default()
+                            .with_error_code(ResponseError::ClusterAuthorizationFailed.code())
+                            .with_error_message(Some(str_bytes(CLUSTER_DENIED)))
+                    })
+                    .collect(),
+            );
+        }
+        if let Err(e) = check_creations_constructible(&creations) {
+            return respond(
+                creations
+                    .iter()
+                    .map(|_| creation_result(&Err(e.clone())))
+                    .collect(),
+            );
+        }
+        let n = creations.len();
+        match blocking(move || acls.create(&creations)).await {
+            Ok(results) => respond(results.iter().map(creation_result).collect()),
+            Err(e) => respond(
+                (0..n)
+                    .map(|_| {
+                        AclCreationResult::default()
+                            .with_error_code(ctx.code(&e))
+                            .with_error_message(Some(str_bytes(&e.to_string())))
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
+    fn matching(b: &AclBinding) -> DeleteAclsMatchingAcl {
+        DeleteAclsMatchingAcl::default()
+            .with_resource_type(b.pattern.resource_type.code())
+            .with_resource_name(str_bytes(&b.pattern.name))
+            .with_pattern_type(b.pattern.pattern_type.code())
+            .with_principal(str_bytes(&b.entry.principal))
+            .with_host(str_bytes(&b.entry.host))
+            .with_operation(b.entry.operation.code())
+            .with_permission_type(b.entry.permission_type.code())
+    }
+
+    pub(super) async fn delete(
+        ctx: &RequestContext,
+        acls: Arc<Acls>,
+        request: DeleteAclsRequest,
+    ) -> Reply {
+        let mut filters: Vec<AclBindingFilter> =
+            request.filters.iter().map(delete_filter).collect();
+        for f in &mut filters {
+            if let Err(why) = check_filter_request(ctx.version(), f) {
+                return Reply::Close(format!("DeleteAcls: {}; closing", why.0));
+            }
+        }
+        let respond = |results: Vec<DeleteAclsFilterResult>| {
+            Reply::Respond(ResponseKind::DeleteAcls(
+                DeleteAclsResponse::default().with_filter_results(results),
+            ))
+        };
+        let failed = |code: i16, text: Option<StrBytes>| {
+            filters
+                .iter()
+                .map(|_| {
+                    DeleteAclsFilterResult::default()
+                        .with_error_code(code)
+                        .with_error_message(text.clone())
+                })
+                .collect::<Vec<_>>()
+        };
+        if !ctx.authz().allows_cluster(AclOperation::Alter) {
+            return respond(failed(
+                ResponseError::ClusterAuthorizationFailed.code(),
+                Some(str_bytes(CLUSTER_DENIED)),
+            ));
+        }
+        let owned = filters.clone();
+        match blocking(move || acls.delete(&owned)).await {
+            Ok(results) => respond(
+                results
+                    .iter()
+                    .map(|r| match r {
+                        Ok(removed) => DeleteAclsFilterResult::default()
+                            .with_matching_acls(removed.iter().map(matching).collect()),
+                        Err(e) => DeleteAclsFilterResult::default()
+                            .with_error_code(e.code.code())
+                            .with_error_message(message(e)),
+                    })
+                    .collect(),
+            ),
+            Err(e) => respond(failed(ctx.code(&e), Some(str_bytes(&e.to_string())))),
+        }
+    }
 }
 
 /// The code every ACL API answers without an authorizer.

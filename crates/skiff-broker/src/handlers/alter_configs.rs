@@ -1,6 +1,10 @@
 //! AlterConfigs (replace a resource's whole config set) and IncrementalAlterConfigs (SET,
 //! DELETE, APPEND, SUBTRACT per key) for topics, this broker's dynamic configs (resource
 //! name = node id) and the cluster-default dynamic configs (empty name), and groups (KIP-848).
+//!
+//! With an authorizer: each resource needs ALTER_CONFIGS on its topic, group, or (broker
+//! resources) the cluster, else TOPIC/GROUP/CLUSTER_AUTHORIZATION_FAILED with a null message
+//! (Kafka 4's KafkaApis).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -14,6 +18,7 @@ use skiff_config::ConfigType;
 
 use super::describe_configs::{BROKER, GROUP, TOPIC};
 use super::str_bytes;
+use crate::authz::{config_resource, AclOperation};
 use crate::broker::Broker;
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
@@ -124,10 +129,21 @@ async fn alter_all(
         .iter()
         .map(|(resource_type, name, _)| (*resource_type, name.clone()))
         .collect();
+    let authz = ctx.authz();
     let answered = blocking(move || {
         changes
             .into_iter()
             .map(|(resource_type, resource_name, change)| {
+                let (rt, checked) = config_resource(resource_type, &resource_name);
+                if !authz.allows(AclOperation::AlterConfigs, rt, checked) {
+                    let denied = BrokerError::Unauthorized(rt);
+                    return Outcome {
+                        resource_type,
+                        resource_name,
+                        code: kafka_error(api, version, &denied).code(),
+                        message: None,
+                    };
+                }
                 let outcome = alter(&b, resource_type, &resource_name, &change, validate_only);
                 let (code, message) = split(api, version, outcome);
                 Outcome {

@@ -27,6 +27,7 @@ use skiff_auth::scram::ScramMechanism;
 use skiff_auth::ConfigError;
 
 use super::str_bytes;
+use crate::authz::AclOperation;
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
 use crate::errors::BrokerError;
@@ -37,12 +38,10 @@ pub const ALTERED_TWICE: &str = "A user credential cannot be altered twice in th
 /// Kafka's message for deleting a credential that does not exist.
 pub const DELETE_MISSING: &str = "Attempt to delete a user credential that does not exist";
 
-/// Kafka (ControllerApis) requires ALTER on the CLUSTER resource.
-///
-/// AUTHORIZER HOOK: answer from `ctx.principal` and the ACL authorizer once it is wired into
-/// handlers. Without an authorizer everything is allowed, as in Kafka.
-fn authorized(_ctx: &RequestContext) -> bool {
-    true
+/// Kafka (ControllerApis) requires ALTER on the CLUSTER resource ([`crate::authz`]; without
+/// an authorizer everything is allowed, as in Kafka).
+fn authorized(ctx: &RequestContext) -> bool {
+    ctx.authz().allows_cluster(AclOperation::Alter)
 }
 
 pub async fn handle(ctx: &RequestContext, request: AlterUserScramCredentialsRequest) -> Reply {

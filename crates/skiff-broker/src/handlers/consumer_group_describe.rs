@@ -1,6 +1,11 @@
 //! ConsumerGroupDescribe (KIP-848): epochs, members, their current and target assignments.
 //! Classic groups and unknown ids get GROUP_ID_NOT_FOUND, as Kafka answers. Authorized
 //! operations (from [`crate::acl_operations`]) go to every group answered without an error.
+//!
+//! With an authorizer (Kafka 4's KafkaApis): a group needs GROUP DESCRIBE, else
+//! GROUP_AUTHORIZATION_FAILED; a described group whose members' current or target
+//! assignments name a topic the requester may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED
+//! instead of its description.
 
 use kafka_protocol::messages::consumer_group_describe_response::{
     Assignment, DescribedGroup, Member, TopicPartitions,
@@ -11,7 +16,8 @@ use kafka_protocol::messages::{
 
 use super::consumer_group_heartbeat::sorted;
 use super::{str_bytes, topic_name};
-use crate::acl_operations::{authorized_operations, ResourceType};
+use crate::acl_operations::{operations, ResourceType};
+use crate::authz::{AclOperation, ResourceType as Rt};
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
@@ -38,10 +44,16 @@ pub async fn handle(ctx: &RequestContext, request: ConsumerGroupDescribeRequest)
         )
     };
     let include_operations = request.include_authorized_operations;
+    let authz = ctx.authz();
     let mut groups: Vec<DescribedGroup> = request
         .group_ids
         .into_iter()
         .map(|id| {
+            if !authz.allows(AclOperation::Describe, Rt::Group, &id.0) {
+                return DescribedGroup::default()
+                    .with_group_id(id)
+                    .with_error_code(ctx.code(&BrokerError::Unauthorized(Rt::Group)));
+            }
             let described = broker.coordinator.with_group(&id.0, |g| {
                 let g = g?;
                 let c = g.consumer.as_ref()?;
@@ -84,6 +96,12 @@ pub async fn handle(ctx: &RequestContext, request: ConsumerGroupDescribeRequest)
                 Err(e) => DescribedGroup::default()
                     .with_group_id(id)
                     .with_error_code(ctx.code(&BrokerError::Coordinator(e))),
+                Ok(Some(d)) if hides_topics(&d, &authz) => DescribedGroup::default()
+                    .with_group_id(id)
+                    .with_error_code(ctx.code(&BrokerError::Unauthorized(Rt::Topic)))
+                    .with_error_message(Some(str_bytes(
+                        "The group has described topic(s) that the client is not authorized to describe.",
+                    ))),
                 Ok(Some(d)) => d.with_group_id(id),
                 Ok(None) => {
                     let missing = BrokerError::GroupNotFound(id.0.to_string());
@@ -97,11 +115,21 @@ pub async fn handle(ctx: &RequestContext, request: ConsumerGroupDescribeRequest)
         .collect();
     if include_operations {
         for g in groups.iter_mut().filter(|g| g.error_code == 0) {
-            g.authorized_operations =
-                authorized_operations(&ctx.principal, ResourceType::Group, &g.group_id.0);
+            g.authorized_operations = operations(&authz, ResourceType::Group, &g.group_id.0);
         }
     }
     Reply::Respond(ResponseKind::ConsumerGroupDescribe(
         ConsumerGroupDescribeResponse::default().with_groups(groups),
     ))
+}
+
+/// Does a member's current or target assignment name a topic `authz` may not DESCRIBE?
+fn hides_topics(d: &DescribedGroup, authz: &crate::authz::Authz) -> bool {
+    d.members.iter().any(|m| {
+        m.assignment
+            .topic_partitions
+            .iter()
+            .chain(&m.target_assignment.topic_partitions)
+            .any(|t| !authz.allows(AclOperation::Describe, Rt::Topic, &t.topic_name.0))
+    })
 }

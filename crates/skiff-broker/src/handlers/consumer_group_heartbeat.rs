@@ -5,6 +5,10 @@
 //! included, as in Kafka): an empty string clears the regex, an invalid one is
 //! INVALID_REGULAR_EXPRESSION. Null fields and a RebalanceTimeoutMs of -1 mean "unchanged
 //! since the last heartbeat"; [`validate`] applies Kafka's rules for what a join must carry.
+//!
+//! With an authorizer (Kafka 4's KafkaApis, before the request checks): GROUP READ, else
+//! GROUP_AUTHORIZATION_FAILED; every subscribed topic name needs TOPIC DESCRIBE, else
+//! TOPIC_AUTHORIZATION_FAILED. (Regex subscriptions are not filtered by authorization.)
 
 use std::collections::BTreeSet;
 
@@ -14,6 +18,7 @@ use kafka_protocol::messages::{
 };
 
 use super::str_bytes;
+use crate::authz::{unauthorized_message, AclOperation, ResourceType};
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
@@ -98,6 +103,20 @@ fn answer(
             .with_error_code(ctx.code(&e))
             .with_error_message(Some(str_bytes(message)))
     };
+    let authz = ctx.authz();
+    if !authz.allows(AclOperation::Read, ResourceType::Group, &request.group_id.0) {
+        let rt = ResourceType::Group;
+        return fail(BrokerError::Unauthorized(rt), unauthorized_message(rt));
+    }
+    if let Some(names) = &request.subscribed_topic_names {
+        if names
+            .iter()
+            .any(|n| !authz.allows(AclOperation::Describe, ResourceType::Topic, n))
+        {
+            return ConsumerGroupHeartbeatResponse::default()
+                .with_error_code(ctx.code(&BrokerError::Unauthorized(ResourceType::Topic)));
+        }
+    }
     if let Err(e) = validate(version, &request) {
         let message = e.to_string();
         return fail(e, &message);

@@ -1,10 +1,14 @@
 //! CreatePartitions: grow a topic; partitions are never removed.
+//!
+//! With an authorizer: a topic needs TOPIC ALTER, else TOPIC_AUTHORIZATION_FAILED (before
+//! the existence check, as Kafka 4's controller).
 
 use kafka_protocol::messages::create_partitions_request::CreatePartitionsTopic;
 use kafka_protocol::messages::create_partitions_response::CreatePartitionsTopicResult;
 use kafka_protocol::messages::{CreatePartitionsRequest, CreatePartitionsResponse, ResponseKind};
 
 use super::str_bytes;
+use crate::authz::{AclOperation, ResourceType};
 use crate::broker::Broker;
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
@@ -16,10 +20,16 @@ pub async fn handle(ctx: &RequestContext, request: CreatePartitionsRequest) -> R
     let validate_only = request.validate_only;
     let topics = request.topics;
     let names: Vec<_> = topics.iter().map(|t| t.name.clone()).collect();
+    let authz = ctx.authz();
     let answered = blocking(move || {
         topics
             .into_iter()
-            .map(|t| grow(&b, t, validate_only))
+            .map(|t| {
+                if !authz.allows(AclOperation::Alter, ResourceType::Topic, &t.name.0) {
+                    return (t.name, Err(BrokerError::Unauthorized(ResourceType::Topic)));
+                }
+                grow(&b, t, validate_only)
+            })
             .collect::<Vec<_>>()
     })
     .await;
@@ -48,9 +58,9 @@ pub async fn handle(ctx: &RequestContext, request: CreatePartitionsRequest) -> R
             match outcome {
                 Ok(()) => result,
                 // Kafka gives an unknown topic its code and no message.
-                Err(e @ BrokerError::Topic(TopicError::Unknown(_))) => {
-                    result.with_error_code(ctx.code(&e))
-                }
+                Err(
+                    e @ (BrokerError::Topic(TopicError::Unknown(_)) | BrokerError::Unauthorized(_)),
+                ) => result.with_error_code(ctx.code(&e)),
                 Err(e) => result
                     .with_error_code(ctx.code(&e))
                     .with_error_message(Some(str_bytes(&e.to_string()))),

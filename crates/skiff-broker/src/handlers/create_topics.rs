@@ -1,5 +1,10 @@
 //! CreateTopics: Kafka's checks (names, partitions, replication factor — one node, so 1 —,
 //! assignments, configs), `validate_only`, and the described configs of v5+.
+//!
+//! With an authorizer (as Kafka 4's controller): after the duplicate check, a topic needs
+//! CLUSTER CREATE or TOPIC CREATE, else TOPIC_AUTHORIZATION_FAILED ("Authorization
+//! failed."); the configs of a created topic are returned only with TOPIC DESCRIBE_CONFIGS,
+//! else its `topic_config_error_code` is TOPIC_AUTHORIZATION_FAILED.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -9,7 +14,10 @@ use kafka_protocol::messages::create_topics_response::{
 };
 use kafka_protocol::messages::{ApiKey, CreateTopicsRequest, CreateTopicsResponse, ResponseKind};
 
+use kafka_protocol::ResponseError;
+
 use super::str_bytes;
+use crate::authz::{AclOperation, ResourceType};
 use crate::broker::Broker;
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
@@ -21,6 +29,18 @@ pub async fn handle(ctx: &RequestContext, request: CreateTopicsRequest) -> Reply
     let version = ctx.version();
     let validate_only = request.validate_only;
     let names: Vec<_> = request.topics.iter().map(|t| t.name.clone()).collect();
+    let authz = ctx.authz();
+    let cluster_create = authz.allows_cluster(AclOperation::Create);
+    let refused: HashSet<String> = names
+        .iter()
+        .map(|n| n.0.to_string())
+        .filter(|n| !cluster_create && !authz.allows(AclOperation::Create, ResourceType::Topic, n))
+        .collect();
+    let hidden_configs: HashSet<String> = names
+        .iter()
+        .map(|n| n.0.to_string())
+        .filter(|n| !authz.allows(AclOperation::DescribeConfigs, ResourceType::Topic, n))
+        .collect();
     let answered = blocking(move || {
         // As Kafka: a name given more than once is not created; it gets one error entry,
         // after the results of the other topics.
@@ -35,7 +55,22 @@ pub async fn handle(ctx: &RequestContext, request: CreateTopicsRequest) -> Reply
             .topics
             .iter()
             .filter(|t| !duplicates.contains(&t.name))
-            .map(|t| create_one(&b, version, t.clone(), validate_only))
+            .map(|t| {
+                if refused.contains(&*t.name.0) {
+                    return CreatableTopicResult::default()
+                        .with_name(t.name.clone())
+                        .with_error_code(ResponseError::TopicAuthorizationFailed.code())
+                        .with_error_message(Some(str_bytes("Authorization failed.")))
+                        .with_num_partitions(-1)
+                        .with_replication_factor(-1);
+                }
+                let mut result = create_one(&b, version, t.clone(), validate_only);
+                if version >= 5 && result.error_code == 0 && hidden_configs.contains(&*t.name.0) {
+                    result.configs = None;
+                    result.topic_config_error_code = ResponseError::TopicAuthorizationFailed.code();
+                }
+                result
+            })
             .collect();
         topics.extend(duplicates.into_iter().map(|name| {
             let duplicate = BrokerError::InvalidRequest("Duplicate topic name.".to_string());

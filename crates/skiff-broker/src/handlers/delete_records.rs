@@ -1,5 +1,8 @@
 //! DeleteRecords: move a partition's log start offset forward (offset -1 = high watermark).
 //! A compact-only topic refuses with POLICY_VIOLATION, as Kafka does.
+//!
+//! With an authorizer: a topic needs TOPIC DELETE, else its partitions answer
+//! TOPIC_AUTHORIZATION_FAILED (Kafka 4's KafkaApis).
 
 use kafka_protocol::messages::delete_records_request::DeleteRecordsTopic;
 use kafka_protocol::messages::delete_records_response::{
@@ -7,6 +10,7 @@ use kafka_protocol::messages::delete_records_response::{
 };
 use kafka_protocol::messages::{DeleteRecordsRequest, DeleteRecordsResponse, ResponseKind};
 
+use crate::authz::{AclOperation, Authz, ResourceType};
 use crate::broker::Broker;
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
@@ -16,7 +20,8 @@ pub async fn handle(ctx: &RequestContext, request: DeleteRecordsRequest) -> Repl
     let b = ctx.broker.clone();
     let topics = request.topics;
     let wanted = topics.clone();
-    let answered = blocking(move || delete(&b, topics)).await;
+    let authz = ctx.authz();
+    let answered = blocking(move || delete(&b, topics, &authz)).await;
     // Each partition answers for itself: a failed task fails every one.
     let results = answered.unwrap_or_else(|e| {
         let code = ctx.code(&e);
@@ -75,8 +80,11 @@ fn outcomes(
         .collect()
 }
 
-fn delete(broker: &Broker, topics: Vec<DeleteRecordsTopic>) -> Outcomes {
+fn delete(broker: &Broker, topics: Vec<DeleteRecordsTopic>, authz: &Authz) -> Outcomes {
     outcomes(topics, |name, p| {
+        if !authz.allows(AclOperation::Delete, ResourceType::Topic, name) {
+            return Ok(Err(BrokerError::Unauthorized(ResourceType::Topic)));
+        }
         let unknown = || BrokerError::UnknownPartition {
             topic: name.to_string(),
             partition: p.partition_index,

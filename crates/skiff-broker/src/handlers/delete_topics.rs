@@ -1,4 +1,8 @@
 //! DeleteTopics: by name (v0-5) or by name or id (v6+).
+//!
+//! With an authorizer (as Kafka 4's controller): a topic needs TOPIC DELETE, else
+//! TOPIC_AUTHORIZATION_FAILED — checked before existence for a name; an unknown id stays
+//! UNKNOWN_TOPIC_ID.
 
 use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
 use kafka_protocol::messages::{
@@ -7,6 +11,7 @@ use kafka_protocol::messages::{
 use uuid::Uuid;
 
 use super::{str_bytes, topic_name};
+use crate::authz::{AclOperation, ResourceType};
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
 use crate::errors::{kafka_error, BrokerError};
@@ -29,6 +34,7 @@ pub async fn handle(ctx: &RequestContext, request: DeleteTopicsRequest) -> Reply
     };
     let b = ctx.broker.clone();
     let asked = wanted.clone();
+    let authz = ctx.authz();
     let answered = blocking(move || {
         let responses = wanted
             .into_iter()
@@ -40,6 +46,17 @@ pub async fn handle(ctx: &RequestContext, request: DeleteTopicsRequest) -> Reply
                 let result = DeletableTopicResult::default()
                     .with_name(name.clone())
                     .with_topic_id(id);
+                let checked = name
+                    .as_ref()
+                    .map(|n| n.0.to_string())
+                    .or_else(|| topic.as_ref().map(|t| t.name.clone()));
+                if checked
+                    .is_some_and(|n| !authz.allows(AclOperation::Delete, ResourceType::Topic, &n))
+                {
+                    return result
+                        .with_error_code(code(&BrokerError::Unauthorized(ResourceType::Topic)))
+                        .with_error_message(Some(str_bytes("Topic authorization failed.")));
+                }
                 let Some(topic) = topic else {
                     // Kafka's answer carries the error's standard description.
                     let (error, message) = match &name {

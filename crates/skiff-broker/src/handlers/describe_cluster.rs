@@ -1,5 +1,7 @@
 //! DescribeCluster: this one broker, which is also its own controller, and the cluster's
-//! authorized operations (from [`crate::acl_operations`]) when asked for.
+//! authorized operations (from [`crate::acl_operations`]) when asked for. As on a Kafka 4
+//! broker, an authorizer adds no check here (only the controller's DescribeCluster needs
+//! CLUSTER ALTER); the operations come from it.
 
 use kafka_protocol::messages::describe_cluster_response::DescribeClusterBroker;
 use kafka_protocol::messages::{
@@ -8,7 +10,7 @@ use kafka_protocol::messages::{
 
 use super::metadata::advertised;
 use super::str_bytes;
-use crate::acl_operations::{authorized_operations, ResourceType};
+use crate::acl_operations::{operations, ResourceType};
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
@@ -39,7 +41,7 @@ pub async fn handle(ctx: &RequestContext, request: DescribeClusterRequest) -> Re
     }
     if request.include_cluster_authorized_operations {
         response.cluster_authorized_operations =
-            authorized_operations(&ctx.principal, ResourceType::Cluster, "kafka-cluster");
+            operations(&ctx.authz(), ResourceType::Cluster, "kafka-cluster");
     }
     let (host, port) = advertised(broker, &ctx.listener);
     response.brokers = vec![DescribeClusterBroker::default()

@@ -1,6 +1,10 @@
 //! DescribeConfigs for topics, this broker (or the cluster-default dynamic configs, empty
 //! name) and groups: values in force, their sources, synonyms (v1+), types and documentation
 //! (v3+).
+//!
+//! With an authorizer: each resource needs DESCRIBE_CONFIGS on its topic, group, or (broker
+//! resources) the cluster, else TOPIC/GROUP/CLUSTER_AUTHORIZATION_FAILED with Kafka's
+//! default message (Kafka 4's KafkaApis).
 
 use kafka_protocol::messages::describe_configs_response::{
     DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
@@ -9,6 +13,7 @@ use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse, 
 use skiff_config::DescribedConfig;
 
 use super::str_bytes;
+use crate::authz::{config_resource, unauthorized_message, AclOperation};
 use crate::broker::Broker;
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
@@ -22,6 +27,7 @@ pub const GROUP: i8 = 32;
 
 pub async fn handle(ctx: &RequestContext, request: DescribeConfigsRequest) -> Reply {
     let (broker, version) = (&ctx.broker, ctx.version());
+    let authz = ctx.authz();
     let results = request
         .resources
         .into_iter()
@@ -29,6 +35,12 @@ pub async fn handle(ctx: &RequestContext, request: DescribeConfigsRequest) -> Re
             let result = DescribeConfigsResult::default()
                 .with_resource_type(resource.resource_type)
                 .with_resource_name(resource.resource_name.clone());
+            let (rt, name) = config_resource(resource.resource_type, &resource.resource_name);
+            if !authz.allows(AclOperation::DescribeConfigs, rt, name) {
+                return result
+                    .with_error_code(ctx.code(&BrokerError::Unauthorized(rt)))
+                    .with_error_message(Some(str_bytes(unauthorized_message(rt))));
+            }
             let described = match describe(
                 broker,
                 resource.resource_type,

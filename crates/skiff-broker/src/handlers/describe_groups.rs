@@ -2,12 +2,14 @@
 //! assignments are shown only in the Stable state, as Kafka does; an unknown group is
 //! reported as Dead (v0-5) or GROUP_ID_NOT_FOUND (v6+, KIP-1043). Authorized operations
 //! (v3+, from [`crate::acl_operations`]) go to every group answered without an error.
+//! With an authorizer a group needs GROUP DESCRIBE, else GROUP_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
 use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse, ResponseKind};
 
 use super::str_bytes;
-use crate::acl_operations::{authorized_operations, ResourceType};
+use crate::acl_operations::{operations, ResourceType};
+use crate::authz::{AclOperation, ResourceType as Rt};
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
@@ -19,10 +21,17 @@ const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
 pub async fn handle(ctx: &RequestContext, request: DescribeGroupsRequest) -> Reply {
     let (broker, version) = (&ctx.broker, ctx.version());
     let include_operations = version >= 3 && request.include_authorized_operations;
+    let authz = ctx.authz();
     let mut groups: Vec<DescribedGroup> = request
         .groups
         .into_iter()
         .map(|id| {
+            if !authz.allows(AclOperation::Describe, Rt::Group, &id.0) {
+                return DescribedGroup::default()
+                    .with_group_id(id)
+                    .with_error_code(ctx.code(&BrokerError::Unauthorized(Rt::Group)))
+                    .with_authorized_operations(OPERATIONS_NOT_REQUESTED);
+            }
             let described = broker
                 .coordinator
                 .with_group(&id.0, |g| g.map(|g| describe(version, g)));
@@ -50,8 +59,7 @@ pub async fn handle(ctx: &RequestContext, request: DescribeGroupsRequest) -> Rep
         .collect();
     if include_operations {
         for g in groups.iter_mut().filter(|g| g.error_code == 0) {
-            g.authorized_operations =
-                authorized_operations(&ctx.principal, ResourceType::Group, &g.group_id.0);
+            g.authorized_operations = operations(&authz, ResourceType::Group, &g.group_id.0);
         }
     }
     Reply::Respond(ResponseKind::DescribeGroups(

@@ -1,5 +1,7 @@
 //! DescribeLogDirs: the one log dir, the size of each partition in it, and (v4+) the size
 //! and free space of its filesystem. Runs on the blocking pool (statvfs, segment sizes).
+//! With an authorizer it needs CLUSTER DESCRIBE, else no results and
+//! CLUSTER_AUTHORIZATION_FAILED (v3+ carry the code).
 
 use kafka_protocol::messages::describe_log_dirs_response::{
     DescribeLogDirsPartition, DescribeLogDirsResult, DescribeLogDirsTopic,
@@ -9,6 +11,7 @@ use kafka_protocol::messages::{
 };
 
 use super::{str_bytes, topic_name};
+use crate::authz::{AclOperation, ResourceType};
 use crate::broker::Broker;
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
@@ -17,6 +20,12 @@ use crate::errors::{kafka_error, BrokerError};
 pub async fn handle(ctx: &RequestContext, request: DescribeLogDirsRequest) -> Reply {
     let b = ctx.broker.clone();
     let version = ctx.version();
+    if !ctx.authz().allows_cluster(AclOperation::Describe) {
+        let denied = BrokerError::Unauthorized(ResourceType::Cluster);
+        return Reply::Respond(ResponseKind::DescribeLogDirs(
+            DescribeLogDirsResponse::default().with_error_code(ctx.code(&denied)),
+        ));
+    }
     let answered = blocking(move || {
         let topics = match request.topics {
             // Null: every partition of every topic.

@@ -1,6 +1,8 @@
 //! DescribeProducers v0: the producer state each requested partition keeps (idempotent and
 //! transactional producers: epoch, last sequence and timestamp, coordinator epoch, the first
 //! offset of the open transaction). Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION.
+//! With an authorizer a topic needs TOPIC READ, else its partitions answer
+//! TOPIC_AUTHORIZATION_FAILED (before the existence check, as Kafka 4's KafkaApis).
 //!
 //! Producer state is read under the log's append lock, so the reads run on the blocking pool
 //! (the rule in [`crate::handlers`]).
@@ -13,6 +15,7 @@ use kafka_protocol::messages::{
     ApiKey, DescribeProducersRequest, DescribeProducersResponse, ProducerId, ResponseKind,
 };
 
+use crate::authz::{AclOperation, Authz, ResourceType};
 use crate::broker::Broker;
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
@@ -23,23 +26,34 @@ pub async fn handle(ctx: &RequestContext, request: DescribeProducersRequest) -> 
     let version = ctx.version();
     let topics = request.topics;
     let wanted = topics.clone();
-    let answered = blocking(move || describe(&b, version, topics)).await;
+    let authz = ctx.authz();
+    let answered = blocking(move || describe(&b, version, topics, &authz)).await;
     let topics = answered.unwrap_or_else(|e| failed(version, wanted, &e));
     Reply::Respond(ResponseKind::DescribeProducers(
         DescribeProducersResponse::default().with_topics(topics),
     ))
 }
 
-fn describe(broker: &Broker, version: i16, topics: Vec<TopicRequest>) -> Vec<TopicResponse> {
+fn describe(
+    broker: &Broker,
+    version: i16,
+    topics: Vec<TopicRequest>,
+    authz: &Authz,
+) -> Vec<TopicResponse> {
     topics
         .into_iter()
         .map(|t| {
+            let readable = authz.allows(AclOperation::Read, ResourceType::Topic, &t.name.0);
             let topic = broker.topics.get(&t.name.0);
             let partitions = t
                 .partition_indexes
                 .iter()
                 .map(|&i| {
                     let response = PartitionResponse::default().with_partition_index(i);
+                    if !readable {
+                        let denied = BrokerError::Unauthorized(ResourceType::Topic);
+                        return response.with_error_code(code(version, &denied));
+                    }
                     let Some(partition) = topic.as_ref().and_then(|t| t.partition(i)) else {
                         let unknown = BrokerError::UnknownPartition {
                             topic: t.name.0.to_string(),

@@ -1,5 +1,8 @@
 //! DescribeTransactions v0: state, timeout, start time, producer id/epoch and partitions of
 //! each transactional id; TRANSACTIONAL_ID_NOT_FOUND for ids the coordinator does not know.
+//! With an authorizer (Kafka 4's KafkaApis): an id needs TRANSACTIONAL_ID DESCRIBE, else
+//! TRANSACTIONAL_ID_AUTHORIZATION_FAILED; only partitions of topics the requester may
+//! DESCRIBE are listed.
 
 use std::collections::BTreeMap;
 
@@ -9,12 +12,14 @@ use kafka_protocol::messages::{
 };
 
 use super::{str_bytes, topic_name};
+use crate::authz::{AclOperation, ResourceType};
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
 
 pub async fn handle(ctx: &RequestContext, request: DescribeTransactionsRequest) -> Reply {
     let broker = &ctx.broker;
+    let authz = ctx.authz();
     let states = request
         .transactional_ids
         .into_iter()
@@ -25,6 +30,10 @@ pub async fn handle(ctx: &RequestContext, request: DescribeTransactionsRequest) 
                 .with_transaction_start_time_ms(-1)
                 .with_producer_id(ProducerId(-1))
                 .with_producer_epoch(-1);
+            if !authz.allows(AclOperation::Describe, ResourceType::TransactionalId, &id.0) {
+                let denied = BrokerError::Unauthorized(ResourceType::TransactionalId);
+                return state.with_error_code(ctx.code(&denied));
+            }
             match broker.txn.describe(&id.0) {
                 Err(e) => state.with_error_code(ctx.code(&BrokerError::Coordinator(e))),
                 Ok(None) => state.with_error_code(
@@ -33,6 +42,9 @@ pub async fn handle(ctx: &RequestContext, request: DescribeTransactionsRequest) 
                 Ok(Some(m)) => {
                     let mut topics: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
                     for (t, p) in &m.partitions {
+                        if !authz.allows(AclOperation::Describe, ResourceType::Topic, t) {
+                            continue;
+                        }
                         topics.entry(t.as_str()).or_default().push(*p);
                     }
                     state

@@ -17,6 +17,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::ResponseError;
 
 use super::str_bytes;
+use crate::authz::AclOperation;
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 use crate::scram_store::Credentials;
@@ -27,12 +28,10 @@ pub const DESCRIBE_TWICE: &str =
 /// Kafka's message prefix for a user without credentials (the user name follows).
 pub const DESCRIBE_MISSING: &str = "Attempt to describe a user credential that does not exist: ";
 
-/// Kafka (KafkaApis) requires DESCRIBE on the CLUSTER resource.
-///
-/// AUTHORIZER HOOK: answer from `ctx.principal` and the ACL authorizer once it is wired into
-/// handlers. Without an authorizer everything is allowed, as in Kafka.
-fn authorized(_ctx: &RequestContext) -> bool {
-    true
+/// Kafka (KafkaApis) requires DESCRIBE on the CLUSTER resource ([`crate::authz`]; without
+/// an authorizer everything is allowed, as in Kafka).
+fn authorized(ctx: &RequestContext) -> bool {
+    ctx.authz().allows_cluster(AclOperation::Describe)
 }
 
 pub async fn handle(ctx: &RequestContext, request: DescribeUserScramCredentialsRequest) -> Reply {

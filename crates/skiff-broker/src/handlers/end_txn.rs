@@ -1,8 +1,10 @@
 //! EndTxn: commit or abort the producer's transaction. Answered once the markers of every
-//! partition in the transaction and the completed state are durable.
+//! partition in the transaction and the completed state are durable. With an authorizer it
+//! needs TRANSACTIONAL_ID WRITE, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::{ApiKey, EndTxnRequest, EndTxnResponse, ResponseKind};
 
+use crate::authz::{AclOperation, ResourceType};
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
 use crate::errors::{kafka_error, BrokerError};
@@ -10,8 +12,16 @@ use crate::errors::{kafka_error, BrokerError};
 pub async fn handle(ctx: &RequestContext, request: EndTxnRequest) -> Reply {
     let broker = ctx.broker.clone();
     let version = ctx.version();
+    let allowed = ctx.authz().allows(
+        AclOperation::Write,
+        ResourceType::TransactionalId,
+        &request.transactional_id.0,
+    );
     Reply::Later(Box::pin(async move {
         let result = blocking(move || -> Result<(), BrokerError> {
+            if !allowed {
+                return Err(BrokerError::Unauthorized(ResourceType::TransactionalId));
+            }
             if request.transactional_id.0.is_empty() {
                 return Err(BrokerError::InvalidRequest(
                     "empty transactional id".to_string(),

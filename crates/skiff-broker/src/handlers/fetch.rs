@@ -5,6 +5,11 @@
 //! Fetch sessions (KIP-227) are not kept: every response carries session id 0, which tells
 //! clients to keep sending full fetch requests — what Kafka does when its session cache is
 //! full.
+//!
+//! With an authorizer (as Kafka 4's KafkaApis): each topic needs TOPIC READ, else its
+//! partitions answer TOPIC_AUTHORIZATION_FAILED (a topic id is resolved first; an unknown
+//! one stays UNKNOWN_TOPIC_ID). A fetch naming a replica id (a follower's) needs CLUSTER
+//! CLUSTER_ACTION instead, else every partition answers TOPIC_AUTHORIZATION_FAILED.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,6 +27,7 @@ use tokio::sync::Notify;
 use uuid::Uuid;
 
 use super::LEADER_EPOCH;
+use crate::authz::{AclOperation, Authz, ResourceType};
 use crate::broker::Broker;
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
@@ -45,8 +51,9 @@ struct Wanted {
 pub async fn handle(ctx: &RequestContext, request: FetchRequest) -> Reply {
     let broker = ctx.broker.clone();
     let version = ctx.version();
+    let authz = ctx.authz();
     Reply::Later(Box::pin(async move {
-        ResponseKind::Fetch(fetch(broker, version, request).await)
+        ResponseKind::Fetch(fetch(broker, version, request, &authz).await)
     }))
 }
 
@@ -54,7 +61,12 @@ fn code(version: i16, err: &BrokerError) -> i16 {
     kafka_error(ApiKey::Fetch, version, err).code()
 }
 
-async fn fetch(broker: Arc<Broker>, version: i16, request: FetchRequest) -> FetchResponse {
+async fn fetch(
+    broker: Arc<Broker>,
+    version: i16,
+    request: FetchRequest,
+    authz: &Authz,
+) -> FetchResponse {
     if version >= 7 {
         let session_error = if request.session_id != 0 {
             Some(BrokerError::UnknownFetchSession(request.session_id))
@@ -68,7 +80,14 @@ async fn fetch(broker: Arc<Broker>, version: i16, request: FetchRequest) -> Fetc
         }
     }
     let read_committed = version >= 4 && request.isolation_level == READ_COMMITTED;
-    let (topics, wanted) = resolve(&broker, version, request.topics);
+    let replica_id = if version >= 15 {
+        request.replica_state.replica_id.0
+    } else {
+        request.replica_id.0
+    };
+    // A follower's fetch is authorized on the cluster, a consumer's per topic.
+    let follower = (replica_id >= 0).then(|| authz.allows_cluster(AclOperation::ClusterAction));
+    let (topics, wanted) = resolve(&broker, version, request.topics, authz, follower);
     let wanted = Arc::new(wanted);
     // The broker's `fetch.max.bytes` caps what the client asks for, and min_bytes cannot
     // exceed the cap (as Kafka computes fetchMaxBytes and fetchMinBytes).
@@ -132,6 +151,8 @@ fn resolve(
     broker: &Broker,
     version: i16,
     topics: Vec<FetchTopic>,
+    authz: &Authz,
+    follower: Option<bool>,
 ) -> (Vec<FetchableTopicResponse>, Vec<Wanted>) {
     let mut responses = Vec::new();
     let mut wanted = Vec::new();
@@ -160,8 +181,21 @@ fn resolve(
                     Uuid::nil()
                 }),
         );
+        let name = match &topic {
+            Some(topic) => Some(topic.name.as_str()),
+            None if version < 13 => Some(&*t.topic.0),
+            None => None,
+        };
+        let denied = match follower {
+            Some(allowed) => !allowed,
+            None => name.is_some_and(|n| !authz.allows(AclOperation::Read, ResourceType::Topic, n)),
+        };
         for p in t.partitions {
             let partition = match &topic {
+                _ if denied => Err(code(
+                    version,
+                    &BrokerError::Unauthorized(ResourceType::Topic),
+                )),
                 None => Err(code(version, &missing)),
                 Some(topic) => match topic.partition(p.partition) {
                     None => Err(code(

@@ -1,5 +1,9 @@
 //! FindCoordinator: this node coordinates every consumer group (key type 0) and every
 //! transactional id (key type 1). v0-3 ask for one key, v4+ for a batch.
+//!
+//! With an authorizer (checked first, as Kafka 4): a group key needs GROUP DESCRIBE, a
+//! transactional id TRANSACTIONAL_ID DESCRIBE, else GROUP / TRANSACTIONAL_ID
+//! _AUTHORIZATION_FAILED with Kafka's default message and no node.
 
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::{
@@ -9,6 +13,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::metadata::advertised;
 use super::str_bytes;
+use crate::authz::{unauthorized_message, AclOperation, ResourceType};
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
@@ -24,15 +29,23 @@ pub async fn handle(ctx: &RequestContext, request: FindCoordinatorRequest) -> Re
 fn find(ctx: &RequestContext, request: FindCoordinatorRequest) -> FindCoordinatorResponse {
     let (broker, version) = (&ctx.broker, ctx.version());
     let (host, port) = advertised(broker, &ctx.listener);
+    let authz = ctx.authz();
     let answer = |key: &StrBytes| -> Coordinator {
-        let error =
-            if (request.key_type != GROUP && request.key_type != TRANSACTION) || key.is_empty() {
-                Some(BrokerError::InvalidRequest(
-                    "invalid coordinator key or key type".to_string(),
-                ))
-            } else {
-                None
-            };
+        let resource = match request.key_type {
+            GROUP => Some(ResourceType::Group),
+            TRANSACTION => Some(ResourceType::TransactionalId),
+            _ => None,
+        };
+        let denied = resource.filter(|rt| !authz.allows(AclOperation::Describe, *rt, key));
+        let error = if let Some(rt) = denied {
+            Some(BrokerError::Unauthorized(rt))
+        } else if (request.key_type != GROUP && request.key_type != TRANSACTION) || key.is_empty() {
+            Some(BrokerError::InvalidRequest(
+                "invalid coordinator key or key type".to_string(),
+            ))
+        } else {
+            None
+        };
         let c = Coordinator::default().with_key(key.clone());
         match error {
             None => c
@@ -43,7 +56,10 @@ fn find(ctx: &RequestContext, request: FindCoordinatorRequest) -> FindCoordinato
                 .with_node_id(BrokerId(-1))
                 .with_port(-1)
                 .with_error_code(ctx.code(&e))
-                .with_error_message(Some(str_bytes(&e.to_string()))),
+                .with_error_message(Some(str_bytes(&match e {
+                    BrokerError::Unauthorized(rt) => unauthorized_message(rt).to_string(),
+                    e => e.to_string(),
+                }))),
         }
     };
     if version >= 4 {

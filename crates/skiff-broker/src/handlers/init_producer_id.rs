@@ -6,11 +6,17 @@
 //! (fencing the old producer and aborting its open transaction); `transaction_timeout_ms`
 //! above `transaction.max.timeout.ms` is INVALID_TRANSACTION_TIMEOUT. An empty transactional
 //! id is INVALID_REQUEST, as in Kafka.
+//!
+//! With an authorizer (checked first, as Kafka 4's KafkaApis): a transactional id needs
+//! TRANSACTIONAL_ID WRITE, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED; an idempotent producer
+//! needs CLUSTER IDEMPOTENT_WRITE or WRITE on some topic (`authorizeByResourceType`), else
+//! CLUSTER_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::{
     InitProducerIdRequest, InitProducerIdResponse, ProducerId, ResponseKind,
 };
 
+use crate::authz::{AclOperation, ResourceType};
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
 use crate::errors::BrokerError;
@@ -37,6 +43,19 @@ async fn init(
     ctx: &RequestContext,
     request: InitProducerIdRequest,
 ) -> Result<(i64, i16), BrokerError> {
+    let authz = ctx.authz();
+    match request.transactional_id.as_ref() {
+        Some(id) if !authz.allows(AclOperation::Write, ResourceType::TransactionalId, id) => {
+            return Err(BrokerError::Unauthorized(ResourceType::TransactionalId));
+        }
+        Some(_) => {}
+        None if !authz.allows_cluster(AclOperation::IdempotentWrite)
+            && !authz.allows_some(AclOperation::Write, ResourceType::Topic) =>
+        {
+            return Err(BrokerError::Unauthorized(ResourceType::Cluster));
+        }
+        None => {}
+    }
     check(&request)?;
     let b = ctx.broker.clone();
     if let Some(txn_id) = request.transactional_id.as_ref().map(|t| t.0.to_string()) {

@@ -1,11 +1,13 @@
 //! JoinGroup: the first phase of a classic rebalance. The request may wait (`Reply::Later`)
 //! until every member has rejoined or the rebalance timeout passes; the connection keeps
-//! serving its later requests meanwhile.
+//! serving its later requests meanwhile. With an authorizer it needs GROUP READ, else
+//! GROUP_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
 use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse, ResponseKind};
 
 use super::str_bytes;
+use crate::authz::{AclOperation, ResourceType};
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
@@ -15,6 +17,13 @@ pub async fn handle(ctx: &RequestContext, request: JoinGroupRequest) -> Reply {
     let version = ctx.version();
     let group_id = request.group_id.0.to_string();
     let member_id = request.member_id.to_string();
+    if !ctx
+        .authz()
+        .allows(AclOperation::Read, ResourceType::Group, &group_id)
+    {
+        let denied = ctx.error(&BrokerError::Unauthorized(ResourceType::Group));
+        return respond(version, JoinResult::error(denied, &member_id));
+    }
     let req = JoinRequest {
         member_id: member_id.clone(),
         group_instance_id: request.group_instance_id.as_ref().map(|s| s.to_string()),

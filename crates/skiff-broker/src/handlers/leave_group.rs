@@ -1,11 +1,13 @@
 //! LeaveGroup: one member (v0-2) or a batch of members by member id or group instance id
-//! (v3+, used by static members and admin tools). The others rebalance.
+//! (v3+, used by static members and admin tools). The others rebalance. With an authorizer
+//! it needs GROUP READ, else GROUP_AUTHORIZATION_FAILED for the whole request.
 
 use kafka_protocol::messages::leave_group_response::MemberResponse;
 use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse, ResponseKind};
 use kafka_protocol::ResponseError;
 
 use super::str_bytes;
+use crate::authz::{AclOperation, ResourceType};
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
@@ -16,6 +18,13 @@ pub async fn handle(ctx: &RequestContext, request: LeaveGroupRequest) -> Reply {
 
 fn answer(ctx: &RequestContext, request: LeaveGroupRequest) -> LeaveGroupResponse {
     let version = ctx.version();
+    if !ctx
+        .authz()
+        .allows(AclOperation::Read, ResourceType::Group, &request.group_id.0)
+    {
+        let denied = BrokerError::Unauthorized(ResourceType::Group);
+        return LeaveGroupResponse::default().with_error_code(ctx.code(&denied));
+    }
     let result_code =
         |r: &Result<(), ResponseError>| ctx.result_code(&r.map_err(BrokerError::Coordinator));
     let members: Vec<(String, Option<String>)> = if version >= 3 {

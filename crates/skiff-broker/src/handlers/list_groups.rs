@@ -1,10 +1,12 @@
 //! ListGroups: every group, optionally filtered by state (v4+) and type (v5+: "classic" or
-//! "consumer"). Filters compare case-insensitively, as Kafka does.
+//! "consumer"). Filters compare case-insensitively, as Kafka does. With an authorizer: all
+//! groups with CLUSTER DESCRIBE, else only those the requester may GROUP DESCRIBE.
 
 use kafka_protocol::messages::list_groups_response::ListedGroup;
 use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse, ResponseKind};
 
 use super::str_bytes;
+use crate::authz::{AclOperation, ResourceType};
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
@@ -22,6 +24,8 @@ fn answer(ctx: &RequestContext, request: ListGroupsRequest) -> ListGroupsRespons
                 .with_error_code(ctx.code(&BrokerError::Coordinator(e)))
         }
     };
+    let authz = ctx.authz();
+    let see_all = authz.allows_cluster(AclOperation::Describe);
     let states: Vec<String> = request
         .states_filter
         .iter()
@@ -34,6 +38,7 @@ fn answer(ctx: &RequestContext, request: ListGroupsRequest) -> ListGroupsRespons
         .collect();
     let listed = groups
         .into_iter()
+        .filter(|g| see_all || authz.allows(AclOperation::Describe, ResourceType::Group, &g.id))
         .filter(|g| {
             version < 4 || states.is_empty() || states.contains(&g.state.to_ascii_lowercase())
         })

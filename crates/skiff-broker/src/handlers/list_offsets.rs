@@ -1,6 +1,9 @@
 //! ListOffsets: earliest, latest, max-timestamp and by-timestamp lookups (time index). With
 //! isolation_level read_committed, LATEST is the last stable offset and no lookup answers an
 //! offset at or above it.
+//!
+//! With an authorizer: each topic needs TOPIC DESCRIBE, else its partitions answer
+//! TOPIC_AUTHORIZATION_FAILED (Kafka 4's KafkaApis).
 
 use kafka_protocol::messages::list_offsets_request::ListOffsetsTopic;
 use kafka_protocol::messages::list_offsets_response::{
@@ -9,6 +12,7 @@ use kafka_protocol::messages::list_offsets_response::{
 use kafka_protocol::messages::{ApiKey, ListOffsetsRequest, ListOffsetsResponse, ResponseKind};
 
 use super::LEADER_EPOCH;
+use crate::authz::{AclOperation, ResourceType};
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
 use crate::errors::{kafka_error, BrokerError};
@@ -29,11 +33,18 @@ pub async fn handle(ctx: &RequestContext, request: ListOffsetsRequest) -> Reply 
     let code = move |e: &BrokerError| kafka_error(ApiKey::ListOffsets, version, e).code();
     let read_committed = version >= 2 && request.isolation_level == READ_COMMITTED;
     let topics = request.topics;
+    let authz = ctx.authz();
+    let denied: std::collections::HashSet<String> = topics
+        .iter()
+        .map(|t| t.name.0.to_string())
+        .filter(|n| !authz.allows(AclOperation::Describe, ResourceType::Topic, n))
+        .collect();
     let wanted = topics.clone();
     let answered = blocking(move || {
         let topics = topics
             .into_iter()
             .map(|t| {
+                let refused = denied.contains(&*t.name.0);
                 let topic = b.topics.get(&t.name.0);
                 let partitions = t
                     .partitions
@@ -45,6 +56,9 @@ pub async fn handle(ctx: &RequestContext, request: ListOffsetsRequest) -> Reply 
                             .with_offset(-1)
                             .with_leader_epoch(-1);
                         match topic.as_ref().and_then(|t| t.partition(p.partition_index)) {
+                            _ if refused => response.with_error_code(code(
+                                &BrokerError::Unauthorized(ResourceType::Topic),
+                            )),
                             None => {
                                 response.with_error_code(code(&BrokerError::UnknownPartition {
                                     topic: t.name.0.to_string(),

@@ -6,6 +6,8 @@
 //! so the two agree except at the edges of RE2 dialects (e.g. `\C`, or Unicode classes the
 //! `regex` crate knows and RE2/J does not). A null or empty pattern filters nothing; one
 //! that does not compile answers INVALID_REGULAR_EXPRESSION, as Kafka does.
+//!
+//! With an authorizer only the ids the requester may TRANSACTIONAL_ID DESCRIBE are listed.
 
 use kafka_protocol::messages::list_transactions_response::TransactionState;
 use kafka_protocol::messages::{
@@ -13,6 +15,7 @@ use kafka_protocol::messages::{
 };
 
 use super::str_bytes;
+use crate::authz::{AclOperation, ResourceType};
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
@@ -53,6 +56,7 @@ fn answer(ctx: &RequestContext, request: ListTransactionsRequest) -> ListTransac
         }
     };
     let now = broker.clock.now_ms();
+    let authz = ctx.authz();
     let states: Vec<String> = request
         .state_filters
         .iter()
@@ -71,6 +75,13 @@ fn answer(ctx: &RequestContext, request: ListTransactionsRequest) -> ListTransac
     };
     let transaction_states = list
         .into_iter()
+        .filter(|m| {
+            authz.allows(
+                AclOperation::Describe,
+                ResourceType::TransactionalId,
+                &m.transactional_id,
+            )
+        })
         .filter(|m| states.is_empty() || states.iter().any(|s| s == m.state.name()))
         .filter(|m| pids.is_empty() || pids.contains(&m.producer_id))
         .filter(|m| duration < 0 || now.saturating_sub(m.start_ms) >= duration)

@@ -2,6 +2,11 @@
 //! to), and the requested topics — all when the
 //! list is null — auto-creating missing ones when the request and `auto.create.topics.enable`
 //! allow it. Authorized operations (v8+) come from [`crate::acl_operations`] when asked for.
+//!
+//! With an authorizer (as Kafka 4's KafkaApis): an all-topics request lists only the topics
+//! the requester may DESCRIBE; a named (or by-id) topic it may not describe answers
+//! TOPIC_AUTHORIZATION_FAILED; auto-creation needs CLUSTER CREATE or TOPIC CREATE on the
+//! name, else TOPIC_AUTHORIZATION_FAILED. Refused topics carry no authorized operations.
 
 use std::collections::BTreeMap;
 
@@ -12,7 +17,8 @@ use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, Resp
 use uuid::Uuid;
 
 use super::{str_bytes, topic_name, LEADER_EPOCH};
-use crate::acl_operations::{authorized_operations, ResourceType};
+use crate::acl_operations::{operations, ResourceType};
+use crate::authz::{unauthorized_code, AclOperation, ResourceType as Rt};
 use crate::broker::Broker;
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
@@ -27,11 +33,20 @@ pub async fn handle(ctx: &RequestContext, request: MetadataRequest) -> Reply {
     let (broker, version) = (&ctx.broker, ctx.version());
     let auto_create = broker.config.auto_create_topics_enable
         && (version < 4 || request.allow_auto_topic_creation);
+    let authz = ctx.authz();
+    let denied = unauthorized_code(Rt::Topic);
+    let describable = |name: &str| authz.allows(AclOperation::Describe, Rt::Topic, name);
+    let creatable = |name: &str| {
+        authz.allows_cluster(AclOperation::Create)
+            || authz.allows(AclOperation::Create, Rt::Topic, name)
+    };
     let mut topics = Vec::new();
     match request.topics {
         None => {
             for topic in broker.topics.list() {
-                topics.push(describe_topic(broker, &topic));
+                if describable(&topic.name) {
+                    topics.push(describe_topic(broker, &topic));
+                }
             }
         }
         Some(requested) => {
@@ -42,12 +57,21 @@ pub async fn handle(ctx: &RequestContext, request: MetadataRequest) -> Reply {
                     None => broker.topics.get_by_id(wanted.topic_id),
                 };
                 let entry = match (found, name) {
+                    (Some(topic), None) if !describable(&topic.name) => {
+                        error_topic(None, topic.id, denied)
+                    }
+                    (_, Some(name)) if !describable(&name) => {
+                        error_topic(Some(&name), Uuid::nil(), denied)
+                    }
                     (Some(topic), _) => describe_topic(broker, &topic),
                     (None, None) => error_topic(
                         None,
                         wanted.topic_id,
                         ctx.code(&BrokerError::UnknownTopicId(wanted.topic_id)),
                     ),
+                    (None, Some(name)) if auto_create && !creatable(&name) => {
+                        error_topic(Some(&name), Uuid::nil(), denied)
+                    }
                     (None, Some(name)) if auto_create => auto_create_topic(ctx, name).await,
                     (None, Some(name)) => {
                         let code = ctx.code(&BrokerError::UnknownTopic(name.clone()));
@@ -61,17 +85,16 @@ pub async fn handle(ctx: &RequestContext, request: MetadataRequest) -> Reply {
     // As Kafka: topics named in the answer (found, created or unknown by name) get their
     // operations; unknown topic ids do not.
     if version >= 8 && request.include_topic_authorized_operations {
-        for t in topics.iter_mut() {
+        for t in topics.iter_mut().filter(|t| t.error_code != denied) {
             if let Some(name) = &t.name {
-                t.topic_authorized_operations =
-                    authorized_operations(&ctx.principal, ResourceType::Topic, &name.0);
+                t.topic_authorized_operations = operations(&authz, ResourceType::Topic, &name.0);
             }
         }
     }
     // The cluster's operations exist in v8-10 only (v11+ clients ask DescribeCluster).
     let cluster_operations =
         if (8..=10).contains(&version) && request.include_cluster_authorized_operations {
-            authorized_operations(&ctx.principal, ResourceType::Cluster, "kafka-cluster")
+            operations(&authz, ResourceType::Cluster, "kafka-cluster")
         } else {
             OPERATIONS_NOT_REQUESTED
         };

@@ -1,11 +1,16 @@
 //! OffsetCommit: validate the member and generation, append the offsets to
 //! `__consumer_offsets`, and answer after the fsync that covers them (acks=all semantics).
+//!
+//! With an authorizer (Kafka 4's KafkaApis): GROUP READ, else every partition answers
+//! GROUP_AUTHORIZATION_FAILED; then each topic needs TOPIC READ, else its partitions answer
+//! TOPIC_AUTHORIZATION_FAILED (before the existence check).
 
 use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 use kafka_protocol::messages::{ApiKey, OffsetCommitRequest, OffsetCommitResponse, ResponseKind};
 
+use crate::authz::{AclOperation, ResourceType};
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 use crate::errors::{kafka_error, BrokerError};
@@ -25,12 +30,19 @@ pub async fn handle(ctx: &RequestContext, request: OffsetCommitRequest) -> Reply
             .now_ms()
             .saturating_add(request.retention_time_ms)
     });
+    let authz = ctx.authz();
+    let group_denied = !authz.allows(AclOperation::Read, ResourceType::Group, &request.group_id.0);
     for (ti, t) in request.topics.iter().enumerate() {
         let known = broker.topics.get(&t.name.0);
+        let topic_denied = !authz.allows(AclOperation::Read, ResourceType::Topic, &t.name.0);
         let mut partitions = Vec::new();
         for p in &t.partitions {
             let metadata = p.committed_metadata.as_deref().unwrap_or("").to_string();
-            let error = if known
+            let error = if group_denied {
+                Some(BrokerError::Unauthorized(ResourceType::Group))
+            } else if topic_denied {
+                Some(BrokerError::Unauthorized(ResourceType::Topic))
+            } else if known
                 .as_ref()
                 .is_none_or(|k| p.partition_index < 0 || p.partition_index >= k.partition_count())
             {
@@ -72,6 +84,11 @@ pub async fn handle(ctx: &RequestContext, request: OffsetCommitRequest) -> Reply
                 .with_name(t.name.clone())
                 .with_partitions(partitions),
         );
+    }
+    if group_denied {
+        return Reply::Respond(ResponseKind::OffsetCommit(
+            OffsetCommitResponse::default().with_topics(topics),
+        ));
     }
     let broker = broker.clone();
     let group_id = request.group_id.0.to_string();

@@ -2,6 +2,11 @@
 //! nothing committed answers offset -1, as Kafka does; a null topic list means "every
 //! committed partition" (v2+). With `require_stable` (v7+), a partition whose offset is
 //! pending in an undecided transaction answers UNSTABLE_OFFSET_COMMIT (retriable), as Kafka does.
+//!
+//! With an authorizer (Kafka 4's KafkaApis): a group needs GROUP DESCRIBE, else
+//! GROUP_AUTHORIZATION_FAILED (for the group, v8+; as the request's error, v0-7); a topic
+//! needs TOPIC DESCRIBE: an all-topics request leaves the others out, a named one's
+//! partitions answer TOPIC_AUTHORIZATION_FAILED (offset -1).
 
 use kafka_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
@@ -11,6 +16,7 @@ use kafka_protocol::messages::{GroupId, OffsetFetchRequest, OffsetFetchResponse,
 use kafka_protocol::ResponseError;
 
 use super::{str_bytes, topic_name};
+use crate::authz::{AclOperation, ResourceType};
 use crate::broker::Broker;
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
@@ -30,11 +36,20 @@ fn answer(ctx: &RequestContext, request: OffsetFetchRequest) -> OffsetFetchRespo
     let code = |e: ResponseError| ctx.code(&BrokerError::Coordinator(e));
     let unstable_code = ctx.code(&BrokerError::UnstableOffset);
     let require_stable = version >= 7 && request.require_stable;
+    let authz = ctx.authz();
+    let group_ok = |g: &str| authz.allows(AclOperation::Describe, ResourceType::Group, g);
+    let topic_ok = |t: &str| authz.allows(AclOperation::Describe, ResourceType::Topic, t);
+    let topic_denied = ctx.code(&BrokerError::Unauthorized(ResourceType::Topic));
     if version >= 8 {
         let groups = request
             .groups
             .into_iter()
             .map(|g| {
+                if !group_ok(&g.group_id.0) {
+                    let denied = ctx.code(&BrokerError::Unauthorized(ResourceType::Group));
+                    return group_v8(g.group_id, Err(denied));
+                }
+                let all_topics = g.topics.is_none();
                 let wanted = g.topics.map(|ts| {
                     ts.into_iter()
                         .flat_map(|t| {
@@ -47,6 +62,17 @@ fn answer(ctx: &RequestContext, request: OffsetFetchRequest) -> OffsetFetchRespo
                 });
                 let result = broker.coordinator.fetch_offsets(&g.group_id.0, wanted);
                 let mut group = group_v8(g.group_id, result.map_err(code));
+                if all_topics {
+                    group.topics.retain(|t| topic_ok(&t.name.0));
+                }
+                for t in group.topics.iter_mut().filter(|t| !topic_ok(&t.name.0)) {
+                    for p in &mut t.partitions {
+                        p.committed_offset = -1;
+                        p.committed_leader_epoch = -1;
+                        p.metadata = Some(str_bytes(""));
+                        p.error_code = topic_denied;
+                    }
+                }
                 if require_stable {
                     for t in &mut group.topics {
                         for p in &mut t.partitions {
@@ -72,10 +98,15 @@ fn answer(ctx: &RequestContext, request: OffsetFetchRequest) -> OffsetFetchRespo
             .collect::<Vec<_>>()
     });
     let requested = wanted.clone();
-    match broker
-        .coordinator
-        .fetch_offsets(&request.group_id.0, wanted)
-    {
+    let all_topics = wanted.is_none();
+    let fetched = if group_ok(&request.group_id.0) {
+        broker
+            .coordinator
+            .fetch_offsets(&request.group_id.0, wanted)
+    } else {
+        Err(ResponseError::GroupAuthorizationFailed)
+    };
+    match fetched {
         Ok(mut rows) => {
             if version < 5 {
                 // The field does not exist before v5.
@@ -84,6 +115,17 @@ fn answer(ctx: &RequestContext, request: OffsetFetchRequest) -> OffsetFetchRespo
                 }
             }
             let mut topics = topics_v1(rows, None);
+            if all_topics {
+                topics.retain(|t| topic_ok(&t.name.0));
+            }
+            for t in topics.iter_mut().filter(|t| !topic_ok(&t.name.0)) {
+                for p in &mut t.partitions {
+                    p.committed_offset = -1;
+                    p.committed_leader_epoch = -1;
+                    p.metadata = Some(str_bytes(""));
+                    p.error_code = topic_denied;
+                }
+            }
             if require_stable {
                 for t in &mut topics {
                     for p in &mut t.partitions {

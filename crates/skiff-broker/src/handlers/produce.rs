@@ -8,6 +8,12 @@
 //! the log's verification guard, taken before asking, makes the check and the append atomic
 //! against a marker written in between. Non-transactional batches skip all of it.
 //!
+//! With an authorizer (as Kafka 4's KafkaApis): a transactional id needs TRANSACTIONAL_ID
+//! WRITE, else every partition answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED; each topic
+//! needs TOPIC WRITE, else its partitions answer TOPIC_AUTHORIZATION_FAILED (checked before
+//! existence when named; a topic id is first resolved). Idempotent producers are checked at
+//! InitProducerId, not here (Kafka 4 does the same).
+//!
 //! Error codes come from [`crate::errors::kafka_error`] (Produce's translation of the
 //! coordinator's answers per version lives there); this module decides only which message
 //! accompanies each (`message`).
@@ -24,6 +30,7 @@ use skiff_log::{AppendValidation, LogError, VerificationGuard};
 use uuid::Uuid;
 
 use super::{str_bytes, LEADER_EPOCH};
+use crate::authz::{AclOperation, Authz, ResourceType};
 use crate::broker::Broker;
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
@@ -63,7 +70,16 @@ pub async fn handle(ctx: &RequestContext, request: ProduceRequest) -> Reply {
         .as_ref()
         .map(|t| t.0.to_string())
         .filter(|t| !t.is_empty());
-    let (mut topics, targets) = resolve(broker, version, request.topic_data);
+    let authz = ctx.authz();
+    let txn_denied = transactional_id
+        .as_deref()
+        .is_some_and(|id| !authz.allows(AclOperation::Write, ResourceType::TransactionalId, id));
+    let (mut topics, mut targets) = resolve(broker, version, request.topic_data, &authz);
+    if txn_denied {
+        for t in &mut targets {
+            t.partition = Err(BrokerError::Unauthorized(ResourceType::TransactionalId));
+        }
+    }
     // Without a transactional id every transactional batch is refused anyway, so requests of
     // non-transactional producers skip this pass.
     let mixed = transactional_id.is_some() && mixed_producers(&targets);
@@ -134,6 +150,7 @@ fn resolve(
     broker: &Broker,
     version: i16,
     data: Vec<TopicProduceData>,
+    authz: &Authz,
 ) -> (Vec<TopicProduceResponse>, Vec<Target>) {
     let mut responses = Vec::new();
     let mut targets = Vec::new();
@@ -162,11 +179,19 @@ fn resolve(
                     Uuid::nil()
                 }),
         );
+        let name = match &topic {
+            Some(t) => Some(t.name.as_str()),
+            None if version < 13 => Some(label.as_str()),
+            None => None,
+        };
+        let denied =
+            name.is_some_and(|n| !authz.allows(AclOperation::Write, ResourceType::Topic, n));
         for p in topic_data.partition_data {
             targets.push(Target {
                 topic: i,
                 index: p.index,
                 partition: match &topic {
+                    _ if denied => Err(BrokerError::Unauthorized(ResourceType::Topic)),
                     None => Err(BrokerError::UnknownTopic(label.clone())),
                     Some(t) => t.partition(p.index).ok_or(BrokerError::UnknownPartition {
                         topic: t.name.clone(),

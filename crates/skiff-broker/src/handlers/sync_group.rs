@@ -1,10 +1,12 @@
 //! SyncGroup: the second phase of a classic rebalance. Followers wait (`Reply::Later`) until
 //! the leader sends the assignments; assignments are relayed as opaque bytes, empty ones
-//! included, exactly as Kafka does.
+//! included, exactly as Kafka does. With an authorizer it needs GROUP READ, else
+//! GROUP_AUTHORIZATION_FAILED.
 
 use kafka_protocol::messages::{ResponseKind, SyncGroupRequest, SyncGroupResponse};
 
 use super::str_bytes;
+use crate::authz::{AclOperation, ResourceType};
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 use crate::errors::BrokerError;
@@ -14,6 +16,13 @@ pub async fn handle(ctx: &RequestContext, request: SyncGroupRequest) -> Reply {
     let version = ctx.version();
     // The code the coordinator's channel closing answers (the coordinator stopped).
     let gone = ctx.error(&BrokerError::CoordinatorUnavailable);
+    if !ctx
+        .authz()
+        .allows(AclOperation::Read, ResourceType::Group, &request.group_id.0)
+    {
+        let denied = ctx.error(&BrokerError::Unauthorized(ResourceType::Group));
+        return respond(version, SyncResult::error(denied));
+    }
     let instance = request.group_instance_id.as_ref().map(|s| s.to_string());
     let protocol_type = request.protocol_type.as_ref().map(|s| s.to_string());
     let protocol_name = request.protocol_name.as_ref().map(|s| s.to_string());

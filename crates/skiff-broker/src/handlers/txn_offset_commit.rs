@@ -3,6 +3,11 @@
 //! known partitions, metadata size), written to the group's `__consumer_offsets` partition
 //! as a transactional batch of the producer (fsynced before the answer), and held by the
 //! group coordinator as pending until EndTxn's marker commits or aborts them.
+//!
+//! With an authorizer (Kafka 4's KafkaApis): TRANSACTIONAL_ID WRITE, then GROUP READ, else
+//! every partition answers TRANSACTIONAL_ID / GROUP _AUTHORIZATION_FAILED; then each topic
+//! needs TOPIC READ, else its partitions answer TOPIC_AUTHORIZATION_FAILED (the others are
+//! committed).
 
 use kafka_protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
@@ -12,6 +17,9 @@ use kafka_protocol::messages::{
 };
 use skiff_records::{BatchBuilder, Compression};
 
+use std::collections::HashSet;
+
+use crate::authz::{AclOperation, ResourceType};
 use crate::broker::Broker;
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
@@ -31,8 +39,29 @@ pub async fn handle(ctx: &RequestContext, request: TxnOffsetCommitRequest) -> Re
             (t.name.clone(), partitions)
         })
         .collect();
+    let authz = ctx.authz();
+    let denied = if !authz.allows(
+        AclOperation::Write,
+        ResourceType::TransactionalId,
+        &request.transactional_id.0,
+    ) {
+        Some(ResourceType::TransactionalId)
+    } else if !authz.allows(AclOperation::Read, ResourceType::Group, &request.group_id.0) {
+        Some(ResourceType::Group)
+    } else {
+        None
+    };
+    let unreadable: HashSet<String> = request
+        .topics
+        .iter()
+        .map(|t| t.name.0.to_string())
+        .filter(|n| !authz.allows(AclOperation::Read, ResourceType::Topic, n))
+        .collect();
     Reply::Later(Box::pin(async move {
-        let answered = blocking(move || answer(&broker, version, request)).await;
+        let answered = match denied {
+            Some(rt) => Err(BrokerError::Unauthorized(rt)),
+            None => blocking(move || answer(&broker, version, request, &unreadable)).await,
+        };
         ResponseKind::TxnOffsetCommit(answered.unwrap_or_else(|e| {
             let code = code(version, &e);
             let topics = wanted
@@ -65,6 +94,7 @@ fn answer(
     broker: &Broker,
     version: i16,
     request: TxnOffsetCommitRequest,
+    unreadable: &HashSet<String>,
 ) -> TxnOffsetCommitResponse {
     let max_metadata = broker.coordinator.settings().metadata_max_bytes;
     let now = broker.clock.now_ms();
@@ -77,7 +107,9 @@ fn answer(
         let mut partitions = Vec::new();
         for p in &t.partitions {
             let metadata = p.committed_metadata.as_deref().unwrap_or("").to_string();
-            let error = if known
+            let error = if unreadable.contains(&*t.name.0) {
+                Some(BrokerError::Unauthorized(ResourceType::Topic))
+            } else if known
                 .as_ref()
                 .is_none_or(|k| k.partition(p.partition_index).is_none())
             {
