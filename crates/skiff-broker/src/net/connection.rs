@@ -196,6 +196,7 @@ pub async fn run_tls(
             }
         };
         tracing::Span::current().record("principal", tracing::field::display(&principal));
+        debug!(%principal, "TLS handshake done");
         let (reader, writer) = tokio::io::split(stream);
         serve(reader, writer, peer, listener, principal, broker, shutdown).await
     }
