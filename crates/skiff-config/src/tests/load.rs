@@ -440,3 +440,28 @@ fn ssl_listeners_with_per_listener_overrides() {
     let e = from_toml("[broker]\nlisteners = \"EXTERNAL://127.0.0.1:9093\"\n").unwrap_err();
     assert!(e.to_string().contains("does not define"), "{e}");
 }
+
+#[test]
+fn ssl_secrets_are_sensitive_in_describe_configs() {
+    let (cfg, _) = from_toml(
+        "[broker]\nssl.keystore.key = \"-----BEGIN PRIVATE KEY-----SECRET\"\n\
+         ssl.key.password = \"hunter2\"\nssl.keystore.certificate.chain = \"CHAIN\"\n\
+         ssl.truststore.certificates = \"CAS\"\nssl.client.auth = \"requested\"\n",
+    )
+    .unwrap();
+    let described = crate::describe_broker_configs(&cfg);
+    for key in [
+        "ssl.keystore.key",
+        "ssl.key.password",
+        "ssl.keystore.certificate.chain",
+        "ssl.truststore.certificates",
+    ] {
+        let d = described.iter().find(|d| d.name == key).unwrap();
+        assert!(d.is_sensitive, "{key}");
+        assert_eq!(d.value, None, "{key}");
+        assert!(d.synonyms.iter().all(|s| s.1.is_none()), "{key}");
+    }
+    let auth = described.iter().find(|d| d.name == "ssl.client.auth").unwrap();
+    assert_eq!(auth.value.as_deref(), Some("requested"));
+    assert!(!auth.is_sensitive);
+}
