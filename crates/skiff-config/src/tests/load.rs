@@ -461,7 +461,10 @@ fn ssl_secrets_are_sensitive_in_describe_configs() {
         assert_eq!(d.value, None, "{key}");
         assert!(d.synonyms.iter().all(|s| s.1.is_none()), "{key}");
     }
-    let auth = described.iter().find(|d| d.name == "ssl.client.auth").unwrap();
+    let auth = described
+        .iter()
+        .find(|d| d.name == "ssl.client.auth")
+        .unwrap();
     assert_eq!(auth.value.as_deref(), Some("requested"));
     assert!(!auth.is_sensitive);
 }
