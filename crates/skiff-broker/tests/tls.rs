@@ -3,7 +3,9 @@
 //! required with and without a client certificate (the broker keeps serving), plaintext bytes
 //! sent to the TLS port, a stalled handshake (bounded by `connections.max.idle.ms`), and the
 //! principal of the client certificate reaching the request's context (the `principal` field
-//! of the `request` span, which is built from `RequestContext::principal`).
+//! of the `request` span, which is built from `RequestContext::principal`), and the reload of
+//! certificates without restart (file replaced on disk; IncrementalAlterConfigs of a
+//! listener-prefixed keystore location).
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -33,6 +35,7 @@ use tracing::{Event, Metadata, Subscriber};
 /// A CA, a server certificate for 127.0.0.1/localhost, a client certificate of `CN=alice,O=Acme`
 /// signed by the CA, and another from an untrusted CA.
 struct Pki {
+    ca: (rcgen::Certificate, KeyPair),
     ca_pem: String,
     server_pem: String,
     client: (Vec<CertificateDer<'static>>, String),
@@ -63,26 +66,33 @@ fn client_cert(
     (vec![cert.der().clone()], key.serialize_pem())
 }
 
-fn pki() -> Pki {
-    let (ca_cert, ca_key) = ca("test CA");
+/// A server certificate for 127.0.0.1 signed by `ca`, as a PEM keystore (key + chain).
+fn server_pem(ca: &(rcgen::Certificate, KeyPair)) -> String {
     let server_key = KeyPair::generate().unwrap();
     let server = CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
         .unwrap()
-        .signed_by(&server_key, &ca_cert, &ca_key)
+        .signed_by(&server_key, &ca.0, &ca.1)
         .unwrap();
-    let (other_ca, other_key) = ca("other CA");
+    format!("{}{}", server_key.serialize_pem(), server.pem())
+}
+
+fn pki() -> Pki {
+    let ca = ca("test CA");
+    let (other_ca, other_key) = self::ca("other CA");
     Pki {
-        ca_pem: ca_cert.pem(),
-        server_pem: format!("{}{}", server_key.serialize_pem(), server.pem()),
-        client: client_cert(&ca_cert, &ca_key, "alice"),
+        ca_pem: ca.0.pem(),
+        server_pem: server_pem(&ca),
+        client: client_cert(&ca.0, &ca.1, "alice"),
         stranger: client_cert(&other_ca, &other_key, "mallory"),
+        ca,
     }
 }
 
 struct Tls {
     addr: std::net::SocketAddr,
     pki: Pki,
-    _served: common::Served,
+    certs: std::path::PathBuf,
+    served: common::Served,
     _dir: tempfile::TempDir,
 }
 
@@ -110,7 +120,8 @@ async fn start(client_auth: &str, extra: &[&str]) -> Tls {
     Tls {
         addr: served.addr,
         pki,
-        _served: served,
+        certs,
+        served,
         _dir: dir,
     }
 }
@@ -369,4 +380,94 @@ async fn bad_tls_settings_fail_the_listener_check() {
     .unwrap();
     let e = skiff_broker::net::tls::listener_tls(&cfg, "SSL").unwrap_err();
     assert!(e.contains("nope.pem"), "{e}");
+}
+
+// ---- reload without restart ------------------------------------------------------------------
+
+/// The certificate the server presents to a new connection.
+async fn presented(t: &Tls) -> Vec<u8> {
+    let mut s = tls_connect(t, None).await.unwrap();
+    api_versions(&mut s, 1).await.expect("served");
+    s.get_ref().1.peer_certificates().unwrap()[0].to_vec()
+}
+
+/// Writes `text` to `path` with a modification time clearly after the previous one.
+fn replace(path: &Path, text: &str, ahead_secs: u64) {
+    std::fs::write(path, text).unwrap();
+    let when = std::time::SystemTime::now() + Duration::from_secs(ahead_secs);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+}
+
+fn first_cert_der(pem: &str) -> Vec<u8> {
+    CertificateDer::pem_slice_iter(pem.as_bytes())
+        .next()
+        .unwrap()
+        .unwrap()
+        .to_vec()
+}
+
+#[tokio::test]
+async fn certificates_are_reloaded_from_disk_and_by_incremental_alter_configs() {
+    use kafka_protocol::messages::incremental_alter_configs_request::{
+        AlterConfigsResource, AlterableConfig,
+    };
+    use kafka_protocol::messages::{IncrementalAlterConfigsRequest, RequestKind, ResponseKind};
+
+    let t = start("none", &[]).await;
+    let first = presented(&t).await;
+    assert_eq!(first, first_cert_der(&t.pki.server_pem));
+
+    // The file is replaced on disk: the next connection gets the new certificate.
+    let second_pem = server_pem(&t.pki.ca);
+    replace(&t.certs.join("server.pem"), &second_pem, 10);
+    assert_eq!(
+        presented(&t).await,
+        first_cert_der(&second_pem),
+        "reloaded from disk"
+    );
+
+    // A broken file: the previous certificate stays in use.
+    replace(&t.certs.join("server.pem"), "not a pem", 20);
+    assert_eq!(
+        presented(&t).await,
+        first_cert_der(&second_pem),
+        "kept on a bad file"
+    );
+
+    // IncrementalAlterConfigs of the listener-prefixed location, as Kafka's kafka-configs.
+    let third_pem = server_pem(&t.pki.ca);
+    let third = t.certs.join("server3.pem");
+    std::fs::write(&third, &third_pem).unwrap();
+    let request = IncrementalAlterConfigsRequest::default().with_resources(vec![
+        AlterConfigsResource::default()
+            .with_resource_type(4)
+            .with_resource_name(StrBytes::from_static_str("1"))
+            .with_configs(vec![AlterableConfig::default()
+                .with_name(StrBytes::from_static_str(
+                    "listener.name.ssl.ssl.keystore.location",
+                ))
+                .with_config_operation(0)
+                .with_value(Some(StrBytes::from_string(third.display().to_string())))]),
+    ]);
+    let response = common::call(
+        &t.served.broker,
+        ApiKey::IncrementalAlterConfigs,
+        1,
+        RequestKind::IncrementalAlterConfigs(request),
+    )
+    .await;
+    let ResponseKind::IncrementalAlterConfigs(response) = response else {
+        panic!("{response:?}")
+    };
+    assert_eq!(response.responses[0].error_code, 0, "{response:?}");
+    assert_eq!(
+        presented(&t).await,
+        first_cert_der(&third_pem),
+        "reloaded by AlterConfigs"
+    );
 }

@@ -49,8 +49,8 @@ pub async fn serve_listener(
 ) {
     let tls = match skiff_config::listener_protocol(&broker.config, name) {
         Some(skiff_config::SecurityProtocol::Ssl) => {
-            match crate::net::tls::listener_tls(&broker.config, name) {
-                Ok(tls) => Some(tls),
+            match crate::net::tls::TlsReloader::new(&broker.live_config(), name) {
+                Ok(tls) => Some(Arc::new(tls)),
                 Err(e) => {
                     error!(listener = name, error = %e, "cannot serve the SSL listener");
                     return;
@@ -75,7 +75,7 @@ pub async fn serve_listener(
             let broker = broker.clone();
             let shutdown = shutdown.clone();
             let name = name.clone();
-            let tls = tls.clone();
+            let tls = tls.as_ref().map(|t| t.current(&broker));
             async move {
                 match tls {
                     Some(tls) => {

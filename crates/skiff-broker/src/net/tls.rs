@@ -13,9 +13,18 @@
 //!   client certificate.
 //!
 //! Building reads the files once; the result is immutable and shared by the connections.
+//!
+//! Reload without restart ([`TlsReloader`]): before each accepted connection the listener's
+//! settings are resolved again from the live configuration (so an AlterConfigs /
+//! IncrementalAlterConfigs of an `ssl.*` or `listener.name.<l>.ssl.*` key applies, as in
+//! Kafka) and the modification times of the keystore and truststore files are compared with
+//! those last read (so a certificate replaced on disk is picked up too). On a change the
+//! configuration is rebuilt; if that fails, the previous one stays in use and the failure is
+//! logged once per distinct change. Connections already open keep their session.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use rustls::crypto::{ring as provider, CryptoProvider};
 use rustls::server::WebPkiClientVerifier;
@@ -27,6 +36,7 @@ use skiff_acl::SslPrincipalMapper;
 use skiff_config::{BrokerConfig, ClientAuth, ListenerSsl};
 
 use crate::acl_operations::Principal;
+use crate::broker::Broker;
 
 /// What an SSL listener needs: the rustls configuration and the principal mapping.
 #[derive(Clone)]
@@ -44,13 +54,95 @@ impl std::fmt::Debug for ListenerTls {
 /// The TLS setup of the listener `listener` from `cfg`; the error names the key at fault.
 pub fn listener_tls(cfg: &BrokerConfig, listener: &str) -> Result<ListenerTls, String> {
     let ssl = skiff_config::listener_ssl(cfg, listener)?;
-    let config = server_config(&ssl).map_err(|e| format!("listener {listener}: {e}"))?;
+    build(&ssl, listener)
+}
+
+fn build(ssl: &ListenerSsl, listener: &str) -> Result<ListenerTls, String> {
+    let config = server_config(ssl).map_err(|e| format!("listener {listener}: {e}"))?;
     let mapper = SslPrincipalMapper::parse(&ssl.principal_mapping_rules)
         .map_err(|e| format!("listener {listener}: {e}"))?;
     Ok(ListenerTls {
         acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
         mapper: Arc::new(mapper),
     })
+}
+
+/// The modification times of the files `ssl` reads (keystore, truststore).
+fn stamps(ssl: &ListenerSsl) -> Vec<Option<SystemTime>> {
+    [&ssl.keystore_location, &ssl.truststore_location]
+        .into_iter()
+        .map(|p| {
+            p.as_ref()
+                .and_then(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+        })
+        .collect()
+}
+
+/// What a TLS setup was built from.
+type Source = (ListenerSsl, Vec<Option<SystemTime>>);
+
+/// An SSL listener's TLS setup, rebuilt when its settings or files change (module docs).
+pub struct TlsReloader {
+    listener: String,
+    state: Mutex<ReloadState>,
+}
+
+struct ReloadState {
+    source: Source,
+    tls: ListenerTls,
+    /// The last source that failed to build, so it is logged once, not per connection.
+    failed: Option<Source>,
+}
+
+impl TlsReloader {
+    /// Builds the listener's TLS setup from `cfg`; errors as [`listener_tls`].
+    pub fn new(cfg: &BrokerConfig, listener: &str) -> Result<TlsReloader, String> {
+        let ssl = skiff_config::listener_ssl(cfg, listener)?;
+        let source = (ssl.clone(), stamps(&ssl));
+        let tls = build(&ssl, listener)?;
+        Ok(TlsReloader {
+            listener: listener.to_string(),
+            state: Mutex::new(ReloadState {
+                source,
+                tls,
+                failed: None,
+            }),
+        })
+    }
+
+    /// The TLS setup for a new connection, rebuilt first if the live settings or the files'
+    /// modification times changed.
+    pub fn current(&self, broker: &Broker) -> ListenerTls {
+        let live = broker.live_config();
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let ssl = match skiff_config::listener_ssl(&live, &self.listener) {
+            Ok(ssl) => ssl,
+            // The live configuration was validated when altered; keep what works.
+            Err(_) => return state.tls.clone(),
+        };
+        let files = stamps(&ssl);
+        let source = (ssl, files);
+        if source == state.source || state.failed.as_ref() == Some(&source) {
+            return state.tls.clone();
+        }
+        match build(&source.0, &self.listener) {
+            Ok(tls) => {
+                tracing::info!(listener = %self.listener, "TLS keystore/truststore reloaded");
+                state.tls = tls;
+                state.source = source;
+                state.failed = None;
+            }
+            Err(e) => {
+                tracing::warn!(
+                    listener = %self.listener,
+                    error = %e,
+                    "cannot reload the TLS settings; keeping the previous ones"
+                );
+                state.failed = Some(source);
+            }
+        }
+        state.tls.clone()
+    }
 }
 
 /// Kafka's (IANA) cipher suite names of the suites rustls offers.
