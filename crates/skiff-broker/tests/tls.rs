@@ -280,8 +280,11 @@ async fn a_stalled_handshake_is_closed_after_connections_max_idle_ms() {
 
 type Fields = BTreeMap<String, String>;
 
+/// (last span id, span id -> (name, fields)).
+type Spans = (u64, HashMap<u64, (String, Fields)>);
+
 #[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<(u64, HashMap<u64, (String, Fields)>)>>);
+struct Recorder(Arc<Mutex<Spans>>);
 
 struct Collect<'a>(&'a mut Fields);
 

@@ -415,7 +415,7 @@ mod tests {
         let der = cert.der().clone();
         assert_eq!(subject_dn(&der).unwrap(), "CN=alice,O=Acme\\, Inc");
         let default = SslPrincipalMapper::parse("DEFAULT").unwrap();
-        let p = principal(Some(&[der.clone()]), &default).unwrap();
+        let p = principal(Some(std::slice::from_ref(&der)), &default).unwrap();
         assert_eq!((p.kind, &*p.name), ("User", "CN=alice,O=Acme\\, Inc"));
         let rules = SslPrincipalMapper::parse("RULE:^CN=([^,]*),.*$/$1/U").unwrap();
         let p = principal(Some(&[der]), &rules).unwrap();
