@@ -12,17 +12,21 @@
 //!   pid comes from `<root>/data/kafka.pid`, log segments are under `<root>/data/logs`.
 //! - Tansu: `tansu broker ... --storage-engine memory://tansu/`: in memory, nothing persists.
 //!
+//! The free port, the `SKIFF_*`-free command and the bounded wait after SIGTERM come from
+//! `skiff-testkit`, the tests' starter; readiness and timing stay here (they differ per peer).
+//!
 //! Thread-safety: a `RunningBroker` is owned by the bench's main thread; `sample()` only
 //! reads `/proc/PID/*`. On-disk: everything lives under the temp root, removed on drop.
 
 use std::fs::{self, File};
 use std::io::Read;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
+use skiff_testkit::{free_port, wait_exit};
 use tempfile::TempDir;
 
 use crate::probe;
@@ -193,20 +197,15 @@ impl BrokerKind {
 }
 
 fn skiff_command(bin: &Path, port: u16, data: &Path, opts: &Launch) -> Command {
-    let mut cmd = Command::new(bin);
+    // The kit's command drops SKIFF_* variables (config overrides for the broker): never let
+    // the bench's own environment change what is being measured.
+    let mut cmd = skiff_testkit::command(bin);
     cmd.arg("--set")
         .arg(format!("listeners=PLAINTEXT://127.0.0.1:{port}"))
         .arg("--set")
         .arg(format!("log.dirs={}", data.display()));
     for kv in &opts.settings {
         cmd.arg("--set").arg(kv);
-    }
-    // SKIFF_* variables are config overrides for the broker: never let the bench's own
-    // environment change what is being measured.
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("SKIFF_") {
-            cmd.env_remove(&name);
-        }
     }
     // The binary reads its filter from `--log` (default `info`), not RUST_LOG; `warn` keeps
     // per-request logging off the measured path.
@@ -344,10 +343,9 @@ impl RunningBroker {
                 wait_gone(pid, STOP_TIMEOUT)
             }
             Some(Proc::Child(mut child)) => {
-                signal(child.id(), "-TERM")?;
-                let deadline = Instant::now() + STOP_TIMEOUT;
-                loop {
-                    if let Some(st) = child.try_wait().context("waiting for the broker")? {
+                skiff_testkit::sigterm(child.id())?;
+                match wait_exit(&mut child, STOP_TIMEOUT)? {
+                    Some(st) => {
                         if !st.success() {
                             eprintln!(
                                 "warning: {} exited with {st} after SIGTERM; log tail:\n{}",
@@ -355,9 +353,9 @@ impl RunningBroker {
                                 self.log_tail(20)
                             );
                         }
-                        return Ok(());
+                        Ok(())
                     }
-                    if Instant::now() > deadline {
+                    None => {
                         let _ = child.kill();
                         let _ = child.wait();
                         bail!(
@@ -366,7 +364,6 @@ impl RunningBroker {
                             self.log_tail(40)
                         );
                     }
-                    std::thread::sleep(Duration::from_millis(20));
                 }
             }
         }
@@ -515,13 +512,6 @@ fn tail_of(path: &Path, n: usize) -> String {
     }
     let lines: Vec<&str> = s.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
-/// A loopback port that was free a moment ago: bind port 0, read it, release it.
-fn free_port() -> Result<u16> {
-    let l = TcpListener::bind("127.0.0.1:0").context("binding 127.0.0.1:0 to find a free port")?;
-    let port = l.local_addr().context("reading the bound address")?.port();
-    Ok(port)
 }
 
 #[cfg(test)]

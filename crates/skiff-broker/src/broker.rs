@@ -18,6 +18,7 @@ use crate::dynamic_configs::{DynamicConfigs, Stored};
 use crate::metrics::{BrokerMetrics, FsyncSite};
 use crate::net::quotas::ConnectionQuotas;
 use crate::producer_ids::ProducerIds;
+use crate::scram_store::ScramStore;
 use crate::topics::{TopicError, Topics};
 
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +62,8 @@ pub struct Broker {
     pub coordinator: GroupCoordinator,
     /// Transactions (`__transaction_state`).
     pub txn: TxnCoordinator,
+    /// SCRAM credentials (`scram-credentials.json`), managed by AlterUserScramCredentials.
+    pub scram: Arc<ScramStore>,
 }
 
 /// Kafka's `meta.properties`, so the data dir says which cluster and node it belongs to.
@@ -90,6 +93,7 @@ impl Broker {
         let log_dir = Arc::new(log_dir);
         let cluster_id = load_or_create_meta(&log_dir, &config)?;
         let dynamic = Arc::new(DynamicConfigs::open(log_dir.root(), config.clone())?);
+        let scram = Arc::new(ScramStore::open(log_dir.root())?);
         let live = dynamic.live();
         let topics = Arc::new(Topics::load(
             log_dir.clone(),
@@ -122,6 +126,7 @@ impl Broker {
         let producer_ids = ProducerIds::open(log_dir.root())?;
         let txn = TxnCoordinator::start(&*storage, &config, clock.clone())?;
         let broker = Arc::new(Broker {
+            scram,
             producer_ids,
             coordinator,
             txn,

@@ -141,6 +141,12 @@ async fn route(ctx: &RequestContext, body: RequestKind) -> Reply {
         RequestKind::DescribeAcls(r) => acls::describe(ctx, r).await,
         RequestKind::CreateAcls(r) => acls::create(ctx, r).await,
         RequestKind::DeleteAcls(r) => acls::delete(ctx, r).await,
+        RequestKind::DescribeUserScramCredentials(r) => {
+            describe_user_scram_credentials::handle(ctx, r).await
+        }
+        RequestKind::AlterUserScramCredentials(r) => {
+            alter_user_scram_credentials::handle(ctx, r).await
+        }
         _ => Reply::Close(format!(
             "{:?} is advertised by no handler; closing",
             ctx.api_key

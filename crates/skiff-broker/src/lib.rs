@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod net;
 pub mod partition;
 pub mod producer_ids;
+pub mod scram_store;
 pub mod topics;
 
 pub use broker::{Broker, StartError};

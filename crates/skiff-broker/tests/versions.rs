@@ -555,6 +555,28 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
                     .with_partition_indexes(vec![0, 7]),
             ]),
         )],
+        // What kafka-configs sends: one upsertion (SCRAM-SHA-256), then a describe of all users.
+        ApiKey::AlterUserScramCredentials => vec![RequestKind::AlterUserScramCredentials(
+            AlterUserScramCredentialsRequest::default().with_upsertions(vec![
+                alter_user_scram_credentials_request::ScramCredentialUpsertion::default()
+                    .with_name(s("alice"))
+                    .with_mechanism(1)
+                    .with_iterations(4096)
+                    .with_salt(Bytes::from_static(b"salt"))
+                    .with_salted_password(Bytes::from_static(&[7; 32])),
+            ]),
+        )],
+        ApiKey::DescribeUserScramCredentials => vec![
+            RequestKind::DescribeUserScramCredentials(
+                DescribeUserScramCredentialsRequest::default(),
+            ),
+            RequestKind::DescribeUserScramCredentials(
+                DescribeUserScramCredentialsRequest::default().with_users(Some(vec![
+                    describe_user_scram_credentials_request::UserName::default()
+                        .with_name(s("nobody")),
+                ])),
+            ),
+        ],
         // What MirrorMaker 2 and kafka-acls.sh send: TOPIC (2) / ANY (1) codes, one null string.
         ApiKey::DescribeAcls => vec![RequestKind::DescribeAcls(
             DescribeAclsRequest::default()

@@ -3,17 +3,12 @@
 //! on many developer machines and in CI): no Rust backtrace, which is for bugs.
 #![allow(clippy::unwrap_used)]
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn skiff(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skiff"));
+    // The kit's command drops the caller's SKIFF_* variables (config for the broker).
+    let mut cmd = skiff_testkit::command(env!("CARGO_BIN_EXE_skiff"));
     cmd.args(args).env("RUST_BACKTRACE", "1");
-    // The caller's SKIFF_* variables are config for the broker: do not let them in.
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("SKIFF_") {
-            cmd.env_remove(name);
-        }
-    }
     for (k, v) in env {
         cmd.env(k, v);
     }

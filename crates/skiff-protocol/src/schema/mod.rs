@@ -19,6 +19,7 @@ mod acls;
 mod admin;
 mod core;
 mod groups;
+mod scram;
 mod txn;
 
 use kafka_protocol::messages::ApiKey;
@@ -172,6 +173,18 @@ static SCHEMAS: &[(ApiKey, i16, i16, &Struct)] = &[
         0,
         0,
         &txn::DESCRIBE_TRANSACTIONS,
+    ),
+    (
+        ApiKey::DescribeUserScramCredentials,
+        0,
+        0,
+        &scram::DESCRIBE_USER_SCRAM_CREDENTIALS,
+    ),
+    (
+        ApiKey::AlterUserScramCredentials,
+        0,
+        0,
+        &scram::ALTER_USER_SCRAM_CREDENTIALS,
     ),
 ];
 

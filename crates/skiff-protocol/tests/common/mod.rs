@@ -41,6 +41,7 @@ macro_rules! tag {
 
 mod acls;
 mod groups;
+mod scram;
 mod txn;
 
 /// Every (key, version) pair in SUPPORTED.
@@ -440,6 +441,7 @@ pub fn sample_request(key: ApiKey, v: i16) -> RequestKind {
         other => groups::sample(other, v, f)
             .or_else(|| txn::sample(other, v, f))
             .or_else(|| acls::sample(other, v, f))
+            .or_else(|| scram::sample(other, v, f))
             .unwrap_or_else(|| panic!("no sample for {other:?}: add one with its schema")),
     }
 }
