@@ -7,9 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::io::Write;
-use std::net::TcpStream;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
 
 fn skiff() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_skiff"));
@@ -27,15 +25,6 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-struct Broker(Child);
-
-impl Drop for Broker {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 fn kcat_has_ssl() -> bool {
@@ -93,31 +82,23 @@ fn dev_certs_then_kcat_produces_and_consumes_over_mutual_tls() {
 
     let (ssl, plain) = (free_port(), free_port());
     let c = |f: &str| certs.join(f).display().to_string();
-    let config = format!(
-        "[broker]\nlisteners = \"SSL://127.0.0.1:{ssl},PLAINTEXT://127.0.0.1:{plain}\"\n\
-         log.dirs = \"{}\"\nssl.keystore.type = \"PEM\"\nssl.keystore.location = \"{}\"\n\
-         ssl.truststore.type = \"PEM\"\nssl.truststore.location = \"{}\"\n\
-         ssl.client.auth = \"required\"\n",
-        dir.path().join("data").display(),
-        c("server.pem"),
-        c("ca.pem"),
-    );
-    let config_path = dir.path().join("skiff.toml");
-    std::fs::write(&config_path, config).unwrap();
-    let _broker = Broker(
-        skiff()
-            .arg("--config")
-            .arg(&config_path)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(("127.0.0.1", plain)).is_err() {
-        assert!(Instant::now() < deadline, "the broker did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    // The kit's PLAINTEXT listener is replaced by ours (SSL + PLAINTEXT on ports chosen here).
+    let _broker = skiff_testkit::Broker::start_opts(
+        skiff_testkit::Options::new()
+            .set(
+                "listeners",
+                &format!("SSL://127.0.0.1:{ssl},PLAINTEXT://127.0.0.1:{plain}"),
+            )
+            .set("ssl.keystore.type", "PEM")
+            .set("ssl.keystore.location", &c("server.pem"))
+            .set("ssl.truststore.type", "PEM")
+            .set("ssl.truststore.location", &c("ca.pem"))
+            .set("ssl.client.auth", "required")
+            .ready(skiff_testkit::Ready::LogLine(
+                skiff_testkit::READY_LINE.to_string(),
+            )),
+    )
+    .unwrap();
     let tls = |extra: &[&str]| -> Vec<String> {
         let mut v: Vec<String> = [
             "-b",
