@@ -38,18 +38,25 @@ pub enum AclOperation {
     DescribeTokens = 14,
 }
 
-/// Who is asking. Every connection is currently unauthenticated plaintext, which Kafka
-/// calls `User:ANONYMOUS`; the security work will carry the authenticated principal here.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Who is asking: `User:ANONYMOUS` on PLAINTEXT connections and TLS ones without a client
+/// certificate (as Kafka), `User:<mapped subject>` for a TLS client certificate. The name is
+/// owned when it comes from a connection, borrowed for constants.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Principal<'a> {
     pub kind: &'a str,
-    pub name: &'a str,
+    pub name: std::borrow::Cow<'a, str>,
+}
+
+impl std::fmt::Display for Principal<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.kind, self.name)
+    }
 }
 
 impl Principal<'static> {
     pub const ANONYMOUS: Principal<'static> = Principal {
         kind: "User",
-        name: "ANONYMOUS",
+        name: std::borrow::Cow::Borrowed("ANONYMOUS"),
     };
 }
 

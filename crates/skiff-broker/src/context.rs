@@ -28,8 +28,8 @@ pub struct RequestContext {
     /// The name of the `listeners` entry the request came in on (empty: the first).
     /// Metadata, DescribeCluster and FindCoordinator advertise the listener of that name.
     pub listener: String,
-    /// Who is asking. Every connection is unauthenticated plaintext today (`User:ANONYMOUS`);
-    /// the security work fills this in from the connection's authentication.
+    /// Who is asking: the connection's principal (`User:ANONYMOUS` on PLAINTEXT, the mapped
+    /// client certificate subject on TLS with one).
     pub principal: Principal<'static>,
 }
 

@@ -2,7 +2,8 @@
 //!
 //! Every handler has one shape, `handle(&RequestContext, Request) -> Reply` (async), so every
 //! arm is one line. Each request runs inside one tracing span, `request`, with the fields
-//! `api_key` (its name), `api_version`, `correlation_id`, `client_id` and `listener`; a
+//! `api_key` (its name), `api_version`, `correlation_id`, `client_id`, `listener` and
+//! `principal` (e.g. `User:ANONYMOUS`); a
 //! reply that waits ([`Reply::Later`]) keeps the span while it waits.
 //!
 //! Handlers return a [`Reply`]; only the connection knows header versions and the socket.
@@ -52,6 +53,18 @@ pub async fn dispatch_on(
     client_host: &str,
     listener: &str,
 ) -> Reply {
+    dispatch_as(broker, request, client_host, listener, Principal::ANONYMOUS).await
+}
+
+/// [`dispatch_on`] for a request from `principal` (the connection's, e.g. from its TLS
+/// client certificate).
+pub async fn dispatch_as(
+    broker: &Arc<Broker>,
+    request: DecodedRequest,
+    client_host: &str,
+    listener: &str,
+    principal: Principal<'static>,
+) -> Reply {
     let ctx = RequestContext {
         broker: broker.clone(),
         api_key: request.api_key,
@@ -65,7 +78,7 @@ pub async fn dispatch_on(
             .unwrap_or_default(),
         client_host: client_host.to_string(),
         listener: listener.to_string(),
-        principal: Principal::ANONYMOUS,
+        principal,
     };
     dispatch_request(ctx, request.body).await
 }
@@ -79,6 +92,7 @@ pub async fn dispatch_request(ctx: RequestContext, body: RequestKind) -> Reply {
         correlation_id = ctx.correlation_id,
         client_id = %ctx.client_id,
         listener = %ctx.listener,
+        principal = %ctx.principal,
     );
     match route(&ctx, body).instrument(span.clone()).await {
         Reply::Later(future) => Reply::Later(Box::pin(future.instrument(span))),

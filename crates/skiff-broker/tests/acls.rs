@@ -48,7 +48,10 @@ fn s(v: &str) -> StrBytes {
 
 /// The principal a request is sent as (`User:<name>`).
 fn user(name: &'static str) -> Principal<'static> {
-    Principal { kind: "User", name }
+    Principal {
+        kind: "User",
+        name: name.into(),
+    }
 }
 
 async fn start(dir: &std::path::Path, extra: &[&str]) -> Arc<Broker> {

@@ -77,6 +77,18 @@ pub(crate) fn build(
     let mut parsed: BTreeMap<&str, Parsed> = BTreeMap::new();
     let mut not_implemented = Vec::new();
     for (key, s) in settings {
+        if let Some(base) = crate::ssl::listener_override_base(key) {
+            // `listener.name.<name>.ssl.*`: typed and validated as the plain key.
+            let def = names::broker_config_def(base).ok_or_else(|| ConfigError::UnknownKey {
+                key: key.clone(),
+                origin: s.origin.clone(),
+                hint: None,
+            })?;
+            parse_value(key, def.kind, &s.value, broker_validator(base))
+                .map_err(|e| invalid(key, s, e.message))?;
+            cfg.explicit.insert(key.clone(), s.value.trim().to_string());
+            continue;
+        }
         let def = names::broker_config_def(key).ok_or_else(|| ConfigError::UnknownKey {
             key: key.clone(),
             origin: s.origin.clone(),
@@ -196,6 +208,20 @@ pub(crate) fn build(
     }
     build_dirs(&mut cfg, settings)?;
     build_listeners(&mut cfg, settings)?;
+    // Every SSL listener must have usable TLS settings; files are read by the broker.
+    for l in &cfg.listeners {
+        if crate::ssl::listener_protocol(&cfg, &l.name) == Some(crate::ssl::SecurityProtocol::Ssl) {
+            crate::ssl::listener_ssl(&cfg, &l.name).map_err(|message| {
+                ConfigError::InvalidValue {
+                    key: "listeners".to_string(),
+                    origin: settings
+                        .get("listeners")
+                        .map_or_else(|| "default".to_string(), |s| s.origin.clone()),
+                    message,
+                }
+            })?;
+        }
+    }
     build_log_defaults(&mut cfg, settings, &parsed)?;
     cfg.topics = build_topics(&cfg, topics)?;
     Ok((cfg, warnings))

@@ -66,6 +66,10 @@ const KAFKA_DYNAMIC_NOT_APPLIED: &[&str] = &[
 
 /// Whether (and how) `name` can be changed dynamically.
 pub fn broker_key_dynamic(name: &str) -> DynamicKey {
+    if crate::ssl::listener_override_base(name).is_some() {
+        // `listener.name.<l>.ssl.*`: applied by the SSL listener at its next connection.
+        return DynamicKey::Applied;
+    }
     let Some(def) = names::broker_config_def(name) else {
         return DynamicKey::Unknown;
     };
@@ -222,6 +226,10 @@ mod tests {
             "message.max.bytes",
             "log.cleanup.policy",
             "producer.id.expiration.ms",
+            // TLS settings: the SSL listener rebuilds its configuration at the next connection.
+            "ssl.keystore.location",
+            "listener.name.external.ssl.keystore.location",
+            "listener.name.ssl.ssl.client.auth",
         ] {
             assert_eq!(broker_key_dynamic(k), DynamicKey::Applied, "{k}");
         }
@@ -237,12 +245,16 @@ mod tests {
             "num.io.threads",
             "max.connections",
             "min.insync.replicas",
-            "ssl.keystore.location",
+            "ssl.keystore.password",
             "listeners",
         ] {
             assert_eq!(broker_key_dynamic(k), DynamicKey::NotApplied, "{k}");
         }
         assert_eq!(broker_key_dynamic("foo.bar"), DynamicKey::Unknown);
+        assert_eq!(
+            broker_key_dynamic("listener.name.x.ssl.bogus"),
+            DynamicKey::Unknown
+        );
     }
 
     #[test]

@@ -183,8 +183,8 @@ broker_keys! {
             doc: "The data directory when log.dirs is unset.";
         "listener.security.protocol.map", String,
             Some("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"),
-            Implemented, live: false, reads: [listeners],
-            doc: "Listener name to security protocol; Skiff serves only PLAINTEXT listeners.";
+            Implemented, live: false, reads: [listeners, listener_protocol],
+            doc: "Listener name to security protocol; Skiff serves PLAINTEXT and SSL listeners (SASL_PLAINTEXT and SASL_SSL are refused at start: not supported yet).";
         "group.consumer.min.session.timeout.ms", Int, Some("45000"), Implemented, live: false,
             reads: [validate_group_configs],
             doc: "Lower bound of a consumer group's consumer.session.timeout.ms.";
@@ -263,5 +263,35 @@ broker_keys! {
             doc: "Default of segment.bytes: size at which the active segment rolls.";
         "log.segment.delete.delay.ms", Long, Some("60000"), Recognised, live: false, reads: [],
             doc: "Default of file.delete.delay.ms; accepted and not acted on: Skiff unlinks a removed segment's files at once (readers that have them open keep reading on POSIX).";
+        // TLS (SSL listeners). Each may be given per listener as
+        // listener.name.<lower-case listener name>.<key>.
+        "ssl.keystore.type", String, Some("JKS"), Implemented, live: true, reads: [listener_ssl],
+            doc: "Format of the server keystore; Skiff reads PEM only (set \"PEM\").";
+        "ssl.keystore.location", String, None, Implemented, live: true, reads: [listener_ssl],
+            doc: "PEM file with the server's private key (PKCS#8, PKCS#1 or SEC1) and certificate chain.";
+        "ssl.keystore.certificate.chain", Password, None, Implemented, live: true,
+            reads: [listener_ssl],
+            doc: "Inline PEM certificate chain of the server (with ssl.keystore.key, instead of ssl.keystore.location).";
+        "ssl.keystore.key", Password, None, Implemented, live: true, reads: [listener_ssl],
+            doc: "Inline PEM private key of the server.";
+        "ssl.key.password", Password, None, Implemented, live: true, reads: [listener_ssl],
+            doc: "Password of an encrypted private key; Skiff refuses encrypted keys at start (decrypt with openssl pkcs8 -nocrypt).";
+        "ssl.truststore.type", String, Some("JKS"), Implemented, live: true, reads: [listener_ssl],
+            doc: "Format of the truststore; Skiff reads PEM only (set \"PEM\").";
+        "ssl.truststore.location", String, None, Implemented, live: true, reads: [listener_ssl],
+            doc: "PEM file with the CA certificates client certificates are checked against.";
+        "ssl.truststore.certificates", Password, None, Implemented, live: true,
+            reads: [listener_ssl],
+            doc: "Inline PEM CA certificates (instead of ssl.truststore.location).";
+        "ssl.client.auth", String, Some("none"), Implemented, live: true, reads: [listener_ssl],
+            doc: "Client certificates: none, requested (checked when sent) or required (mutual TLS).";
+        "ssl.enabled.protocols", List, Some("TLSv1.2,TLSv1.3"), Implemented, live: true,
+            reads: [listener_ssl],
+            doc: "TLS versions offered: TLSv1.2 and/or TLSv1.3.";
+        "ssl.cipher.suites", List, Some(""), Implemented, live: true, reads: [listener_ssl],
+            doc: "Cipher suites by IANA name (e.g. TLS_AES_128_GCM_SHA256, TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384); empty = rustls's defaults; an unknown name fails the start.";
+        "ssl.principal.mapping.rules", String, Some("DEFAULT"), Implemented, live: true,
+            reads: [listener_ssl],
+            doc: "Rules from a client certificate's subject (RFC 2253) to the User: principal name, as Kafka's.";
     }
 }

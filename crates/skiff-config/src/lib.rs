@@ -24,6 +24,7 @@ mod keys;
 mod listener;
 mod load;
 mod names;
+mod ssl;
 mod topic;
 mod types;
 
@@ -47,6 +48,10 @@ pub use listener::{
 };
 pub use load::{env_var_name, load, load_str, ENV_PREFIX, RESERVED_ENV};
 pub use names::{broker_config_def, broker_config_names, closest_name, BrokerConfigDef, KeyStatus};
+pub use ssl::{
+    listener_key, listener_override_base, listener_protocol, listener_ssl, ClientAuth, ListenerSsl,
+    SecurityProtocol, LISTENER_SSL_KEYS,
+};
 pub use topic::{
     describe_topic_configs, resolve_topic_config, topic_config_def, topic_config_defs,
     validate_topic_overrides, BrokerSynonym, TopicConfigDef,

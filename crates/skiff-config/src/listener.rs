@@ -1,7 +1,7 @@
 //! Listener parsing: `listeners` / `advertised.listeners` entries of the form
 //! `NAME://host:port` (IPv6 hosts in brackets), resolved against
-//! `listener.security.protocol.map`. Skiff speaks PLAINTEXT only, so any listener mapped to
-//! another protocol is refused with the key named.
+//! `listener.security.protocol.map`. Skiff serves PLAINTEXT and SSL listeners; one mapped to
+//! SASL_PLAINTEXT or SASL_SSL is refused (SASL is not supported yet).
 //!
 //! Pure functions; no I/O (hosts are not resolved here).
 
@@ -61,7 +61,7 @@ pub fn parse_protocol_map(raw: &str) -> Result<BTreeMap<String, String>, String>
 }
 
 /// Parse a comma-separated listener list. Every listener must have a name known to
-/// `protocols`, map to PLAINTEXT, and have a unique name and port.
+/// `protocols`, map to PLAINTEXT or SSL, and have a unique name and port.
 pub fn parse_listeners(
     raw: &str,
     protocols: &BTreeMap<String, String>,
@@ -76,10 +76,10 @@ pub fn parse_listeners(
                     l.name
                 ))
             }
-            Some("PLAINTEXT") => {}
+            Some("PLAINTEXT") | Some("SSL") => {}
             Some(other) => {
                 return Err(format!(
-                    "listener `{entry}` uses security protocol {other}; Skiff supports PLAINTEXT only"
+                    "listener `{entry}` uses security protocol {other}: SASL is not supported yet (Skiff serves PLAINTEXT and SSL listeners)"
                 ))
             }
         }
@@ -225,6 +225,29 @@ mod tests {
     }
 
     #[test]
+    fn ssl_and_plaintext_listeners_together() {
+        let ls = parse_listeners(
+            "SSL://127.0.0.1:9093,PLAINTEXT://127.0.0.1:9092",
+            &defaults(),
+        )
+        .unwrap();
+        assert_eq!(ls.len(), 2);
+        assert_eq!(ls[0].name, "SSL");
+        let map = parse_protocol_map("EXTERNAL:SSL,LOCAL:PLAINTEXT").unwrap();
+        assert_eq!(map.get("EXTERNAL").map(String::as_str), Some("SSL"));
+        let e = parse_listeners("SSL://h:1", &map).unwrap_err();
+        assert!(
+            e.contains("listener.security.protocol.map does not define"),
+            "{e}"
+        );
+        assert_eq!(
+            parse_protocol_map(DEFAULT_PROTOCOL_MAP).unwrap().len(),
+            4,
+            "Kafka's default map names the four protocols"
+        );
+    }
+
+    #[test]
     fn custom_names_need_a_plaintext_mapping() {
         let map = parse_protocol_map("INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT").unwrap();
         let ls =
@@ -235,11 +258,13 @@ mod tests {
     }
 
     #[test]
-    fn refuses_tls_sasl_and_garbage() {
-        assert!(parse_listeners("SSL://h:9093", &defaults())
+    fn refuses_sasl_and_garbage() {
+        assert!(parse_listeners("SASL_PLAINTEXT://h:9093", &defaults())
             .unwrap_err()
-            .contains("PLAINTEXT only"));
-        assert!(parse_listeners("SASL_PLAINTEXT://h:9093", &defaults()).is_err());
+            .contains("not supported yet"));
+        assert!(parse_listeners("SASL_SSL://h:9093", &defaults())
+            .unwrap_err()
+            .contains("not supported yet"));
         assert!(parse_listeners("127.0.0.1:9092", &defaults()).is_err());
         assert!(parse_listeners("PLAINTEXT://h:99999", &defaults()).is_err());
         assert!(parse_listeners("PLAINTEXT://h:1,PLAINTEXT://h:2", &defaults()).is_err());

@@ -151,7 +151,7 @@ fn unknown_env_warning(var: &str) -> String {
 }
 
 fn check_known(key: &str, origin: &str) -> Result<(), ConfigError> {
-    if broker_config_def(key).is_some() {
+    if broker_config_def(key).is_some() || crate::ssl::listener_override_base(key).is_some() {
         return Ok(());
     }
     Err(ConfigError::UnknownKey {

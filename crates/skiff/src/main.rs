@@ -1,9 +1,11 @@
 //! The `skiff` binary: command line, logging, wiring, signals, and the `compaction-status`
-//! subcommand that reads a running broker's metrics listener.
+//! subcommand that reads a running broker's metrics listener, and `dev-certs` (throwaway TLS
+//! certificates for development).
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod compaction_status;
+mod dev_certs;
 mod exposition;
 mod scrape;
 
@@ -53,6 +55,17 @@ enum Command {
         #[arg(long)]
         topic: Option<String>,
     },
+    /// FOR DEVELOPMENT ONLY: write a throwaway CA, a server certificate for the given host
+    /// names and a client certificate (PEM) into DIR, and print the config lines to use them.
+    DevCerts {
+        /// Directory to write ca.pem, ca-key.pem, server.pem, client.pem, client-key.pem.
+        #[arg(long, value_name = "DIR")]
+        dir: PathBuf,
+        /// Host name or IP address the server certificate is for (repeatable; default
+        /// localhost and 127.0.0.1).
+        #[arg(long = "host", value_name = "NAME")]
+        hosts: Vec<String>,
+    },
 }
 
 /// Upper bound of the drain (in-flight requests finishing) after SIGTERM; the rest of
@@ -77,6 +90,9 @@ fn try_main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     if let Some(Command::CompactionStatus { metrics, topic }) = &cli.command {
         return compaction_status::run(metrics, topic.as_deref());
+    }
+    if let Some(Command::DevCerts { dir, hosts }) = &cli.command {
+        return dev_certs::run(dir, hosts);
     }
     let filter = cli
         .log
@@ -116,6 +132,15 @@ async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     if config.listeners.is_empty() {
         bail!("listeners is empty");
+    }
+    // Read and check every SSL listener's certificates and keys before anything starts.
+    for l in &config.listeners {
+        if skiff_config::listener_protocol(&config, &l.name)
+            == Some(skiff_config::SecurityProtocol::Ssl)
+        {
+            skiff_broker::net::tls::listener_tls(&config, &l.name)
+                .map_err(|e| anyhow::anyhow!("TLS settings of listener {l}: {e}"))?;
+        }
     }
     let budget = Duration::from_millis(u64::try_from(config.shutdown_timeout_ms).unwrap_or(0));
     let broker: Arc<Broker> = tokio::task::spawn_blocking(move || Broker::start(config))

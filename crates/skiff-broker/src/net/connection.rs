@@ -14,6 +14,12 @@
 //! in the middle of one whose size prefix arrived but whose body did not. A frame's buffer
 //! grows with the bytes that actually arrive, so a stalled frame holds little memory
 //! whatever size it announced.
+//!
+//! TLS (SSL listeners): [`run_tls`] first completes the handshake, bounded by
+//! `connections.max.idle.ms` as a whole (a client that stalls in the handshake, or sends
+//! plaintext to the TLS port, is closed; the latter at once, since rustls rejects the bytes),
+//! then serves the decrypted stream like a plaintext one, with the principal of the client
+//! certificate (see [`crate::net::tls`]) in every request's context.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -23,14 +29,14 @@ use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, ResponseKind};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 use tracing::{debug, warn, Instrument};
 
+use crate::acl_operations::Principal;
 use crate::broker::Broker;
-use crate::dispatch::{dispatch_on, Reply, ResponseFuture};
+use crate::dispatch::{dispatch_as, Reply, ResponseFuture};
 use crate::metrics::BrokerMetrics;
 
 /// Responses queued behind a slow one before the reader stops reading (back-pressure).
@@ -116,19 +122,103 @@ struct Header {
     started: Instant,
 }
 
+/// `connections.max.idle.ms` as a duration; `None` when negative (no limit, as Kafka).
+fn idle_limit(broker: &Broker) -> Option<Duration> {
+    u64::try_from(broker.config.connections_max_idle_ms)
+        .ok()
+        .map(Duration::from_millis)
+}
+
 /// `listener` is the name of the `listeners` entry the client connected to.
 pub async fn run(
     stream: TcpStream,
     peer: SocketAddr,
     listener: &str,
     broker: Arc<Broker>,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) {
     let span = tracing::info_span!("connection", %peer);
+    let _ = stream.set_nodelay(true);
+    let (reader, writer) = stream.into_split();
+    serve(
+        reader,
+        writer,
+        peer,
+        listener,
+        Principal::ANONYMOUS,
+        broker,
+        shutdown,
+    )
+    .instrument(span)
+    .await
+}
+
+/// [`run`] on an SSL listener: the TLS handshake (bounded by `connections.max.idle.ms`),
+/// then the connection with the principal of the client certificate.
+pub async fn run_tls(
+    stream: TcpStream,
+    peer: SocketAddr,
+    listener: &str,
+    tls: crate::net::tls::ListenerTls,
+    broker: Arc<Broker>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let span = tracing::info_span!("connection", %peer, principal = tracing::field::Empty);
     async move {
-        let _open = broker.metrics.connection_opened();
         let _ = stream.set_nodelay(true);
-        let (mut reader, writer) = stream.into_split();
+        let handshake = tls.acceptor.accept(stream);
+        let activity = Activity::new();
+        let done = tokio::select! {
+            r = unless_idle(handshake, &activity, idle_limit(&broker)) => r,
+            _ = shutdown.changed() => return,
+        };
+        let stream = match done {
+            Some(Ok(stream)) => stream,
+            Some(Err(e)) => {
+                // Untrusted or missing client certificate, plaintext bytes, a closed socket.
+                debug!(error = %e, "TLS handshake failed; closing connection");
+                return;
+            }
+            None => {
+                debug!("closing connection: TLS handshake not done within connections.max.idle.ms");
+                return;
+            }
+        };
+        let principal = match crate::net::tls::principal(
+            stream.get_ref().1.peer_certificates(),
+            &tls.mapper,
+        ) {
+            Ok(p) => p,
+            Err(e) => {
+                // Kafka fails the authentication when no mapping rule applies.
+                warn!(error = %e, "closing connection: no principal for the client certificate");
+                return;
+            }
+        };
+        tracing::Span::current().record("principal", tracing::field::display(&principal));
+        debug!(%principal, "TLS handshake done");
+        let (reader, writer) = tokio::io::split(stream);
+        serve(reader, writer, peer, listener, principal, broker, shutdown).await
+    }
+    .instrument(span)
+    .await
+}
+
+/// Serves one connection's requests (already in the connection span).
+async fn serve<R, W>(
+    mut reader: R,
+    writer: W,
+    peer: SocketAddr,
+    listener: &str,
+    principal: Principal<'static>,
+    broker: Arc<Broker>,
+    mut shutdown: watch::Receiver<bool>,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    {
+        let _open = broker.metrics.connection_opened();
         let (tx, rx) = mpsc::channel::<Outgoing>(MAX_IN_FLIGHT);
         let metrics = broker.metrics.clone();
         let activity = Arc::new(Activity::new());
@@ -136,9 +226,7 @@ pub async fn run(
             tokio::spawn(write_loop(writer, rx, metrics, activity.clone()).in_current_span());
         let max_size = usize::try_from(broker.config.socket_request_max_bytes).unwrap_or(0);
         // Negative disables the check, as in Kafka.
-        let idle = u64::try_from(broker.config.connections_max_idle_ms)
-            .ok()
-            .map(Duration::from_millis);
+        let idle = idle_limit(&broker);
         let client_host = format!("/{}", peer.ip());
         let mut buf = BytesMut::new();
         loop {
@@ -170,7 +258,8 @@ pub async fn run(
                         started,
                     };
                     broker.metrics.request_received(request.api_key as i16);
-                    match dispatch_on(&broker, request, &client_host, listener).await {
+                    let from = principal.clone();
+                    match dispatch_as(&broker, request, &client_host, listener, from).await {
                         Reply::Respond(response) => Outgoing::Now(header, response),
                         Reply::Later(future) => Outgoing::Later(header, future),
                         Reply::NoResponse => {
@@ -204,8 +293,6 @@ pub async fn run(
         drop(tx);
         let _ = writer_task.await;
     }
-    .instrument(span)
-    .await
 }
 
 /// Reads one size-prefixed frame: the prefix, its check against `socket.request.max.bytes`
@@ -260,8 +347,8 @@ async fn read_body<R: AsyncRead + Unpin>(
     Some(body)
 }
 
-async fn write_loop(
-    mut writer: OwnedWriteHalf,
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut writer: W,
     mut rx: mpsc::Receiver<Outgoing>,
     metrics: Arc<BrokerMetrics>,
     activity: Arc<Activity>,

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
 use crate::broker::Broker;
 use crate::net::connection;
@@ -36,16 +36,32 @@ pub async fn serve(listener: TcpListener, broker: Arc<Broker>, shutdown: watch::
 }
 
 /// Like [`serve`] for the listener called `name` (`listeners` entry): clients that connect
-/// here are told the advertised listener of the same name, as Kafka does. Returns once
-/// shutdown was requested and every connection accepted here has ended.
+/// here are told the advertised listener of the same name, as Kafka does. A listener mapped to
+/// SSL in `listener.security.protocol.map` speaks TLS (see [`crate::net::tls`]); if its TLS
+/// settings cannot be used this logs why and returns at once (call
+/// [`crate::net::tls::listener_tls`] first to fail at start). Returns once shutdown was
+/// requested and every connection accepted here has ended.
 pub async fn serve_listener(
     listener: TcpListener,
     name: &str,
     broker: Arc<Broker>,
     shutdown: watch::Receiver<bool>,
 ) {
+    let tls = match skiff_config::listener_protocol(&broker.config, name) {
+        Some(skiff_config::SecurityProtocol::Ssl) => {
+            match crate::net::tls::TlsReloader::new(&broker.live_config(), name) {
+                Ok(tls) => Some(Arc::new(tls)),
+                Err(e) => {
+                    error!(listener = name, error = %e, "cannot serve the SSL listener");
+                    return;
+                }
+            }
+        }
+        _ => None,
+    };
     if let Ok(addr) = listener.local_addr() {
-        info!(%addr, listener = name, "listening");
+        let protocol = if tls.is_some() { "SSL" } else { "PLAINTEXT" };
+        info!(%addr, listener = name, protocol, "listening");
     }
     let name: Arc<str> = Arc::from(name);
     let watcher = shutdown.clone();
@@ -59,7 +75,15 @@ pub async fn serve_listener(
             let broker = broker.clone();
             let shutdown = shutdown.clone();
             let name = name.clone();
-            async move { connection::run(stream, peer, &name, broker, shutdown).await }
+            let tls = tls.as_ref().map(|t| t.current(&broker));
+            async move {
+                match tls {
+                    Some(tls) => {
+                        connection::run_tls(stream, peer, &name, tls, broker, shutdown).await
+                    }
+                    None => connection::run(stream, peer, &name, broker, shutdown).await,
+                }
+            }
         },
     )
     .await;

@@ -178,9 +178,14 @@ fn bad_value_is_an_error_naming_the_key() {
         e.to_string().contains("Value must be at least 1048576"),
         "{e}"
     );
+    let e = from_toml("[broker]\nlisteners = \"SASL_SSL://127.0.0.1:9093\"\n").unwrap_err();
+    assert!(
+        e.to_string().contains("`listeners`") && e.to_string().contains("not supported yet"),
+        "{e}"
+    );
     let e = from_toml("[broker]\nlisteners = \"SSL://127.0.0.1:9093\"\n").unwrap_err();
     assert!(
-        e.to_string().contains("`listeners`") && e.to_string().contains("PLAINTEXT only"),
+        e.to_string().contains("`listeners`") && e.to_string().contains("no certificate"),
         "{e}"
     );
     let e = from_toml("[broker]\nlisteners = \"PLAINTEXT://0.0.0.0:9092\"\n").unwrap_err();
@@ -228,12 +233,13 @@ fn container_listeners_with_advertised_host() {
 #[test]
 fn unimplemented_keys_give_one_warning() {
     let (_, warnings) = from_toml(
-        "[broker]\nnum.network.threads = 8\nssl.keystore.type = \"PKCS12\"\nlog.retention.hours = 1\n",
+        "[broker]\nnum.network.threads = 8\nssl.keystore.password = \"x\"\nlog.retention.hours = 1\n",
     )
     .unwrap();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(
-        warnings[0].contains("num.network.threads") && warnings[0].contains("ssl.keystore.type")
+        warnings[0].contains("num.network.threads")
+            && warnings[0].contains("ssl.keystore.password")
     );
     assert!(!warnings[0].contains("log.retention.hours"));
 }
@@ -398,4 +404,67 @@ fn connection_limits_parse_with_kafkas_checks() {
             .to_string();
         assert!(err.contains(needle), "{bad}: {err}");
     }
+}
+
+#[test]
+fn ssl_listeners_with_per_listener_overrides() {
+    let (cfg, warnings) = from_toml(
+        "[broker]\nlisteners = \"SSL://127.0.0.1:9093,PLAINTEXT://127.0.0.1:9092\"\n\
+         ssl.keystore.type = \"PEM\"\nssl.keystore.location = \"/etc/skiff/server.pem\"\n\
+         listener.name.ssl.ssl.truststore.type = \"PEM\"\n\
+         listener.name.ssl.ssl.truststore.location = \"/etc/skiff/ca.pem\"\n\
+         listener.name.ssl.ssl.client.auth = \"required\"\n",
+    )
+    .unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(cfg.listeners.len(), 2);
+    let ssl = crate::listener_ssl(&cfg, "SSL").unwrap();
+    assert_eq!(ssl.client_auth, crate::ClientAuth::Required);
+    assert_eq!(
+        crate::listener_protocol(&cfg, "PLAINTEXT"),
+        Some(crate::SecurityProtocol::Plaintext)
+    );
+    // An unknown per-listener key is refused like any unknown key.
+    assert!(from_toml("[broker]\nlistener.name.ssl.ssl.bogus = \"x\"\n").is_err());
+    // A bad per-listener value is refused naming the prefixed key.
+    let e = from_toml(
+        "[broker]\nlisteners = \"SSL://127.0.0.1:9093\"\nssl.keystore.type = \"PEM\"\n\
+         ssl.keystore.location = \"/k\"\nlistener.name.ssl.ssl.client.auth = \"maybe\"\n",
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("listener.name.ssl.ssl.client.auth"),
+        "{e}"
+    );
+    // A listener name missing from the map is a start-up error.
+    let e = from_toml("[broker]\nlisteners = \"EXTERNAL://127.0.0.1:9093\"\n").unwrap_err();
+    assert!(e.to_string().contains("does not define"), "{e}");
+}
+
+#[test]
+fn ssl_secrets_are_sensitive_in_describe_configs() {
+    let (cfg, _) = from_toml(
+        "[broker]\nssl.keystore.key = \"-----BEGIN PRIVATE KEY-----SECRET\"\n\
+         ssl.key.password = \"hunter2\"\nssl.keystore.certificate.chain = \"CHAIN\"\n\
+         ssl.truststore.certificates = \"CAS\"\nssl.client.auth = \"requested\"\n",
+    )
+    .unwrap();
+    let described = crate::describe_broker_configs(&cfg);
+    for key in [
+        "ssl.keystore.key",
+        "ssl.key.password",
+        "ssl.keystore.certificate.chain",
+        "ssl.truststore.certificates",
+    ] {
+        let d = described.iter().find(|d| d.name == key).unwrap();
+        assert!(d.is_sensitive, "{key}");
+        assert_eq!(d.value, None, "{key}");
+        assert!(d.synonyms.iter().all(|s| s.1.is_none()), "{key}");
+    }
+    let auth = described
+        .iter()
+        .find(|d| d.name == "ssl.client.auth")
+        .unwrap();
+    assert_eq!(auth.value.as_deref(), Some("requested"));
+    assert!(!auth.is_sensitive);
 }

@@ -1,0 +1,476 @@
+//! SSL listeners end to end over real sockets: a rustls client against the broker's TLS
+//! listener, with certificates made for the test (rcgen). Covers server TLS, mutual TLS
+//! required with and without a client certificate (the broker keeps serving), plaintext bytes
+//! sent to the TLS port, a stalled handshake (bounded by `connections.max.idle.ms`), and the
+//! principal of the client certificate reaching the request's context (the `principal` field
+//! of the `request` span, which is built from `RequestContext::principal`), and the reload of
+//! certificates without restart (file replaced on disk; IncrementalAlterConfigs of a
+//! listener-prefixed keystore location).
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Debug;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::{BufMut, Bytes, BytesMut};
+use kafka_protocol::messages::{
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader,
+};
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, KeyPair, KeyUsagePurpose,
+};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Metadata, Subscriber};
+
+/// A CA, a server certificate for 127.0.0.1/localhost, a client certificate of `CN=alice,O=Acme`
+/// signed by the CA, and another from an untrusted CA.
+struct Pki {
+    ca: (rcgen::Certificate, KeyPair),
+    ca_pem: String,
+    server_pem: String,
+    client: (Vec<CertificateDer<'static>>, String),
+    stranger: (Vec<CertificateDer<'static>>, String),
+}
+
+fn ca(name: &str) -> (rcgen::Certificate, KeyPair) {
+    let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+    p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    p.key_usages = vec![KeyUsagePurpose::KeyCertSign];
+    p.distinguished_name = DistinguishedName::new();
+    p.distinguished_name.push(DnType::CommonName, name);
+    let key = KeyPair::generate().unwrap();
+    (p.self_signed(&key).unwrap(), key)
+}
+
+fn client_cert(
+    ca: &rcgen::Certificate,
+    ca_key: &KeyPair,
+    cn: &str,
+) -> (Vec<CertificateDer<'static>>, String) {
+    let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+    p.distinguished_name = DistinguishedName::new();
+    p.distinguished_name.push(DnType::OrganizationName, "Acme");
+    p.distinguished_name.push(DnType::CommonName, cn);
+    let key = KeyPair::generate().unwrap();
+    let cert = p.signed_by(&key, ca, ca_key).unwrap();
+    (vec![cert.der().clone()], key.serialize_pem())
+}
+
+/// A server certificate for 127.0.0.1 signed by `ca`, as a PEM keystore (key + chain).
+fn server_pem(ca: &(rcgen::Certificate, KeyPair)) -> String {
+    let server_key = KeyPair::generate().unwrap();
+    let server = CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
+        .unwrap()
+        .signed_by(&server_key, &ca.0, &ca.1)
+        .unwrap();
+    format!("{}{}", server_key.serialize_pem(), server.pem())
+}
+
+fn pki() -> Pki {
+    let ca = ca("test CA");
+    let (other_ca, other_key) = self::ca("other CA");
+    Pki {
+        ca_pem: ca.0.pem(),
+        server_pem: server_pem(&ca),
+        client: client_cert(&ca.0, &ca.1, "alice"),
+        stranger: client_cert(&other_ca, &other_key, "mallory"),
+        ca,
+    }
+}
+
+struct Tls {
+    addr: std::net::SocketAddr,
+    pki: Pki,
+    certs: std::path::PathBuf,
+    served: common::Served,
+    _dir: tempfile::TempDir,
+}
+
+async fn start(client_auth: &str, extra: &[&str]) -> Tls {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki();
+    let certs = dir.path().join("certs");
+    std::fs::create_dir_all(&certs).unwrap();
+    std::fs::write(certs.join("server.pem"), &pki.server_pem).unwrap();
+    std::fs::write(certs.join("ca.pem"), &pki.ca_pem).unwrap();
+    let p = |f: &str| certs.join(f).display().to_string();
+    let mut sets = vec![
+        "listeners=SSL://127.0.0.1:0".to_string(),
+        "ssl.keystore.type=PEM".to_string(),
+        format!("ssl.keystore.location={}", p("server.pem")),
+        "listener.name.ssl.ssl.truststore.type=PEM".to_string(),
+        format!("listener.name.ssl.ssl.truststore.location={}", p("ca.pem")),
+        format!("listener.name.ssl.ssl.client.auth={client_auth}"),
+        "ssl.principal.mapping.rules=RULE:^CN=([^,]*),O=Acme$/$1/, DEFAULT".to_string(),
+    ];
+    sets.extend(extra.iter().map(|s| s.to_string()));
+    let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+    let data = dir.path().join("data");
+    let served = common::broker(&data).sets(&sets).serve().await;
+    Tls {
+        addr: served.addr,
+        pki,
+        certs,
+        served,
+        _dir: dir,
+    }
+}
+
+fn connector(
+    pki: &Pki,
+    client: Option<&(Vec<CertificateDer<'static>>, String)>,
+) -> tokio_rustls::TlsConnector {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_slice_iter(pki.ca_pem.as_bytes()) {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots);
+    let config = match client {
+        Some((chain, key)) => builder
+            .with_client_auth_cert(
+                chain.clone(),
+                PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap(),
+            )
+            .unwrap(),
+        None => builder.with_no_client_auth(),
+    };
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+}
+
+fn frame(correlation_id: i32) -> Bytes {
+    let header = RequestHeader::default()
+        .with_request_api_key(ApiKey::ApiVersions as i16)
+        .with_request_api_version(3)
+        .with_correlation_id(correlation_id)
+        .with_client_id(Some(StrBytes::from_static_str("tls-test")));
+    let mut buf = BytesMut::new();
+    buf.put_i32(0);
+    header
+        .encode(&mut buf, ApiKey::ApiVersions.request_header_version(3))
+        .unwrap();
+    ApiVersionsRequest::default()
+        .with_client_software_name(StrBytes::from_static_str("tls-test"))
+        .with_client_software_version(StrBytes::from_static_str("1"))
+        .encode(&mut buf, 3)
+        .unwrap();
+    let size = i32::try_from(buf.len() - 4).unwrap();
+    buf[..4].copy_from_slice(&size.to_be_bytes());
+    buf.freeze()
+}
+
+/// One ApiVersions round trip; `None` when the connection failed or closed.
+async fn api_versions<S: AsyncRead + AsyncWrite + Unpin>(s: &mut S, id: i32) -> Option<()> {
+    s.write_all(&frame(id)).await.ok()?;
+    s.flush().await.ok()?;
+    let mut size = [0u8; 4];
+    tokio::time::timeout(Duration::from_secs(5), s.read_exact(&mut size))
+        .await
+        .ok()?
+        .ok()?;
+    let mut body = vec![0u8; usize::try_from(i32::from_be_bytes(size)).ok()?];
+    s.read_exact(&mut body).await.ok()?;
+    let mut body = Bytes::from(body);
+    let header = ResponseHeader::decode(&mut body, 0).ok()?;
+    assert_eq!(header.correlation_id, id);
+    let response = ApiVersionsResponse::decode(&mut body, 3).ok()?;
+    assert_eq!(response.error_code, 0);
+    Some(())
+}
+
+async fn tls_connect(
+    t: &Tls,
+    client: Option<&(Vec<CertificateDer<'static>>, String)>,
+) -> std::io::Result<tokio_rustls::client::TlsStream<TcpStream>> {
+    let tcp = TcpStream::connect(t.addr).await?;
+    let name = ServerName::try_from("127.0.0.1").unwrap();
+    connector(&t.pki, client).connect(name, tcp).await
+}
+
+/// Whether the peer closed `s` within `bound`.
+async fn closed_within(s: &mut TcpStream, bound: Duration) -> bool {
+    let deadline = Instant::now() + bound;
+    let mut buf = [0u8; 256];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue, // an alert record, then EOF
+            Err(_) => return false,
+        }
+    }
+}
+
+#[tokio::test]
+async fn server_tls_serves_requests_and_refuses_plaintext_bytes() {
+    let t = start("none", &[]).await;
+    let mut s = tls_connect(&t, None).await.unwrap();
+    for id in 1..=3 {
+        api_versions(&mut s, id)
+            .await
+            .expect("ApiVersions over TLS");
+    }
+    // A Kafka request in clear to the TLS port: the handshake fails, the socket is closed.
+    let mut plain = TcpStream::connect(t.addr).await.unwrap();
+    plain.write_all(&frame(9)).await.unwrap();
+    assert!(
+        closed_within(&mut plain, Duration::from_secs(3)).await,
+        "plaintext bytes to the TLS port must get the connection closed"
+    );
+    // The TLS client is still served.
+    api_versions(&mut s, 4).await.expect("still served");
+}
+
+#[tokio::test]
+async fn mutual_tls_required_refuses_clients_without_a_trusted_certificate() {
+    let t = start("required", &[]).await;
+    // No client certificate: with TLS 1.3 the failure shows on the first read.
+    let refused = match tls_connect(&t, None).await {
+        Err(_) => true,
+        Ok(mut s) => api_versions(&mut s, 1).await.is_none(),
+    };
+    assert!(refused, "a client without a certificate must be refused");
+    let refused = match tls_connect(&t, Some(&t.pki.stranger)).await {
+        Err(_) => true,
+        Ok(mut s) => api_versions(&mut s, 1).await.is_none(),
+    };
+    assert!(
+        refused,
+        "a certificate from an untrusted CA must be refused"
+    );
+    // The broker keeps serving clients with a good certificate.
+    let mut s = tls_connect(&t, Some(&t.pki.client)).await.unwrap();
+    api_versions(&mut s, 2).await.expect("mTLS client served");
+}
+
+#[tokio::test]
+async fn a_stalled_handshake_is_closed_after_connections_max_idle_ms() {
+    let t = start("none", &["connections.max.idle.ms=500"]).await;
+    let started = Instant::now();
+    let mut stalled = TcpStream::connect(t.addr).await.unwrap();
+    // Half a TLS record header, then nothing.
+    stalled.write_all(&[0x16, 0x03]).await.unwrap();
+    assert!(
+        closed_within(&mut stalled, Duration::from_secs(5)).await,
+        "a stalled handshake must be closed"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(400),
+        "{:?}",
+        started.elapsed()
+    );
+    let mut s = tls_connect(&t, None).await.unwrap();
+    api_versions(&mut s, 1).await.expect("served after");
+}
+
+// ---- the principal reaches the request context ----------------------------------------------
+
+type Fields = BTreeMap<String, String>;
+
+/// (last span id, span id -> (name, fields)).
+type Spans = (u64, HashMap<u64, (String, Fields)>);
+
+#[derive(Clone, Default)]
+struct Recorder(Arc<Mutex<Spans>>);
+
+struct Collect<'a>(&'a mut Fields);
+
+impl Visit for Collect<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn Debug) {
+        self.0
+            .insert(field.name().to_string(), format!("{value:?}"));
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_string(), value.to_string());
+    }
+}
+
+impl Subscriber for Recorder {
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, span: &Attributes<'_>) -> Id {
+        let mut state = self.0.lock().unwrap();
+        state.0 += 1;
+        let id = state.0;
+        let mut fields = Fields::new();
+        span.record(&mut Collect(&mut fields));
+        state
+            .1
+            .insert(id, (span.metadata().name().to_string(), fields));
+        Id::from_u64(id)
+    }
+    fn record(&self, span: &Id, values: &Record<'_>) {
+        let mut state = self.0.lock().unwrap();
+        if let Some((_, fields)) = state.1.get_mut(&span.into_u64()) {
+            values.record(&mut Collect(fields));
+        }
+    }
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, _: &Event<'_>) {}
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+fn request_principals(recorder: &Recorder) -> Vec<(String, String)> {
+    let state = recorder.0.lock().unwrap();
+    let mut out: Vec<(String, String)> = state
+        .1
+        .values()
+        .filter(|(name, _)| name == "request")
+        .map(|(_, f)| {
+            (
+                f.get("client_id").cloned().unwrap_or_default(),
+                f.get("principal").cloned().unwrap_or_default(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+// Single-threaded runtime: the broker's connection tasks run on this thread, where the
+// recording subscriber is installed.
+#[tokio::test(flavor = "current_thread")]
+async fn the_client_certificate_principal_reaches_the_request_context() {
+    let t = start("requested", &[]).await;
+    let recorder = Recorder::default();
+    let guard = tracing::subscriber::set_default(recorder.clone());
+    let mut alice = tls_connect(&t, Some(&t.pki.client)).await.unwrap();
+    api_versions(&mut alice, 1).await.expect("alice served");
+    let mut anonymous = tls_connect(&t, None).await.unwrap();
+    api_versions(&mut anonymous, 2)
+        .await
+        .expect("anonymous served (requested)");
+    drop(guard);
+    let principals = request_principals(&recorder);
+    assert!(
+        principals.contains(&("tls-test".to_string(), "User:alice".to_string())),
+        "the mapped subject CN=alice,O=Acme -> alice: {principals:?}"
+    );
+    assert!(
+        principals.contains(&("tls-test".to_string(), "User:ANONYMOUS".to_string())),
+        "no client certificate: User:ANONYMOUS: {principals:?}"
+    );
+}
+
+#[tokio::test]
+async fn bad_tls_settings_fail_the_listener_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing: &Path = &dir.path().join("nope.pem");
+    let (cfg, _) = skiff_config::load(
+        None,
+        &[
+            "listeners=SSL://127.0.0.1:0".to_string(),
+            "ssl.keystore.type=PEM".to_string(),
+            format!("ssl.keystore.location={}", missing.display()),
+        ],
+        Vec::<(String, String)>::new(),
+    )
+    .unwrap();
+    let e = skiff_broker::net::tls::listener_tls(&cfg, "SSL").unwrap_err();
+    assert!(e.contains("nope.pem"), "{e}");
+}
+
+// ---- reload without restart ------------------------------------------------------------------
+
+/// The certificate the server presents to a new connection.
+async fn presented(t: &Tls) -> Vec<u8> {
+    let mut s = tls_connect(t, None).await.unwrap();
+    api_versions(&mut s, 1).await.expect("served");
+    s.get_ref().1.peer_certificates().unwrap()[0].to_vec()
+}
+
+/// Writes `text` to `path` with a modification time clearly after the previous one.
+fn replace(path: &Path, text: &str, ahead_secs: u64) {
+    std::fs::write(path, text).unwrap();
+    let when = std::time::SystemTime::now() + Duration::from_secs(ahead_secs);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+}
+
+fn first_cert_der(pem: &str) -> Vec<u8> {
+    CertificateDer::pem_slice_iter(pem.as_bytes())
+        .next()
+        .unwrap()
+        .unwrap()
+        .to_vec()
+}
+
+#[tokio::test]
+async fn certificates_are_reloaded_from_disk_and_by_incremental_alter_configs() {
+    use kafka_protocol::messages::incremental_alter_configs_request::{
+        AlterConfigsResource, AlterableConfig,
+    };
+    use kafka_protocol::messages::{IncrementalAlterConfigsRequest, RequestKind, ResponseKind};
+
+    let t = start("none", &[]).await;
+    let first = presented(&t).await;
+    assert_eq!(first, first_cert_der(&t.pki.server_pem));
+
+    // The file is replaced on disk: the next connection gets the new certificate.
+    let second_pem = server_pem(&t.pki.ca);
+    replace(&t.certs.join("server.pem"), &second_pem, 10);
+    assert_eq!(
+        presented(&t).await,
+        first_cert_der(&second_pem),
+        "reloaded from disk"
+    );
+
+    // A broken file: the previous certificate stays in use.
+    replace(&t.certs.join("server.pem"), "not a pem", 20);
+    assert_eq!(
+        presented(&t).await,
+        first_cert_der(&second_pem),
+        "kept on a bad file"
+    );
+
+    // IncrementalAlterConfigs of the listener-prefixed location, as Kafka's kafka-configs.
+    let third_pem = server_pem(&t.pki.ca);
+    let third = t.certs.join("server3.pem");
+    std::fs::write(&third, &third_pem).unwrap();
+    let request = IncrementalAlterConfigsRequest::default().with_resources(vec![
+        AlterConfigsResource::default()
+            .with_resource_type(4)
+            .with_resource_name(StrBytes::from_static_str("1"))
+            .with_configs(vec![AlterableConfig::default()
+                .with_name(StrBytes::from_static_str(
+                    "listener.name.ssl.ssl.keystore.location",
+                ))
+                .with_config_operation(0)
+                .with_value(Some(StrBytes::from_string(third.display().to_string())))]),
+    ]);
+    let response = common::call(
+        &t.served.broker,
+        ApiKey::IncrementalAlterConfigs,
+        1,
+        RequestKind::IncrementalAlterConfigs(request),
+    )
+    .await;
+    let ResponseKind::IncrementalAlterConfigs(response) = response else {
+        panic!("{response:?}")
+    };
+    assert_eq!(response.responses[0].error_code, 0, "{response:?}");
+    assert_eq!(
+        presented(&t).await,
+        first_cert_der(&third_pem),
+        "reloaded by AlterConfigs"
+    );
+}
