@@ -9,34 +9,7 @@
 //!
 //! Thread safety: pure functions.
 
-/// Kafka's `ResourceType` (the concrete ones that have operations).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ResourceType {
-    Topic,
-    Group,
-    Cluster,
-    TransactionalId,
-    DelegationToken,
-    User,
-}
-
-/// Kafka's `AclOperation`; the discriminant is the wire code (the bit number).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum AclOperation {
-    Read = 3,
-    Write = 4,
-    Create = 5,
-    Delete = 6,
-    Alter = 7,
-    Describe = 8,
-    ClusterAction = 9,
-    DescribeConfigs = 10,
-    AlterConfigs = 11,
-    IdempotentWrite = 12,
-    CreateTokens = 13,
-    DescribeTokens = 14,
-}
+pub use skiff_acl::{AclOperation, ResourceType};
 
 /// Who is asking: `User:ANONYMOUS` on PLAINTEXT connections and TLS ones without a client
 /// certificate (as Kafka), `User:<mapped subject>` for a TLS client certificate. The name is
@@ -60,36 +33,6 @@ impl Principal<'static> {
     };
 }
 
-/// The operations Kafka defines for a resource type (its `AclEntry.supportedOperations`).
-pub fn supported_operations(resource: ResourceType) -> &'static [AclOperation] {
-    use AclOperation::*;
-    match resource {
-        ResourceType::Topic => &[
-            Read,
-            Write,
-            Create,
-            Describe,
-            Delete,
-            Alter,
-            DescribeConfigs,
-            AlterConfigs,
-        ],
-        ResourceType::Group => &[Read, Describe, Delete, DescribeConfigs, AlterConfigs],
-        ResourceType::Cluster => &[
-            Create,
-            ClusterAction,
-            DescribeConfigs,
-            AlterConfigs,
-            IdempotentWrite,
-            Alter,
-            Describe,
-        ],
-        ResourceType::TransactionalId => &[Describe, Write],
-        ResourceType::DelegationToken => &[Describe],
-        ResourceType::User => &[CreateTokens, DescribeTokens],
-    }
-}
-
 /// The bit field of the operations `principal` may perform on the resource `name` of type
 /// `resource`. Without an authorizer: every supported operation, whoever asks.
 pub fn authorized_operations(
@@ -97,27 +40,19 @@ pub fn authorized_operations(
     resource: ResourceType,
     _name: &str,
 ) -> i32 {
-    bits(supported_operations(resource))
+    bits(resource.supported_operations())
 }
 
 /// The bit field for the requester of `authz`: from the authorizer when one is configured,
 /// else [`authorized_operations`]'s every-supported-operation answer.
 pub fn operations(authz: &crate::authz::Authz, resource: ResourceType, name: &str) -> i32 {
-    let rt = match resource {
-        ResourceType::Topic => skiff_acl::ResourceType::Topic,
-        ResourceType::Group => skiff_acl::ResourceType::Group,
-        ResourceType::Cluster => skiff_acl::ResourceType::Cluster,
-        ResourceType::TransactionalId => skiff_acl::ResourceType::TransactionalId,
-        ResourceType::DelegationToken => skiff_acl::ResourceType::DelegationToken,
-        ResourceType::User => skiff_acl::ResourceType::User,
-    };
     authz
-        .authorized_operations(rt, name)
-        .unwrap_or_else(|| bits(supported_operations(resource)))
+        .authorized_operations(resource, name)
+        .unwrap_or_else(|| bits(resource.supported_operations()))
 }
 
 fn bits(ops: &[AclOperation]) -> i32 {
-    ops.iter().fold(0, |acc, op| acc | (1i32 << (*op as u8)))
+    ops.iter().fold(0, |acc, op| acc | (1i32 << op.code()))
 }
 
 #[cfg(test)]

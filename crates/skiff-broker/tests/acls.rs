@@ -8,11 +8,8 @@
 mod acl_support;
 mod common;
 
-use std::sync::Arc;
-
 use acl_support::*;
 use kafka_protocol::messages::*;
-use skiff_broker::Broker;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acls_are_created_described_deleted_and_survive_a_restart() {

@@ -5,8 +5,6 @@
 mod acl_support;
 mod common;
 
-use std::sync::Arc;
-
 use acl_support::*;
 use kafka_protocol::messages::*;
 use skiff_broker::Broker;
