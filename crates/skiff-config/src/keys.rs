@@ -40,7 +40,7 @@ broker_keys! {
         cluster_id: Option<String> = "cluster.id", String, None, Skiff, live: false,
             custom: None,
             doc: "(Skiff-only) Fixed cluster id, 1-64 characters of [A-Za-z0-9_-]; unset = generate one at first start and persist it.";
-        authorizer_class_name: String = "authorizer.class.name", Class, Some(""), Implemented,
+        authorizer_class_name: String = "authorizer.class.name", String, Some(""), Implemented,
             live: false,
             doc: "Empty: no authorizer (every request allowed, ACL APIs answer SECURITY_DISABLED); org.apache.kafka.metadata.authorizer.StandardAuthorizer: enforce the ACLs stored in acls.json in the data dir. Anything else stops the start.";
         super_users: String = "super.users", String, None, Implemented, live: false,

@@ -68,9 +68,13 @@ impl BrokerConfigDef {
 
     /// Whether DescribeConfigs(BROKER) lists this key.
     pub fn described(&self) -> bool {
-        self.status != KeyStatus::DynamicOnly
+        self.status != KeyStatus::DynamicOnly && !AUTHORIZER_PROPERTIES.contains(&self.name)
     }
 }
+
+/// Keys Kafka hands to the authorizer instead of defining them as broker configs, so its
+/// DescribeConfigs(BROKER) has no row for them; Skiff's has none either.
+const AUTHORIZER_PROPERTIES: [&str; 2] = ["super.users", "allow.everyone.if.no.acl.found"];
 
 const fn def(
     name: &'static str,
