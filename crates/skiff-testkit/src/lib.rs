@@ -478,12 +478,24 @@ pub fn workspace_root() -> PathBuf {
         .unwrap_or_else(|| manifest.to_path_buf())
 }
 
-/// A loopback port that was free a moment ago: bind port 0, read it, release it.
+/// A loopback port that was free a moment ago: bind port 0, read it, release it. Never the
+/// same port twice in one process, so tests running in parallel do not get each other's
+/// port; another process (or an outgoing connection's source port) can still take it before
+/// the caller binds it, which is why starts that bind it wait and report clearly.
 pub fn free_port() -> Result<u16> {
-    let l = TcpListener::bind("127.0.0.1:0").context("binding 127.0.0.1:0 to find a free port")?;
-    let port = l.local_addr().context("reading the bound address")?.port();
-    drop(l);
-    Ok(port)
+    static HANDED_OUT: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    for _ in 0..100 {
+        let l =
+            TcpListener::bind("127.0.0.1:0").context("binding 127.0.0.1:0 to find a free port")?;
+        let port = l.local_addr().context("reading the bound address")?.port();
+        drop(l);
+        let mut seen = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+        if !seen.contains(&port) {
+            seen.push(port);
+            return Ok(port);
+        }
+    }
+    bail!("the kernel kept handing out ports this process already used")
 }
 
 #[cfg(test)]
