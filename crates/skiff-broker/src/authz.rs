@@ -24,7 +24,14 @@ use crate::context::RequestContext;
 
 /// The authorization view of one request.
 pub struct Authz {
-    authorizer: Option<Arc<Authorizer>>,
+    /// `None` without an authorizer: nothing to check, so nothing about the requester is
+    /// computed (this runs for every request).
+    checked: Option<Checked>,
+}
+
+/// The authorizer snapshot and who is asking from where, as the authorizer compares them.
+struct Checked {
+    authorizer: Arc<Authorizer>,
     principal: Principal,
     host: String,
 }
@@ -32,32 +39,35 @@ pub struct Authz {
 impl RequestContext {
     /// The authorizer snapshot, principal and host of this request.
     pub fn authz(&self) -> Authz {
-        let host = self.client_host.trim_start_matches('/');
-        Authz {
-            authorizer: self.broker.acls.as_ref().map(|a| a.snapshot()),
-            principal: Principal {
-                kind: self.principal.kind.to_string(),
-                name: self.principal.name.to_string(),
-            },
-            host: host
-                .parse::<IpAddr>()
-                .map(host_address)
-                .unwrap_or_else(|_| host.to_string()),
-        }
+        let checked = self.broker.acls.as_ref().map(|acls| {
+            let host = self.client_host.trim_start_matches('/');
+            Checked {
+                authorizer: acls.snapshot(),
+                principal: Principal {
+                    kind: self.principal.kind.to_string(),
+                    name: self.principal.name.to_string(),
+                },
+                host: host
+                    .parse::<IpAddr>()
+                    .map(host_address)
+                    .unwrap_or_else(|_| host.to_string()),
+            }
+        });
+        Authz { checked }
     }
 }
 
 impl Authz {
     /// Is an authorizer configured?
     pub fn enabled(&self) -> bool {
-        self.authorizer.is_some()
+        self.checked.is_some()
     }
 
     /// May the requester perform `op` on the resource `name` of type `rt`? Always true
     /// without an authorizer.
     pub fn allows(&self, op: AclOperation, rt: ResourceType, name: &str) -> bool {
-        self.authorizer.as_ref().is_none_or(|a| {
-            a.authorize(&self.principal, &self.host, op, rt, name) == Decision::Allowed
+        self.checked.as_ref().is_none_or(|c| {
+            c.authorizer.authorize(&c.principal, &c.host, op, rt, name) == Decision::Allowed
         })
     }
 
@@ -69,17 +79,20 @@ impl Authz {
     /// Kafka's `authorizeByResourceType`: may the requester perform `op` on *some* resource
     /// of type `rt`? Always true without an authorizer.
     pub fn allows_some(&self, op: AclOperation, rt: ResourceType) -> bool {
-        self.authorizer.as_ref().is_none_or(|a| {
-            a.authorize_by_resource_type(&self.principal, &self.host, op, rt) == Decision::Allowed
+        self.checked.as_ref().is_none_or(|c| {
+            c.authorizer
+                .authorize_by_resource_type(&c.principal, &c.host, op, rt)
+                == Decision::Allowed
         })
     }
 
     /// The `*AuthorizedOperations` bits for the resource, from the authorizer; `None`
     /// without one (the caller keeps its no-authorizer answer).
     pub fn authorized_operations(&self, rt: ResourceType, name: &str) -> Option<i32> {
-        self.authorizer
-            .as_ref()
-            .map(|a| a.authorized_operations(&self.principal, &self.host, rt, name))
+        self.checked.as_ref().map(|c| {
+            c.authorizer
+                .authorized_operations(&c.principal, &c.host, rt, name)
+        })
     }
 }
 
