@@ -40,6 +40,7 @@ secure_broker_log_tail() {
 
 start_secure_broker() {
     SEC_DIR=$1
+    mkdir -p "$SEC_DIR"
     local jwks=${2:-}
     local root bin
     root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
