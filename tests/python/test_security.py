@@ -137,7 +137,8 @@ class Jwt:
         import jwt
 
         now = int(time.time())
-        claims = {"sub": sub, "iat": min(now, now + lifetime_s - 600), "exp": now + lifetime_s, "aud": aud}
+        iat = now if lifetime_s > 0 else now + lifetime_s - 600
+        claims = {"sub": sub, "iat": iat, "exp": now + lifetime_s, "aud": aud}
         return jwt.encode(claims, self.key, algorithm="RS256", headers={"kid": KID})
 
 
