@@ -57,7 +57,8 @@ if [[ -n ${MATRIX_RESULTS:-} ]]; then
 fi
 
 # One Kafka CLI tool over TLS: kafka-topics with --command-config creates a topic over SSL
-# and lists it over mTLS (PEM truststore/keystore in the properties files).
+# and lists it over mTLS (PEM truststore/keystore in the properties files), and with
+# SKIFF_SASL_TESTS=1 over SASL_SSL with SCRAM-SHA-512.
 if [[ $TOOLS -eq 1 && $KIND == skiff ]]; then
     sec_props=$WORK/security
     printf 'security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location=%s\n' "$SEC_CA" >"$sec_props/ssl.properties"
@@ -72,6 +73,19 @@ if [[ $TOOLS -eq 1 && $KIND == skiff ]]; then
     else
         echo "FAIL kafka-topics --command-config over SSL / mTLS" >&2
         rc=1
+    fi
+    if [[ $SEC_SASL == 1 ]]; then
+        printf 'ssl.truststore.type=PEM\nssl.truststore.location=%s\n' "$SEC_CA" >"$sec_props/sasl.properties"
+        printf '%s\n' 'security.protocol=SASL_SSL' 'sasl.mechanism=SCRAM-SHA-512' \
+            'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice-secret";' \
+            >>"$sec_props/sasl.properties"
+        if timeout 90 bash "$REPO_ROOT/tests/kafka/tool.sh" kafka-topics --bootstrap-server "$SEC_SASL_SSL" \
+                --command-config "$sec_props/sasl.properties" --list | grep -qx "$cli_topic"; then
+            echo "ok   kafka-topics --command-config: list over SASL_SSL (SCRAM-SHA-512)"
+        else
+            echo "FAIL kafka-topics --command-config over SASL_SSL (SCRAM-SHA-512)" >&2
+            rc=1
+        fi
     fi
 fi
 

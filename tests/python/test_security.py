@@ -239,9 +239,9 @@ class Confluent:
         admin = AdminClient(self.conf(sec))
         deadline = time.monotonic() + FAIL_WITHIN_S
         while not self.errors and time.monotonic() < deadline:
-            admin.poll(0)  # error_cb runs from poll
+            admin.poll(0.2)  # error_cb runs from poll
             try:
-                md = admin.list_topics(timeout=1)
+                md = admin.list_topics(timeout=0.5)
                 return True, f"metadata from {len(md.brokers)} broker(s)"
             except KafkaException:
                 pass
