@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand"
@@ -56,7 +57,27 @@ func main() {
 	results := flag.String("results", "", "append matrix TSV lines to this file")
 	only := flag.String("only", "", "comma-separated scenario ids to run (default all)")
 	isKafka := flag.Bool("kafka", false, "the broker is the reference Apache Kafka")
+	security := flag.Bool("security", false, "run the security scenarios (SEC_* from tests/security/broker.sh)")
+	jwtKey := flag.String("jwt-key", "", "with -security and SEC_SASL=1: the RSA key that signs OAUTHBEARER tokens")
+	jwksDir := flag.String("write-jwks", "", "write jwt-key.pem and jwks.json to this dir and exit")
 	flag.Parse()
+
+	if *jwksDir != "" {
+		if err := writeJwks(*jwksDir); err != nil {
+			fmt.Fprintf(os.Stderr, "write-jwks: %v\n", err)
+			os.Exit(2)
+		}
+		return
+	}
+	list := scenarios()
+	if *security {
+		s, err := readSecEnv(*jwtKey)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "security: %v\n", err)
+			os.Exit(2)
+		}
+		list = securityScenarios(s)
+	}
 
 	e := &env{
 		bootstrap: *bootstrap,
@@ -81,15 +102,18 @@ func main() {
 		out = f
 	}
 
-	passed, failed := 0, 0
-	for _, s := range scenarios() {
+	passed, failed, skipped := 0, 0, 0
+	for _, s := range list {
 		if len(want) > 0 && !want[s.id] {
 			continue
 		}
 		start := time.Now()
 		note, err := runOne(s, e)
 		status := "PASS"
-		if err != nil {
+		if errors.Is(err, errSkip) {
+			status, note = "SKIP", err.Error()
+			skipped++
+		} else if err != nil {
 			status, note = "FAIL", err.Error()
 			failed++
 		} else {
@@ -100,7 +124,7 @@ func main() {
 			fmt.Fprintf(out, "franz-go\t%s\t%s\t%s\n", s.id, status, clean(note))
 		}
 	}
-	fmt.Printf("%d passed, %d failed\n", passed, failed)
+	fmt.Printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped)
 	if failed > 0 {
 		os.Exit(1)
 	}

@@ -31,6 +31,20 @@ if [[ $TOOLS -eq 1 ]]; then
     bash "$REPO_ROOT/tests/kafka/install.sh" >/dev/null
 fi
 start_broker "$KIND"
+# The security part (SecurityTest, and kafka-topics over SSL below): against Skiff, a second
+# broker with SSL and mTLS listeners (tests/security/broker.sh), SASL ones with
+# SKIFF_SASL_TESTS=1; its addresses and PEM files reach the tests as SEC_*. Against Kafka
+# SecurityTest skips itself.
+# shellcheck source=tests/security/broker.sh
+source "$REPO_ROOT/tests/security/broker.sh"
+trap 'rc=$?; [[ $rc -ne 0 ]] && secure_broker_log_tail 30; stop_secure_broker; (exit $rc); broker_cleanup' EXIT
+if [[ $KIND == skiff ]]; then
+    mkdir "$WORK/security"
+    # Jwt.java needs only the JDK: launched from source, it writes the key and the JWKS.
+    java "$JAVA_SUITE_DIR/src/test/java/dev/skiff/e2e/Jwt.java" "$WORK/security"
+    start_secure_broker "$WORK/security/broker" "$WORK/security/jwks.json"
+    export SEC_JWT_KEY=$WORK/security/jwt-key.pem
+fi
 
 rc=0
 mvn_started=$(date +%s)
@@ -40,6 +54,39 @@ if [[ -n ${MATRIX_RESULTS:-} ]]; then
     # Client-matrix lines (issue 6) for java and streams from this run's surefire reports.
     python3 "$REPO_ROOT/tests/matrix/junit_to_tsv.py" "$JAVA_SUITE_DIR/target/surefire-reports" \
         --since "$mvn_started" >>"$MATRIX_RESULTS" || rc=1
+fi
+
+# One Kafka CLI tool over TLS: kafka-topics with --command-config creates a topic over SSL
+# and lists it over mTLS (PEM truststore/keystore in the properties files), and with
+# SKIFF_SASL_TESTS=1 over SASL_SSL with SCRAM-SHA-512.
+if [[ $TOOLS -eq 1 && $KIND == skiff ]]; then
+    sec_props=$WORK/security
+    printf 'security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location=%s\n' "$SEC_CA" >"$sec_props/ssl.properties"
+    cp "$sec_props/ssl.properties" "$sec_props/mtls.properties"
+    printf 'ssl.keystore.type=PEM\nssl.keystore.location=%s\n' "$SEC_CLIENT_KEYSTORE" >>"$sec_props/mtls.properties"
+    cli_topic=cli-sec-$RANDOM
+    if timeout 90 bash "$REPO_ROOT/tests/kafka/tool.sh" kafka-topics --bootstrap-server "$SEC_SSL" \
+            --command-config "$sec_props/ssl.properties" --create --topic "$cli_topic" --partitions 2 \
+        && timeout 90 bash "$REPO_ROOT/tests/kafka/tool.sh" kafka-topics --bootstrap-server "$SEC_MTLS" \
+            --command-config "$sec_props/mtls.properties" --list | grep -qx "$cli_topic"; then
+        echo "ok   kafka-topics --command-config: create over SSL, list over mTLS"
+    else
+        echo "FAIL kafka-topics --command-config over SSL / mTLS" >&2
+        rc=1
+    fi
+    if [[ $SEC_SASL == 1 ]]; then
+        printf 'ssl.truststore.type=PEM\nssl.truststore.location=%s\n' "$SEC_CA" >"$sec_props/sasl.properties"
+        printf '%s\n' 'security.protocol=SASL_SSL' 'sasl.mechanism=SCRAM-SHA-512' \
+            'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice-secret";' \
+            >>"$sec_props/sasl.properties"
+        if timeout 90 bash "$REPO_ROOT/tests/kafka/tool.sh" kafka-topics --bootstrap-server "$SEC_SASL_SSL" \
+                --command-config "$sec_props/sasl.properties" --list | grep -qx "$cli_topic"; then
+            echo "ok   kafka-topics --command-config: list over SASL_SSL (SCRAM-SHA-512)"
+        else
+            echo "FAIL kafka-topics --command-config over SASL_SSL (SCRAM-SHA-512)" >&2
+            rc=1
+        fi
+    fi
 fi
 
 if [[ $TOOLS -eq 1 ]]; then

@@ -69,14 +69,15 @@ function oneLine (s) {
 
 /**
  * Runs the named scenarios of one client in order and returns the number that failed.
- * scenarios: { name: async (ctx) => note }, ctx = { bootstrap, defer(fn), note(s) }.
+ * scenarios: { name: async (ctx) => note }, ctx = { bootstrap, defer(fn), note(s) }; `order`
+ * lists the scenario ids in run order (default SCENARIOS, the matrix columns).
  * Cleanups registered with ctx.defer run after the body (last first), each bounded.
  */
-export async function runSuite (client, scenarios, { bootstrap, only, timeoutMs = 60000 }) {
+export async function runSuite (client, scenarios, { bootstrap, only, timeoutMs = 60000, order = SCENARIOS }) {
   const results = []
-  const names = SCENARIOS.filter(s => s in scenarios && (!only.length || only.includes(s)))
-  for (const unknown of only.filter(s => !SCENARIOS.includes(s))) {
-    console.error(`${client}: unknown scenario ${unknown} (known: ${SCENARIOS.join(' ')})`)
+  const names = order.filter(s => s in scenarios && (!only.length || only.includes(s)))
+  for (const unknown of only.filter(s => !order.includes(s))) {
+    console.error(`${client}: unknown scenario ${unknown} (known: ${order.join(' ')})`)
     results.push({ scenario: unknown, status: 'FAIL', note: 'unknown scenario' })
   }
   for (const name of names) {

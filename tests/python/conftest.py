@@ -58,6 +58,18 @@ class Broker:
         except OSError as e:
             return f"<cannot read broker log: {e}>"
 
+    def command(self, binary: Path) -> list:
+        """The broker's command line (a subclass may start it from a config file instead)."""
+        args = [
+            str(binary),
+            "--set", f"listeners=PLAINTEXT://127.0.0.1:{self.port}",
+            "--set", f"log.dirs={self.data_dir}",
+            "--set", "node.id=1",
+        ]
+        for k, v in self.extra.items():
+            args += ["--set", f"{k}={v}"]
+        return args
+
     def start(self):
         binary = skiff_bin()
         if not binary.is_file():
@@ -68,14 +80,7 @@ class Broker:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SKIFF_")}
         env.setdefault("RUST_LOG", "info")
         env["NO_COLOR"] = "1"
-        args = [
-            str(binary),
-            "--set", f"listeners=PLAINTEXT://127.0.0.1:{self.port}",
-            "--set", f"log.dirs={self.data_dir}",
-            "--set", "node.id=1",
-        ]
-        for k, v in self.extra.items():
-            args += ["--set", f"{k}={v}"]
+        args = self.command(binary)
         log = open(self.log_path, "ab")
         log.write(f"===== pytest harness: starting {binary} =====\n".encode())
         log.flush()
