@@ -91,11 +91,10 @@ pub fn sasl_listener(
             }
             Mechanism::OAuthBearer => {
                 let props = s.oauthbearer.clone().into_iter().collect();
-                let config = OAuthBearerConfig::from_kafka_properties(&props)
-                    .map_err(|e| e.to_string())?;
-                let validator = JwtValidator::from_config(config).map_err(|e| {
-                    format!("sasl.oauthbearer.jwks.endpoint.url: {e}")
-                })?;
+                let config =
+                    OAuthBearerConfig::from_kafka_properties(&props).map_err(|e| e.to_string())?;
+                let validator = JwtValidator::from_config(config)
+                    .map_err(|e| format!("sasl.oauthbearer.jwks.endpoint.url: {e}"))?;
                 mechanisms.with_oauthbearer(Arc::new(validator))
             }
         };
@@ -176,7 +175,10 @@ pub fn bootstrap_scram_users(cfg: &BrokerConfig, store: &ScramStore) -> Result<u
         ))
     })?;
     if !changes.is_empty() {
-        info!(added = changes.len(), "SCRAM users from sasl.scram.users added");
+        info!(
+            added = changes.len(),
+            "SCRAM users from sasl.scram.users added"
+        );
     }
     Ok(changes.len())
 }

@@ -68,14 +68,11 @@ pub fn parse_listeners(
     let mut out: Vec<Listener> = Vec::new();
     for entry in raw.split(',').map(str::trim).filter(|e| !e.is_empty()) {
         let l = parse_one(entry)?;
-        match protocols.get(&l.name).map(String::as_str) {
-            None => {
-                return Err(format!(
-                    "listener `{entry}` has name `{}`, which listener.security.protocol.map does not define",
-                    l.name
-                ))
-            }
-            Some(_) => {}
+        if !protocols.contains_key(&l.name) {
+            return Err(format!(
+                "listener `{entry}` has name `{}`, which listener.security.protocol.map does not define",
+                l.name
+            ));
         }
         if out.iter().any(|o| o.name == l.name) {
             return Err(format!("listener name `{}` appears twice", l.name));

@@ -157,7 +157,12 @@ pub fn listener_sasl(cfg: &BrokerConfig, listener: &str) -> Result<ListenerSasl,
     let mut callback_handler = BTreeMap::new();
     for m in &mechanisms {
         let ml = m.to_ascii_lowercase();
-        let per = |base: &str| vec![format!("listener.name.{lower}.{ml}.{base}"), base.to_string()];
+        let per = |base: &str| {
+            vec![
+                format!("listener.name.{lower}.{ml}.{base}"),
+                base.to_string(),
+            ]
+        };
         if let Some(k) = keyed(cfg, &per("sasl.jaas.config")) {
             jaas.insert(m.clone(), k);
         }
@@ -182,7 +187,8 @@ pub fn listener_sasl(cfg: &BrokerConfig, listener: &str) -> Result<ListenerSasl,
 }
 
 /// The mechanisms Skiff implements, in Kafka's spelling.
-pub const SUPPORTED_MECHANISMS: &[&str] = &["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"];
+pub const SUPPORTED_MECHANISMS: &[&str] =
+    &["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"];
 
 /// Kafka's JWT-validating server callback handler, the one OAUTHBEARER handler Skiff accepts.
 pub const OAUTHBEARER_VALIDATOR_HANDLER: &str =
@@ -214,7 +220,8 @@ pub fn check_listener_sasl(cfg: &BrokerConfig, listener: &str) -> Result<(), (St
         let ml = m.to_ascii_lowercase();
         let handler = s.callback_handler.get(m);
         if m == "OAUTHBEARER" {
-            let handler_key = format!("listener.name.{lower}.oauthbearer.sasl.server.callback.handler.class");
+            let handler_key =
+                format!("listener.name.{lower}.oauthbearer.sasl.server.callback.handler.class");
             match handler {
                 Some(h) if h.value.trim() == OAUTHBEARER_VALIDATOR_HANDLER => {}
                 Some(h) => {
@@ -298,7 +305,10 @@ mod tests {
             listener_sasl_override_base("listener.name.x.plain.sasl.kerberos.service.name"),
             None
         );
-        assert_eq!(listener_sasl_override_base("listener.name..sasl.jaas.config"), None);
+        assert_eq!(
+            listener_sasl_override_base("listener.name..sasl.jaas.config"),
+            None
+        );
         assert_eq!(listener_sasl_override_base("sasl.jaas.config"), None);
     }
 
@@ -315,7 +325,10 @@ mod tests {
             ("sasl.scram.users", "a\n b \n\n"),
         ]);
         let s = listener_sasl(&c, "SASL_SSL").unwrap();
-        assert_eq!(s.mechanisms_key, "listener.name.sasl_ssl.sasl.enabled.mechanisms");
+        assert_eq!(
+            s.mechanisms_key,
+            "listener.name.sasl_ssl.sasl.enabled.mechanisms"
+        );
         assert_eq!(s.mechanisms, vec!["SCRAM-SHA-512", "PLAIN"]);
         assert_eq!(s.jaas["PLAIN"].value, "for-plain");
         assert_eq!(s.jaas["SCRAM-SHA-512"].key, "sasl.jaas.config");
@@ -335,17 +348,27 @@ mod tests {
         let (k, m) = check(&[]).unwrap_err();
         assert_eq!(k, "sasl.enabled.mechanisms");
         assert!(m.contains("GSSAPI") && m.contains("not supported"), "{m}");
-        let (k, m) = check(&[("listener.name.sasl_plaintext.sasl.enabled.mechanisms", "PLAIN,DIGEST-MD5")])
-            .unwrap_err();
+        let (k, m) = check(&[(
+            "listener.name.sasl_plaintext.sasl.enabled.mechanisms",
+            "PLAIN,DIGEST-MD5",
+        )])
+        .unwrap_err();
         assert_eq!(k, "listener.name.sasl_plaintext.sasl.enabled.mechanisms");
         assert!(m.contains("DIGEST-MD5"), "{m}");
         let (k, _) = check(&[("sasl.enabled.mechanisms", "PLAIN")]).unwrap_err();
         assert_eq!(k, "listener.name.sasl_plaintext.plain.sasl.jaas.config");
-        assert!(check(&[("sasl.enabled.mechanisms", "PLAIN"), ("sasl.plain.hashed.users", "a=x")]).is_ok());
+        assert!(check(&[
+            ("sasl.enabled.mechanisms", "PLAIN"),
+            ("sasl.plain.hashed.users", "a=x")
+        ])
+        .is_ok());
         assert!(check(&[("sasl.enabled.mechanisms", "SCRAM-SHA-256,SCRAM-SHA-512")]).is_ok());
         let oauth = [("sasl.enabled.mechanisms", "OAUTHBEARER")];
         let (k, m) = check(&oauth).unwrap_err();
-        assert_eq!(k, "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class");
+        assert_eq!(
+            k,
+            "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class"
+        );
         assert!(m.contains("unsigned"), "{m}");
         let handler = (
             "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class",
@@ -353,11 +376,20 @@ mod tests {
         );
         let (k, _) = check(&[oauth[0], handler]).unwrap_err();
         assert_eq!(k, "sasl.oauthbearer.jwks.endpoint.url");
-        let (k, m) = check(&[oauth[0], handler, ("sasl.oauthbearer.jwks.endpoint.url", "https://idp/jwks")])
-            .unwrap_err();
+        let (k, m) = check(&[
+            oauth[0],
+            handler,
+            ("sasl.oauthbearer.jwks.endpoint.url", "https://idp/jwks"),
+        ])
+        .unwrap_err();
         assert_eq!(k, "sasl.oauthbearer.jwks.endpoint.url");
         assert!(m.contains("local file"), "{m}");
-        assert!(check(&[oauth[0], handler, ("sasl.oauthbearer.jwks.endpoint.url", "file:///j.json")]).is_ok());
+        assert!(check(&[
+            oauth[0],
+            handler,
+            ("sasl.oauthbearer.jwks.endpoint.url", "file:///j.json")
+        ])
+        .is_ok());
     }
 
     #[test]
@@ -365,7 +397,10 @@ mod tests {
         let c = cfg(&[
             ("sasl.enabled.mechanisms", "PLAIN"),
             ("sasl.jaas.config", "user_a=\"hunter2\""),
-            ("sasl.scram.users", "SCRAM-SHA-256=[name=a,password=hunter3]"),
+            (
+                "sasl.scram.users",
+                "SCRAM-SHA-256=[name=a,password=hunter3]",
+            ),
         ]);
         let s = format!("{:?}", listener_sasl(&c, "L").unwrap());
         assert!(!s.contains("hunter"), "{s}");

@@ -215,7 +215,10 @@ pub async fn run_tls(
         }
         debug!(%principal, "TLS handshake done");
         let (reader, writer) = tokio::io::split(stream);
-        serve(reader, writer, peer, listener, principal, sasl, broker, shutdown).await
+        serve(
+            reader, writer, peer, listener, principal, sasl, broker, shutdown,
+        )
+        .await
     }
     .instrument(span)
     .await
@@ -288,7 +291,8 @@ async fn serve<R, W>(
                     let step = gate.on_frame(body, started, now_ms());
                     if let Some(p) = gate.principal() {
                         if was.as_ref() != Some(p) {
-                            tracing::Span::current().record("principal", tracing::field::display(p));
+                            tracing::Span::current()
+                                .record("principal", tracing::field::display(p));
                             debug!(principal = %p, "SASL authentication done");
                             principal = p.clone();
                         }
@@ -296,7 +300,11 @@ async fn serve<R, W>(
                     match step {
                         Gate::Pass(body) => body,
                         Gate::Respond(to, response) => {
-                            if tx.send(Outgoing::Now(header(to, started), response)).await.is_err() {
+                            if tx
+                                .send(Outgoing::Now(header(to, started), response))
+                                .await
+                                .is_err()
+                            {
                                 break;
                             }
                             continue;

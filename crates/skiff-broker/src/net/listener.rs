@@ -53,7 +53,10 @@ pub async fn serve_listener(
         Some(P::SaslPlaintext | P::SaslSsl) => match broker.sasl.get(name) {
             Some(s) => Some(s.clone()),
             None => {
-                error!(listener = name, "cannot serve the SASL listener: it was not set up at start");
+                error!(
+                    listener = name,
+                    "cannot serve the SASL listener: it was not set up at start"
+                );
                 return;
             }
         },

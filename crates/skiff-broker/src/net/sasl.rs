@@ -217,14 +217,16 @@ impl SaslGate {
         match request.body {
             RequestKind::ApiVersions(_) if first && !self.reauthenticating => {
                 self.state = State::Handshake;
-                let response =
-                    ApiVersionsResponse::default().with_api_keys(skiff_protocol::api_version_entries());
+                let response = ApiVersionsResponse::default()
+                    .with_api_keys(skiff_protocol::api_version_entries());
                 Gate::Respond(answering, ResponseKind::ApiVersions(response))
             }
             RequestKind::ApiVersions(_) => Gate::Close(format!(
                 "Unexpected ApiVersions request received during SASL {phase}"
             )),
-            RequestKind::SaslHandshake(h) => self.handshake(answering, h.mechanism.to_string(), now),
+            RequestKind::SaslHandshake(h) => {
+                self.handshake(answering, h.mechanism.to_string(), now)
+            }
             _ => Gate::Close(format!(
                 "Unexpected Kafka request of type {:?} during SASL handshake.",
                 answering.api_key
@@ -265,7 +267,13 @@ impl SaslGate {
         Gate::Respond(answering, ResponseKind::SaslHandshake(response))
     }
 
-    fn authenticate(&mut self, mut exchange: Exchange, frame: Bytes, now: Instant, now_ms: i64) -> Gate {
+    fn authenticate(
+        &mut self,
+        mut exchange: Exchange,
+        frame: Bytes,
+        now: Instant,
+        now_ms: i64,
+    ) -> Gate {
         if exchange.raw {
             return match exchange.server.step(&frame, now_ms) {
                 Step::Continue(token) => {
@@ -282,7 +290,9 @@ impl SaslGate {
         }
         let request = match skiff_protocol::decode_request(frame) {
             Ok(r) => r,
-            Err(e) => return Gate::Close(format!("malformed request during SASL authentication: {e}")),
+            Err(e) => {
+                return Gate::Close(format!("malformed request during SASL authentication: {e}"))
+            }
         };
         let answering = answering(&request);
         let auth_bytes = match request.body {
@@ -304,7 +314,8 @@ impl SaslGate {
         match exchange.server.step(&auth_bytes, now_ms) {
             Step::Continue(token) => {
                 self.state = State::Authenticate(exchange);
-                let response = SaslAuthenticateResponse::default().with_auth_bytes(Bytes::from(token));
+                let response =
+                    SaslAuthenticateResponse::default().with_auth_bytes(Bytes::from(token));
                 Gate::Respond(answering, ResponseKind::SaslAuthenticate(response))
             }
             Step::Done(done) => match self.complete(&exchange, done, now) {
@@ -370,7 +381,10 @@ impl SaslGate {
         self.state = State::Complete;
         self.reauthenticating = false;
         self.exchange_started = None;
-        Ok((done.server_final.unwrap_or_default(), lifetime_ms.unwrap_or(0)))
+        Ok((
+            done.server_final.unwrap_or_default(),
+            lifetime_ms.unwrap_or(0),
+        ))
     }
 }
 

@@ -482,7 +482,10 @@ listeners = "SASL_PLAINTEXT://127.0.0.1:9093,PLAINTEXT://127.0.0.1:9092"
     )
     .unwrap();
     let s = crate::listener_sasl(&cfg, "SASL_PLAINTEXT").unwrap();
-    assert_eq!(s.mechanisms, vec!["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]);
+    assert_eq!(
+        s.mechanisms,
+        vec!["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+    );
     assert_eq!(
         s.scram_users,
         vec![
@@ -495,5 +498,9 @@ listeners = "SASL_PLAINTEXT://127.0.0.1:9093,PLAINTEXT://127.0.0.1:9092"
     let e = from_toml("[broker]\n\"sasl.scram.users\" = [1]\n").unwrap_err();
     assert!(e.to_string().contains("sasl.scram.users"), "{e}");
     let e = from_toml("[broker]\n\"listener.name.x.plain.sasl.jaas.confg\" = \"x\"\n").unwrap_err();
-    assert!(e.to_string().contains("listener.name.x.plain.sasl.jaas.confg"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("listener.name.x.plain.sasl.jaas.confg"),
+        "{e}"
+    );
 }
