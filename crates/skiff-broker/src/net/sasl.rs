@@ -358,13 +358,7 @@ impl SaslGate {
             check_reauthenticated_principal(&session.principal.to_string(), &done.principal)
                 .map_err(|e| e.client_message().to_string())?;
         }
-        let reauth_ms = self.listener.reauth_ms;
-        let lifetime_ms = match (done.session_lifetime_ms, reauth_ms > 0) {
-            (None, false) => None,
-            (None, true) => Some(reauth_ms),
-            (Some(credential), false) => Some(credential.max(0)),
-            (Some(credential), true) => Some(credential.min(reauth_ms).max(0)),
-        };
+        let lifetime_ms = session_lifetime_ms(done.session_lifetime_ms, self.listener.reauth_ms);
         let name = done
             .principal
             .strip_prefix("User:")
@@ -385,6 +379,18 @@ impl SaslGate {
             done.server_final.unwrap_or_default(),
             lifetime_ms.unwrap_or(0),
         ))
+    }
+}
+
+/// Kafka's session lifetime (`calcCompletionTimesAndReturnSessionLifetimeMs`): `None` when
+/// neither the credential (ms left) nor `connections.max.reauth.ms` (> 0) limits it, else the
+/// smaller of the two, never negative.
+fn session_lifetime_ms(credential_ms: Option<i64>, reauth_ms: i64) -> Option<i64> {
+    match (credential_ms, reauth_ms > 0) {
+        (None, false) => None,
+        (None, true) => Some(reauth_ms),
+        (Some(credential), false) => Some(credential.max(0)),
+        (Some(credential), true) => Some(credential.min(reauth_ms).max(0)),
     }
 }
 
@@ -409,4 +415,162 @@ fn illegal_state(answering: Answering, request: &RequestKind) -> Option<(Answeri
         _ => return None,
     };
     Some((answering, response))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::{BufMut, BytesMut};
+    use kafka_protocol::messages::{
+        ApiVersionsRequest, MetadataRequest, RequestHeader, SaslAuthenticateRequest,
+        SaslHandshakeRequest,
+    };
+    use kafka_protocol::protocol::Encodable;
+    use skiff_auth::plain::{MemoryPlainStore, PlainSecret};
+
+    fn listener(reauth_ms: i64) -> Arc<SaslListener> {
+        let mut users = MemoryPlainStore::new();
+        users.insert("alice", PlainSecret::Clear("pw".into()));
+        Arc::new(SaslListener {
+            mechanisms: skiff_auth::Mechanisms::new().with_plain(Arc::new(users)),
+            max_receive_size: 1000,
+            reauth_ms,
+            failed_auth_delay: Duration::ZERO,
+        })
+    }
+
+    fn frame<R: Encodable>(key: ApiKey, version: i16, body: &R) -> Bytes {
+        let mut buf = BytesMut::new();
+        RequestHeader::default()
+            .with_request_api_key(key as i16)
+            .with_request_api_version(version)
+            .with_correlation_id(7)
+            .encode(&mut buf, key.request_header_version(version))
+            .unwrap();
+        body.encode(&mut buf, version).unwrap();
+        buf.freeze()
+    }
+
+    fn handshake() -> Bytes {
+        frame(
+            ApiKey::SaslHandshake,
+            1,
+            &SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str("PLAIN")),
+        )
+    }
+
+    fn auth(password: &str) -> Bytes {
+        let token = format!("\0alice\0{password}");
+        frame(
+            ApiKey::SaslAuthenticate,
+            1,
+            &SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(token)),
+        )
+    }
+
+    fn metadata() -> Bytes {
+        frame(ApiKey::Metadata, 12, &MetadataRequest::default())
+    }
+
+    fn login(gate: &mut SaslGate, now: Instant) -> i64 {
+        assert!(matches!(
+            gate.on_frame(handshake(), now, 0),
+            Gate::Respond(..)
+        ));
+        match gate.on_frame(auth("pw"), now, 0) {
+            Gate::Respond(_, ResponseKind::SaslAuthenticate(r)) => {
+                assert_eq!(r.error_code, 0);
+                r.session_lifetime_ms
+            }
+            _ => panic!("not authenticated"),
+        }
+    }
+
+    #[test]
+    fn lifetime_is_the_smaller_limit() {
+        assert_eq!(session_lifetime_ms(None, 0), None);
+        assert_eq!(session_lifetime_ms(None, 5), Some(5));
+        assert_eq!(session_lifetime_ms(Some(9), 0), Some(9));
+        assert_eq!(session_lifetime_ms(Some(9), 5), Some(5));
+        assert_eq!(session_lifetime_ms(Some(3), 5), Some(3));
+        assert_eq!(session_lifetime_ms(Some(-3), 5), Some(0));
+    }
+
+    #[test]
+    fn only_the_sasl_requests_pass_before_authentication() {
+        let now = Instant::now();
+        let mut gate = SaslGate::new(listener(0));
+        assert!(
+            matches!(gate.on_frame(metadata(), now, 0), Gate::Close(m) if m.contains("Metadata"))
+        );
+        let mut gate = SaslGate::new(listener(0));
+        let versions = frame(ApiKey::ApiVersions, 3, &ApiVersionsRequest::default());
+        assert!(matches!(
+            gate.on_frame(versions.clone(), now, 0),
+            Gate::Respond(..)
+        ));
+        assert!(
+            matches!(gate.on_frame(versions, now, 0), Gate::Close(_)),
+            "ApiVersions twice"
+        );
+        let mut gate = SaslGate::new(listener(0));
+        assert!(matches!(
+            gate.on_frame(Bytes::from_static(b"\x60\x01"), now, 0),
+            Gate::Close(_)
+        ));
+        assert_eq!(gate.max_frame(1 << 20), 1000);
+    }
+
+    #[test]
+    fn a_session_expires_and_re_authentication_renews_it() {
+        let t0 = Instant::now();
+        let mut gate = SaslGate::new(listener(100));
+        assert_eq!(login(&mut gate, t0), 100);
+        assert_eq!(
+            gate.max_frame(1 << 20),
+            1 << 20,
+            "normal limit once authenticated"
+        );
+        assert_eq!(
+            gate.principal().map(|p| p.to_string()),
+            Some("User:alice".into())
+        );
+        assert!(matches!(gate.on_frame(metadata(), t0, 0), Gate::Pass(_)));
+        let later = t0 + Duration::from_millis(150);
+        assert!(
+            matches!(gate.on_frame(metadata(), later, 0), Gate::Close(m) if m.contains("expired"))
+        );
+        // A handshake on an expired session starts a re-authentication.
+        let mut gate = SaslGate::new(listener(100));
+        login(&mut gate, t0);
+        assert_eq!(login(&mut gate, later), 100);
+        assert!(matches!(
+            gate.on_frame(metadata(), later + Duration::from_millis(50), 0),
+            Gate::Pass(_)
+        ));
+        // Without a session lifetime, SaslHandshake goes to dispatch (ILLEGAL_SASL_STATE).
+        let mut gate = SaslGate::new(listener(0));
+        login(&mut gate, t0);
+        assert!(matches!(
+            gate.on_frame(handshake(), later, 0),
+            Gate::Pass(_)
+        ));
+    }
+
+    #[test]
+    fn a_wrong_password_fails_with_kafkas_message() {
+        let mut gate = SaslGate::new(listener(0));
+        let now = Instant::now();
+        assert!(matches!(
+            gate.on_frame(handshake(), now, 0),
+            Gate::Respond(..)
+        ));
+        match gate.on_frame(auth("nope"), now, 0) {
+            Gate::Fail(Some((_, ResponseKind::SaslAuthenticate(r))), reason) => {
+                assert_eq!(r.error_code, 58);
+                assert!(!reason.contains("nope"));
+            }
+            _ => panic!("not a failure"),
+        }
+    }
 }
