@@ -420,7 +420,7 @@ fn illegal_state(answering: Answering, request: &RequestKind) -> Option<(Answeri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::{BufMut, BytesMut};
+    use bytes::BytesMut;
     use kafka_protocol::messages::{
         ApiVersionsRequest, MetadataRequest, RequestHeader, SaslAuthenticateRequest,
         SaslHandshakeRequest,
