@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Arguments (optional): the mechanism (SCRAM-SHA-512 by default) and the iteration count
-//! (8192 by default, 4096..=16384). The `skiff` binary will offer the same as a subcommand.
+//! (8192 by default, 4096..=16384). `skiff hash-password` does the same.
 
 use std::io::BufRead;
 

@@ -14,7 +14,7 @@
 //! also serve that user's SCRAM logins for the same mechanism, and operators handle one format.
 //! Create one with [`hash_password`], or from a shell with
 //! `printf '%s\n' '<password>' | cargo run -p skiff-auth --example hash_password`
-//! (the `skiff` binary will offer the same as a subcommand).
+//! or `skiff hash-password` (the same, as a subcommand of the broker binary).
 
 use std::fmt;
 use std::str::FromStr;

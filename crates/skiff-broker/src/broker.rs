@@ -67,6 +67,8 @@ pub struct Broker {
     pub txn: TxnCoordinator,
     /// SCRAM credentials (`scram-credentials.json`), managed by AlterUserScramCredentials.
     pub scram: Arc<ScramStore>,
+    /// The SASL listeners' mechanisms and limits, by listener name (see [`crate::sasl_setup`]).
+    pub sasl: std::collections::HashMap<String, Arc<crate::sasl_setup::SaslListener>>,
     /// The ACLs and authorizer when `authorizer.class.name` is set (see [`crate::authz`]).
     pub acls: Option<Arc<skiff_acl::Acls>>,
 }
@@ -132,6 +134,8 @@ impl Broker {
         let acls = open_acls(&config, log_dir.root())?;
         let dynamic = Arc::new(DynamicConfigs::open(log_dir.root(), config.clone())?);
         let scram = Arc::new(ScramStore::open(log_dir.root())?);
+        crate::sasl_setup::bootstrap_scram_users(&config, &scram)?;
+        let sasl = crate::sasl_setup::sasl_listeners(&config, &scram)?;
         let live = dynamic.live();
         let topics = Arc::new(Topics::load(
             log_dir.clone(),
@@ -165,6 +169,7 @@ impl Broker {
         let txn = TxnCoordinator::start(&*storage, &config, clock.clone())?;
         let broker = Arc::new(Broker {
             scram,
+            sasl,
             producer_ids,
             coordinator,
             txn,

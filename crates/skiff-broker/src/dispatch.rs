@@ -147,6 +147,8 @@ async fn route(ctx: &RequestContext, body: RequestKind) -> Reply {
         RequestKind::AlterUserScramCredentials(r) => {
             alter_user_scram_credentials::handle(ctx, r).await
         }
+        RequestKind::SaslHandshake(r) => sasl::handshake(ctx, r).await,
+        RequestKind::SaslAuthenticate(r) => sasl::authenticate(ctx, r).await,
         _ => Reply::Close(format!(
             "{:?} is advertised by no handler; closing",
             ctx.api_key

@@ -607,6 +607,14 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
                     .with_permission_type(1),
             ]),
         )],
+        // Through dispatch (a PLAINTEXT listener): ILLEGAL_SASL_STATE, as Kafka's KafkaApis.
+        ApiKey::SaslHandshake => vec![RequestKind::SaslHandshake(
+            SaslHandshakeRequest::default().with_mechanism(s("PLAIN")),
+        )],
+        ApiKey::SaslAuthenticate => vec![RequestKind::SaslAuthenticate(
+            SaslAuthenticateRequest::default()
+                .with_auth_bytes(bytes::Bytes::from_static(b"\0a\0b")),
+        )],
         other => panic!("no representative request for advertised API {other:?}: add one"),
     }
 }

@@ -77,8 +77,11 @@ pub(crate) fn build(
     let mut parsed: BTreeMap<&str, Parsed> = BTreeMap::new();
     let mut not_implemented = Vec::new();
     for (key, s) in settings {
-        if let Some(base) = crate::ssl::listener_override_base(key) {
-            // `listener.name.<name>.ssl.*`: typed and validated as the plain key.
+        let listener_base = crate::ssl::listener_override_base(key)
+            .or_else(|| crate::sasl::listener_sasl_override_base(key));
+        if let Some(base) = listener_base {
+            // `listener.name.<name>.ssl.*` and the per-listener SASL keys: typed and
+            // validated as the plain key.
             let def = names::broker_config_def(base).ok_or_else(|| ConfigError::UnknownKey {
                 key: key.clone(),
                 origin: s.origin.clone(),
@@ -208,9 +211,23 @@ pub(crate) fn build(
     }
     build_dirs(&mut cfg, settings)?;
     build_listeners(&mut cfg, settings)?;
-    // Every SSL listener must have usable TLS settings; files are read by the broker.
+    // Every SSL listener must have usable TLS settings and every SASL listener usable SASL
+    // settings; files (certificates, JWKS) are read by the broker.
     for l in &cfg.listeners {
-        if crate::ssl::listener_protocol(&cfg, &l.name) == Some(crate::ssl::SecurityProtocol::Ssl) {
+        use crate::ssl::SecurityProtocol as P;
+        let protocol = crate::ssl::listener_protocol(&cfg, &l.name);
+        if matches!(protocol, Some(P::SaslPlaintext | P::SaslSsl)) {
+            crate::sasl::check_listener_sasl(&cfg, &l.name).map_err(|(key, message)| {
+                ConfigError::InvalidValue {
+                    origin: settings
+                        .get(&key)
+                        .map_or_else(|| "default".to_string(), |s| s.origin.clone()),
+                    key,
+                    message,
+                }
+            })?;
+        }
+        if matches!(protocol, Some(P::Ssl | P::SaslSsl)) {
             crate::ssl::listener_ssl(&cfg, &l.name).map_err(|message| {
                 ConfigError::InvalidValue {
                     key: "listeners".to_string(),

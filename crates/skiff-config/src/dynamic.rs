@@ -70,6 +70,10 @@ pub fn broker_key_dynamic(name: &str) -> DynamicKey {
         // `listener.name.<l>.ssl.*`: applied by the SSL listener at its next connection.
         return DynamicKey::Applied;
     }
+    if crate::sasl::listener_sasl_override_base(name).is_some() {
+        // Read when the listener starts, like the plain SASL keys.
+        return DynamicKey::NotApplied;
+    }
     let Some(def) = names::broker_config_def(name) else {
         return DynamicKey::Unknown;
     };

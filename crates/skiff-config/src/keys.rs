@@ -175,6 +175,17 @@ broker_keys! {
         metrics_listener: Option<HostPort> = "metrics.listener", String, None, Skiff, live: false,
             custom: None,
             doc: "(Skiff-only) host:port to serve Prometheus /metrics on; unset = off.";
+        // SASL (SASL_PLAINTEXT and SASL_SSL listeners); see docs/security.md.
+        connections_max_reauth_ms: i64 = "connections.max.reauth.ms", Long, Some("0"),
+            Implemented, live: false,
+            doc: "(KIP-368) When > 0, a SASL session lasts at most this long (less if the OAUTHBEARER token expires first): the client must re-authenticate, else its next request closes the connection. 0 = sessions never expire.";
+        sasl_server_max_receive_size: i32 = "sasl.server.max.receive.size", Int, Some("524288"),
+            Implemented, live: false, valid: V::AtLeast(1),
+            doc: "Largest frame (request or raw SASL token) accepted before authentication; a larger one closes the connection.";
+        connection_failed_authentication_delay_ms: i32 =
+            "connection.failed.authentication.delay.ms", Int, Some("100"), Implemented,
+            live: false, valid: V::AtLeast(0),
+            doc: "How long the broker waits before it answers a failed SASL authentication and closes the connection (slows down password guessing).";
     }
     others {
         "broker.id", Int, Some("-1"), Implemented, live: false, reads: [node_id],
@@ -184,7 +195,7 @@ broker_keys! {
         "listener.security.protocol.map", String,
             Some("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"),
             Implemented, live: false, reads: [listeners, listener_protocol],
-            doc: "Listener name to security protocol; Skiff serves PLAINTEXT and SSL listeners (SASL_PLAINTEXT and SASL_SSL are refused at start: not supported yet).";
+            doc: "Listener name to security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.";
         "group.consumer.min.session.timeout.ms", Int, Some("45000"), Implemented, live: false,
             reads: [validate_group_configs],
             doc: "Lower bound of a consumer group's consumer.session.timeout.ms.";
@@ -293,5 +304,39 @@ broker_keys! {
         "ssl.principal.mapping.rules", String, Some("DEFAULT"), Implemented, live: true,
             reads: [listener_ssl],
             doc: "Rules from a client certificate's subject (RFC 2253) to the User: principal name, as Kafka's.";
+        // SASL. sasl.enabled.mechanisms may be given per listener as
+        // listener.name.<lower-case listener>.sasl.enabled.mechanisms, the JAAS line and the
+        // server callback handler per listener and mechanism as
+        // listener.name.<listener>.<lower-case mechanism>.sasl.jaas.config (…callback.handler.class).
+        "sasl.enabled.mechanisms", List, Some("GSSAPI"), Implemented, live: false,
+            reads: [listener_sasl],
+            doc: "Mechanisms a SASL listener offers: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER. Kafka's default GSSAPI (Kerberos) is not supported, so a SASL listener must set this (an unsupported name stops the start).";
+        "sasl.jaas.config", Password, None, Implemented, live: false, reads: [listener_sasl],
+            doc: "JAAS line used when no listener.name.<l>.<mechanism>.sasl.jaas.config is set: PlainLoginModule with user_<name>=\"<password>\" entries, ScramLoginModule, OAuthBearerLoginModule.";
+        "sasl.server.callback.handler.class", Class, None, Implemented, live: false,
+            reads: [listener_sasl],
+            doc: "Only org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler (for OAUTHBEARER, which Skiff requires: it never accepts unsigned tokens); anything else stops the start.";
+        "sasl.oauthbearer.jwks.endpoint.url", String, None, Implemented, live: false,
+            reads: [listener_sasl],
+            doc: "OAUTHBEARER: the JWKS with the keys that sign tokens, as a file: URL (file:///etc/skiff/jwks.json); Skiff fetches nothing over the network, so http(s) URLs are refused.";
+        "sasl.oauthbearer.expected.audience", List, Some(""), Implemented, live: false,
+            reads: [listener_sasl],
+            doc: "OAUTHBEARER: a token must name one of these in aud; empty = not checked.";
+        "sasl.oauthbearer.expected.issuer", String, None, Implemented, live: false,
+            reads: [listener_sasl],
+            doc: "OAUTHBEARER: a token's iss must equal this; unset = not checked.";
+        "sasl.oauthbearer.sub.claim.name", String, Some("sub"), Implemented, live: false,
+            reads: [listener_sasl],
+            doc: "OAUTHBEARER: the claim that names the principal.";
+        "sasl.oauthbearer.scope.claim.name", String, Some("scope"), Implemented, live: false,
+            reads: [listener_sasl],
+            doc: "OAUTHBEARER: the claim with the token's scopes.";
+        "sasl.oauthbearer.clock.skew.seconds", Int, Some("30"), Implemented, live: false,
+            reads: [listener_sasl],
+            doc: "OAUTHBEARER: clock difference tolerated when checking exp, nbf and iat.";
+        "sasl.scram.users", Password, None, Skiff, live: false, reads: [listener_sasl],
+            doc: "(Skiff-only) SCRAM users created at start when they have no credential yet for that mechanism, as an array of Kafka --add-scram arguments: [\"SCRAM-SHA-256=[name=alice,password=alice-secret]\"]. Existing credentials (e.g. changed with kafka-configs) are left alone.";
+        "sasl.plain.hashed.users", Password, None, Skiff, live: false, reads: [listener_sasl],
+            doc: "(Skiff-only) PLAIN users with salted password hashes instead of clear JAAS passwords, as an array of \"<name>=<hash>\"; make a hash with `skiff hash-password`.";
     }
 }

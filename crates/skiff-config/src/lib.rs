@@ -24,6 +24,7 @@ mod keys;
 mod listener;
 mod load;
 mod names;
+mod sasl;
 mod ssl;
 mod topic;
 mod types;
@@ -48,6 +49,11 @@ pub use listener::{
 };
 pub use load::{env_var_name, load, load_str, ENV_PREFIX, RESERVED_ENV};
 pub use names::{broker_config_def, broker_config_names, closest_name, BrokerConfigDef, KeyStatus};
+pub use sasl::{
+    check_listener_sasl, entries as sasl_entries, listener_sasl, listener_sasl_override_base,
+    Keyed, ListenerSasl, ENTRY_LIST_KEYS, OAUTHBEARER_KEYS, OAUTHBEARER_VALIDATOR_HANDLER,
+    SUPPORTED_MECHANISMS,
+};
 pub use ssl::{
     listener_key, listener_override_base, listener_protocol, listener_ssl, ClientAuth, ListenerSsl,
     SecurityProtocol, LISTENER_SSL_KEYS,

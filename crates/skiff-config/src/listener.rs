@@ -1,7 +1,6 @@
 //! Listener parsing: `listeners` / `advertised.listeners` entries of the form
 //! `NAME://host:port` (IPv6 hosts in brackets), resolved against
-//! `listener.security.protocol.map`. Skiff serves PLAINTEXT and SSL listeners; one mapped to
-//! SASL_PLAINTEXT or SASL_SSL is refused (SASL is not supported yet).
+//! `listener.security.protocol.map` (PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL).
 //!
 //! Pure functions; no I/O (hosts are not resolved here).
 
@@ -61,7 +60,7 @@ pub fn parse_protocol_map(raw: &str) -> Result<BTreeMap<String, String>, String>
 }
 
 /// Parse a comma-separated listener list. Every listener must have a name known to
-/// `protocols`, map to PLAINTEXT or SSL, and have a unique name and port.
+/// `protocols` and have a unique name and port.
 pub fn parse_listeners(
     raw: &str,
     protocols: &BTreeMap<String, String>,
@@ -69,19 +68,11 @@ pub fn parse_listeners(
     let mut out: Vec<Listener> = Vec::new();
     for entry in raw.split(',').map(str::trim).filter(|e| !e.is_empty()) {
         let l = parse_one(entry)?;
-        match protocols.get(&l.name).map(String::as_str) {
-            None => {
-                return Err(format!(
-                    "listener `{entry}` has name `{}`, which listener.security.protocol.map does not define",
-                    l.name
-                ))
-            }
-            Some("PLAINTEXT") | Some("SSL") => {}
-            Some(other) => {
-                return Err(format!(
-                    "listener `{entry}` uses security protocol {other}: SASL is not supported yet (Skiff serves PLAINTEXT and SSL listeners)"
-                ))
-            }
+        if !protocols.contains_key(&l.name) {
+            return Err(format!(
+                "listener `{entry}` has name `{}`, which listener.security.protocol.map does not define",
+                l.name
+            ));
         }
         if out.iter().any(|o| o.name == l.name) {
             return Err(format!("listener name `{}` appears twice", l.name));
@@ -258,13 +249,9 @@ mod tests {
     }
 
     #[test]
-    fn refuses_sasl_and_garbage() {
-        assert!(parse_listeners("SASL_PLAINTEXT://h:9093", &defaults())
-            .unwrap_err()
-            .contains("not supported yet"));
-        assert!(parse_listeners("SASL_SSL://h:9093", &defaults())
-            .unwrap_err()
-            .contains("not supported yet"));
+    fn accepts_sasl_and_refuses_garbage() {
+        assert!(parse_listeners("SASL_PLAINTEXT://h:9093", &defaults()).is_ok());
+        assert!(parse_listeners("SASL_SSL://h:9093,PLAINTEXT://h:9092", &defaults()).is_ok());
         assert!(parse_listeners("127.0.0.1:9092", &defaults()).is_err());
         assert!(parse_listeners("PLAINTEXT://h:99999", &defaults()).is_err());
         assert!(parse_listeners("PLAINTEXT://h:1,PLAINTEXT://h:2", &defaults()).is_err());

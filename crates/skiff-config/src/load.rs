@@ -10,7 +10,8 @@
 //!
 //! TOML shape: dotted keys and quoted keys mean the same (`log.dirs = "x"` is parsed by TOML
 //! as nested tables and flattened back to `log.dirs`); arrays are joined with `,` (for list
-//! keys such as `log.dirs` and `listeners`). Reads one file; otherwise pure.
+//! keys such as `log.dirs` and `listeners`), except for the keys in
+//! [`crate::sasl::ENTRY_LIST_KEYS`], whose entries contain commas and are joined with newlines. Reads one file; otherwise pure.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -151,7 +152,10 @@ fn unknown_env_warning(var: &str) -> String {
 }
 
 fn check_known(key: &str, origin: &str) -> Result<(), ConfigError> {
-    if broker_config_def(key).is_some() || crate::ssl::listener_override_base(key).is_some() {
+    if broker_config_def(key).is_some()
+        || crate::ssl::listener_override_base(key).is_some()
+        || crate::sasl::listener_sasl_override_base(key).is_some()
+    {
         return Ok(());
     }
     Err(ConfigError::UnknownKey {
@@ -221,7 +225,26 @@ fn flatten(
             flatten(&key, inner, out, origin)?;
             continue;
         }
-        let s = scalar(&key, v, origin)?;
+        let s = match v {
+            // Entries that contain commas themselves (`--add-scram` arguments): one per line.
+            Value::Array(items) if crate::sasl::ENTRY_LIST_KEYS.contains(&key.as_str()) => {
+                let mut parts = Vec::with_capacity(items.len());
+                for item in items {
+                    match item {
+                        Value::String(s) if !s.contains('\n') => parts.push(s.clone()),
+                        _ => {
+                            return Err(ConfigError::InvalidValue {
+                                key: key.clone(),
+                                origin: origin.to_string(),
+                                message: "must be an array of one-line strings".into(),
+                            })
+                        }
+                    }
+                }
+                parts.join("\n")
+            }
+            _ => scalar(&key, v, origin)?,
+        };
         if out.insert(key.clone(), s).is_some() {
             return Err(ConfigError::Duplicate {
                 key,

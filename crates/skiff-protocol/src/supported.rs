@@ -60,6 +60,10 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     // Kafka 4.x serves both at v0 only.
     (ApiKey::DescribeUserScramCredentials, 0, 0),
     (ApiKey::AlterUserScramCredentials, 0, 0),
+    // Advertised on every listener, as Kafka does; served by the connection's SASL state
+    // machine on SASL listeners, answered ILLEGAL_SASL_STATE elsewhere.
+    (ApiKey::SaslHandshake, 0, 1),
+    (ApiKey::SaslAuthenticate, 0, 2),
 ];
 
 /// The advertised `(min, max)` for `key`, or `None` if Skiff does not implement it.

@@ -1,12 +1,14 @@
 //! The `skiff` binary: command line, logging, wiring, signals, and the `compaction-status`
 //! subcommand that reads a running broker's metrics listener, and `dev-certs` (throwaway TLS
-//! certificates for development).
+//! certificates for development), and `hash-password` (a PLAIN password hash for
+//! `sasl.plain.hashed.users`).
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod compaction_status;
 mod dev_certs;
 mod exposition;
+mod hash_password;
 mod scrape;
 
 use std::io::IsTerminal;
@@ -66,6 +68,19 @@ enum Command {
         #[arg(long = "host", value_name = "NAME")]
         hosts: Vec<String>,
     },
+    /// Print a salted hash of a PLAIN user's password for `sasl.plain.hashed.users`; the
+    /// password is read from the first line of standard input.
+    HashPassword {
+        /// SCRAM-SHA-512 or SCRAM-SHA-256 (the PBKDF2 hash behind the stored form).
+        #[arg(long, default_value = "SCRAM-SHA-512")]
+        mechanism: String,
+        /// PBKDF2 iterations, 4096..=16384 (default 8192).
+        #[arg(long)]
+        iterations: Option<u32>,
+        /// Print `<user>=<hash>`, the form of a `sasl.plain.hashed.users` entry.
+        #[arg(long)]
+        user: Option<String>,
+    },
 }
 
 /// Upper bound of the drain (in-flight requests finishing) after SIGTERM; the rest of
@@ -93,6 +108,14 @@ fn try_main() -> anyhow::Result<()> {
     }
     if let Some(Command::DevCerts { dir, hosts }) = &cli.command {
         return dev_certs::run(dir, hosts);
+    }
+    if let Some(Command::HashPassword {
+        mechanism,
+        iterations,
+        user,
+    }) = &cli.command
+    {
+        return hash_password::run(mechanism, *iterations, user.as_deref());
     }
     let filter = cli
         .log
@@ -135,9 +158,10 @@ async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
     }
     // Read and check every SSL listener's certificates and keys before anything starts.
     for l in &config.listeners {
-        if skiff_config::listener_protocol(&config, &l.name)
-            == Some(skiff_config::SecurityProtocol::Ssl)
-        {
+        if matches!(
+            skiff_config::listener_protocol(&config, &l.name),
+            Some(skiff_config::SecurityProtocol::Ssl | skiff_config::SecurityProtocol::SaslSsl)
+        ) {
             skiff_broker::net::tls::listener_tls(&config, &l.name)
                 .map_err(|e| anyhow::anyhow!("TLS settings of listener {l}: {e}"))?;
         }

@@ -20,6 +20,14 @@
 //! plaintext to the TLS port, is closed; the latter at once, since rustls rejects the bytes),
 //! then serves the decrypted stream like a plaintext one, with the principal of the client
 //! certificate (see [`crate::net::tls`]) in every request's context.
+//!
+//! SASL (SASL_PLAINTEXT and SASL_SSL listeners): every frame first goes through the
+//! connection's [`SaslGate`] (see [`crate::net::sasl`]), which answers the SASL exchange
+//! itself and lets requests through only once the client is authenticated; the principal is
+//! then `User:<name>`. Before authentication frames are bounded by
+//! `sasl.server.max.receive.size`, and the whole exchange by `connections.max.idle.ms`
+//! counted from its start (not from the last byte), so a client that trickles an exchange
+//! is still closed in bounded time, as a stalled TLS handshake is.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -32,12 +40,14 @@ use kafka_protocol::messages::{ApiKey, ResponseKind};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
-use tracing::{debug, warn, Instrument};
+use tracing::{debug, info, warn, Instrument};
 
 use crate::acl_operations::Principal;
 use crate::broker::Broker;
 use crate::dispatch::{dispatch_as, Reply, ResponseFuture};
 use crate::metrics::BrokerMetrics;
+use crate::net::sasl::{Answering, Gate, SaslGate};
+use crate::sasl_setup::SaslListener;
 
 /// Responses queued behind a slow one before the reader stops reading (back-pressure).
 const MAX_IN_FLIGHT: usize = 64;
@@ -129,15 +139,17 @@ fn idle_limit(broker: &Broker) -> Option<Duration> {
         .map(Duration::from_millis)
 }
 
-/// `listener` is the name of the `listeners` entry the client connected to.
+/// `listener` is the name of the `listeners` entry the client connected to; `sasl` is set on
+/// a SASL_PLAINTEXT listener.
 pub async fn run(
     stream: TcpStream,
     peer: SocketAddr,
     listener: &str,
+    sasl: Option<Arc<SaslListener>>,
     broker: Arc<Broker>,
     shutdown: watch::Receiver<bool>,
 ) {
-    let span = tracing::info_span!("connection", %peer);
+    let span = tracing::info_span!("connection", %peer, principal = tracing::field::Empty);
     let _ = stream.set_nodelay(true);
     let (reader, writer) = stream.into_split();
     serve(
@@ -146,6 +158,7 @@ pub async fn run(
         peer,
         listener,
         Principal::ANONYMOUS,
+        sasl,
         broker,
         shutdown,
     )
@@ -154,12 +167,14 @@ pub async fn run(
 }
 
 /// [`run`] on an SSL listener: the TLS handshake (bounded by `connections.max.idle.ms`),
-/// then the connection with the principal of the client certificate.
+/// then the connection with the principal of the client certificate (or, on a SASL_SSL
+/// listener, `sasl` set, the SASL exchange and its principal).
 pub async fn run_tls(
     stream: TcpStream,
     peer: SocketAddr,
     listener: &str,
     tls: crate::net::tls::ListenerTls,
+    sasl: Option<Arc<SaslListener>>,
     broker: Arc<Broker>,
     mut shutdown: watch::Receiver<bool>,
 ) {
@@ -195,22 +210,30 @@ pub async fn run_tls(
                 return;
             }
         };
-        tracing::Span::current().record("principal", tracing::field::display(&principal));
+        if sasl.is_none() {
+            tracing::Span::current().record("principal", tracing::field::display(&principal));
+        }
         debug!(%principal, "TLS handshake done");
         let (reader, writer) = tokio::io::split(stream);
-        serve(reader, writer, peer, listener, principal, broker, shutdown).await
+        serve(
+            reader, writer, peer, listener, principal, sasl, broker, shutdown,
+        )
+        .await
     }
     .instrument(span)
     .await
 }
 
-/// Serves one connection's requests (already in the connection span).
+/// Serves one connection's requests (already in the connection span). With `sasl`, the
+/// client must authenticate first and `principal` is replaced by the authenticated one.
+#[allow(clippy::too_many_arguments)]
 async fn serve<R, W>(
     mut reader: R,
     writer: W,
     peer: SocketAddr,
     listener: &str,
-    principal: Principal<'static>,
+    mut principal: Principal<'static>,
+    sasl: Option<Arc<SaslListener>>,
     broker: Arc<Broker>,
     mut shutdown: watch::Receiver<bool>,
 ) where
@@ -229,12 +252,24 @@ async fn serve<R, W>(
         let idle = idle_limit(&broker);
         let client_host = format!("/{}", peer.ip());
         let mut buf = BytesMut::new();
+        let mut gate = sasl.map(SaslGate::new);
         loop {
-            let frame = read_frame(&mut reader, &mut buf, max_size, &activity);
+            let frame_max = gate.as_ref().map_or(max_size, |g| g.max_frame(max_size));
+            // An exchange in progress must end within connections.max.idle.ms of its start.
+            let exchange_deadline = gate
+                .as_ref()
+                .and_then(|g| g.exchange_started())
+                .zip(idle)
+                .map(|(start, idle)| start + idle);
+            let frame = read_frame(&mut reader, &mut buf, frame_max, &activity);
             let read = tokio::select! {
                 r = unless_idle(frame, &activity, idle) => r,
                 // A frame not yet whole at shutdown is dropped; one in hand is answered.
                 _ = shutdown.changed() => break,
+                _ = sleep_until_or_never(exchange_deadline) => {
+                    info!("closing connection: SASL authentication not done within connections.max.idle.ms");
+                    break;
+                }
             };
             let body = match read {
                 Some(Ok(body)) => body,
@@ -249,6 +284,61 @@ async fn serve<R, W>(
                 }
             };
             let started = Instant::now();
+            let body = match gate.as_mut() {
+                None => body,
+                Some(gate) => {
+                    let was = gate.principal().cloned();
+                    let step = gate.on_frame(body, started, now_ms());
+                    if let Some(p) = gate.principal() {
+                        if was.as_ref() != Some(p) {
+                            tracing::Span::current()
+                                .record("principal", tracing::field::display(p));
+                            debug!(principal = %p, "SASL authentication done");
+                            principal = p.clone();
+                        }
+                    }
+                    match step {
+                        Gate::Pass(body) => body,
+                        Gate::Respond(to, response) => {
+                            if tx
+                                .send(Outgoing::Now(header(to, started), response))
+                                .await
+                                .is_err()
+                            {
+                                break;
+                            }
+                            continue;
+                        }
+                        Gate::RawFrame(frame) => {
+                            if tx.send(Outgoing::Raw(frame)).await.is_err() {
+                                break;
+                            }
+                            continue;
+                        }
+                        Gate::RawToken(token) => {
+                            if tx.send(Outgoing::Raw(size_prefixed(&token))).await.is_err() {
+                                break;
+                            }
+                            continue;
+                        }
+                        Gate::Fail(response, reason) => {
+                            info!(%reason, "SASL authentication failed; closing connection");
+                            tokio::select! {
+                                _ = tokio::time::sleep(gate.failed_auth_delay()) => {}
+                                _ = shutdown.changed() => break,
+                            }
+                            if let Some((to, response)) = response {
+                                let _ = tx.send(Outgoing::Now(header(to, started), response)).await;
+                            }
+                            break;
+                        }
+                        Gate::Close(reason) => {
+                            info!(%reason, "closing connection");
+                            break;
+                        }
+                    }
+                }
+            };
             let outgoing = match skiff_protocol::decode_request(body) {
                 Ok(request) => {
                     let header = Header {
@@ -292,6 +382,39 @@ async fn serve<R, W>(
         }
         drop(tx);
         let _ = writer_task.await;
+    }
+}
+
+fn header(to: Answering, started: Instant) -> Header {
+    Header {
+        correlation_id: to.correlation_id,
+        api_key: to.api_key,
+        version: to.version,
+        started,
+    }
+}
+
+/// A raw SASL token as Kafka's v0 path sends it: a 4-byte big-endian size, then the bytes.
+fn size_prefixed(token: &[u8]) -> Bytes {
+    let mut out = BytesMut::with_capacity(4 + token.len());
+    out.put_i32(i32::try_from(token.len()).unwrap_or(i32::MAX));
+    out.put_slice(token);
+    out.freeze()
+}
+
+/// Wall-clock milliseconds since the epoch (token expiry is wall-clock).
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// Sleeps until `deadline`, or forever without one.
+async fn sleep_until_or_never(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d.into()).await,
+        None => std::future::pending().await,
     }
 }
 

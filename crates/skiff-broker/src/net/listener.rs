@@ -47,8 +47,23 @@ pub async fn serve_listener(
     broker: Arc<Broker>,
     shutdown: watch::Receiver<bool>,
 ) {
-    let tls = match skiff_config::listener_protocol(&broker.config, name) {
-        Some(skiff_config::SecurityProtocol::Ssl) => {
+    use skiff_config::SecurityProtocol as P;
+    let protocol = skiff_config::listener_protocol(&broker.config, name);
+    let sasl = match protocol {
+        Some(P::SaslPlaintext | P::SaslSsl) => match broker.sasl.get(name) {
+            Some(s) => Some(s.clone()),
+            None => {
+                error!(
+                    listener = name,
+                    "cannot serve the SASL listener: it was not set up at start"
+                );
+                return;
+            }
+        },
+        _ => None,
+    };
+    let tls = match protocol {
+        Some(P::Ssl | P::SaslSsl) => {
             match crate::net::tls::TlsReloader::new(&broker.live_config(), name) {
                 Ok(tls) => Some(Arc::new(tls)),
                 Err(e) => {
@@ -60,7 +75,7 @@ pub async fn serve_listener(
         _ => None,
     };
     if let Ok(addr) = listener.local_addr() {
-        let protocol = if tls.is_some() { "SSL" } else { "PLAINTEXT" };
+        let protocol = protocol.map_or("PLAINTEXT", |p| p.name());
         info!(%addr, listener = name, protocol, "listening");
     }
     let name: Arc<str> = Arc::from(name);
@@ -76,12 +91,13 @@ pub async fn serve_listener(
             let shutdown = shutdown.clone();
             let name = name.clone();
             let tls = tls.as_ref().map(|t| t.current(&broker));
+            let sasl = sasl.clone();
             async move {
                 match tls {
                     Some(tls) => {
-                        connection::run_tls(stream, peer, &name, tls, broker, shutdown).await
+                        connection::run_tls(stream, peer, &name, tls, sasl, broker, shutdown).await
                     }
-                    None => connection::run(stream, peer, &name, broker, shutdown).await,
+                    None => connection::run(stream, peer, &name, sasl, broker, shutdown).await,
                 }
             }
         },

@@ -3,4 +3,5 @@
 pub mod connection;
 pub mod listener;
 pub mod quotas;
+pub mod sasl;
 pub mod tls;

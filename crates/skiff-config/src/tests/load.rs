@@ -178,9 +178,9 @@ fn bad_value_is_an_error_naming_the_key() {
         e.to_string().contains("Value must be at least 1048576"),
         "{e}"
     );
-    let e = from_toml("[broker]\nlisteners = \"SASL_SSL://127.0.0.1:9093\"\n").unwrap_err();
+    let e = from_toml("[broker]\nlisteners = \"SASL_PLAINTEXT://127.0.0.1:9093\"\n").unwrap_err();
     assert!(
-        e.to_string().contains("`listeners`") && e.to_string().contains("not supported yet"),
+        e.to_string().contains("`sasl.enabled.mechanisms`") && e.to_string().contains("GSSAPI"),
         "{e}"
     );
     let e = from_toml("[broker]\nlisteners = \"SSL://127.0.0.1:9093\"\n").unwrap_err();
@@ -467,4 +467,40 @@ fn ssl_secrets_are_sensitive_in_describe_configs() {
         .unwrap();
     assert_eq!(auth.value.as_deref(), Some("requested"));
     assert!(!auth.is_sensitive);
+}
+
+#[test]
+fn sasl_listener_keys_and_entry_arrays_load() {
+    let (cfg, _) = from_toml(
+        r#"[broker]
+listeners = "SASL_PLAINTEXT://127.0.0.1:9093,PLAINTEXT://127.0.0.1:9092"
+"listener.name.sasl_plaintext.sasl.enabled.mechanisms" = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
+"listener.name.sasl_plaintext.plain.sasl.jaas.config" = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";'
+"sasl.scram.users" = ["SCRAM-SHA-256=[name=alice,password=alice-secret]", "SCRAM-SHA-512=[name=alice,password=alice-secret]"]
+"connections.max.reauth.ms" = 60000
+"#,
+    )
+    .unwrap();
+    let s = crate::listener_sasl(&cfg, "SASL_PLAINTEXT").unwrap();
+    assert_eq!(
+        s.mechanisms,
+        vec!["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+    );
+    assert_eq!(
+        s.scram_users,
+        vec![
+            "SCRAM-SHA-256=[name=alice,password=alice-secret]",
+            "SCRAM-SHA-512=[name=alice,password=alice-secret]"
+        ]
+    );
+    assert_eq!(cfg.connections_max_reauth_ms, 60000);
+    assert_eq!(cfg.sasl_server_max_receive_size, 524288);
+    let e = from_toml("[broker]\n\"sasl.scram.users\" = [1]\n").unwrap_err();
+    assert!(e.to_string().contains("sasl.scram.users"), "{e}");
+    let e = from_toml("[broker]\n\"listener.name.x.plain.sasl.jaas.confg\" = \"x\"\n").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("listener.name.x.plain.sasl.jaas.confg"),
+        "{e}"
+    );
 }

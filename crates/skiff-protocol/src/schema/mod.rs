@@ -186,6 +186,8 @@ static SCHEMAS: &[(ApiKey, i16, i16, &Struct)] = &[
         0,
         &scram::ALTER_USER_SCRAM_CREDENTIALS,
     ),
+    (ApiKey::SaslHandshake, 0, 1, &scram::SASL_HANDSHAKE),
+    (ApiKey::SaslAuthenticate, 0, 2, &scram::SASL_AUTHENTICATE),
 ];
 
 /// `(api key, min, max)` of every API that has a guard schema, in table order. Any of these

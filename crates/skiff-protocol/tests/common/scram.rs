@@ -40,6 +40,14 @@ pub fn sample(key: ApiKey, _v: i16, f: bool) -> Option<RequestKind> {
                 .with_upsertions(vec![u("carol"), u("dave")]);
             RequestKind::AlterUserScramCredentials(tag!(r, f))
         }
+        ApiKey::SaslHandshake => RequestKind::SaslHandshake(
+            sasl_handshake_request::SaslHandshakeRequest::default().with_mechanism(s("PLAIN")),
+        ),
+        ApiKey::SaslAuthenticate => RequestKind::SaslAuthenticate(tag!(
+            sasl_authenticate_request::SaslAuthenticateRequest::default()
+                .with_auth_bytes(Bytes::from_static(b"\0alice\0secret")),
+            f
+        )),
         _ => return None,
     })
 }
