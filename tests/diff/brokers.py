@@ -53,15 +53,34 @@ def tail(path: Path, n=60) -> str:
         return f"<cannot read {path}: {e}>"
 
 
+def sasl_settings(port: int, sasl_port: int, extra: dict) -> dict:
+    """Listeners and settings for a broker that also has a SASL_PLAINTEXT listener on
+    `sasl_port` (the PLAINTEXT one stays on `port`), with `extra` on top."""
+    both = f"PLAINTEXT://127.0.0.1:{port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"
+    out = {"listeners": both, "advertised.listeners": both}
+    out.update(extra)
+    return out
+
+
 class Skiff:
     name = "skiff"
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, extra=None, sasl=False):
+        """`extra`: settings on top of COMMON; `sasl`: also a SASL_PLAINTEXT listener on
+        `self.sasl_port` (its mechanisms and users come with `extra`)."""
         self.root = root
         self.port = free_port()
+        self.sasl_port = free_port() if sasl else None
         self.data = root / "data"
         self.log = root / "broker.log"
         self.proc = None
+        self.extra = dict(extra or {})
+        if sasl:
+            self.extra = sasl_settings(self.port, self.sasl_port, self.extra)
+
+    @property
+    def sasl_bootstrap(self):
+        return f"127.0.0.1:{self.sasl_port}"
 
     @property
     def bootstrap(self):
@@ -76,7 +95,7 @@ class Skiff:
         args = [str(binary), "--set", f"listeners=PLAINTEXT://{self.bootstrap}",
                 "--set", f"advertised.listeners=PLAINTEXT://{self.bootstrap}",
                 "--set", f"log.dirs={self.data}", "--set", "node.id=1"]
-        for k, v in COMMON.items():
+        for k, v in {**COMMON, **self.extra}.items():
             args += ["--set", f"{k}={v}"]
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
@@ -111,11 +130,24 @@ class Skiff:
 class Kafka:
     name = "kafka"
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, extra=None, sasl=False):
+        """As Skiff's: `extra` settings and an optional SASL_PLAINTEXT listener. Properties given
+        after start.sh's own lines win, so `listeners` can be replaced."""
         self.root = root
         self.port = free_port()
+        self.sasl_port = free_port() if sasl else None
         self.dir = root / "kafka"
         self.data = self.dir / "logs"
+        self.extra = dict(extra or {})
+        if sasl:
+            self.extra = sasl_settings(self.port, self.sasl_port, self.extra)
+            # The controller listener must stay in the map start.sh writes.
+            self.extra["listener.security.protocol.map"] = (
+                "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT")
+
+    @property
+    def sasl_bootstrap(self):
+        return f"127.0.0.1:{self.sasl_port}"
 
     @property
     def bootstrap(self):
@@ -123,7 +155,7 @@ class Kafka:
 
     def start(self):
         args = ["bash", str(REPO / "tests/kafka/start.sh"), str(self.port), str(self.dir)]
-        args += [f"{k}={v}" for k, v in COMMON.items()]
+        args += [f"{k}={v}" for k, v in {**COMMON, **self.extra}.items()]
         r = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
         if r.returncode != 0:
             self.stop()

@@ -38,6 +38,18 @@ class RawClient:
             buf += chunk
         return bytes(buf)
 
+    def sasl_plain(self, user: str, password: str):
+        """SaslHandshake v1 (PLAIN) then SaslAuthenticate v2 with the PLAIN token; returns
+        (handshake, authenticate) responses. A broker that refuses the login answers
+        SaslAuthenticate with its error and then closes the connection."""
+        from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
+
+        hs = self.send(SaslHandshakeRequest, 1, mechanism="PLAIN")
+        if hs.error_code != 0:
+            return hs, None
+        token = b"\0" + user.encode() + b"\0" + password.encode()
+        return hs, self.send(SaslAuthenticateRequest, 2, auth_bytes=token)
+
     def send(self, request_cls, version: int, **fields):
         """Send request_cls[version](**fields); return the decoded response."""
         req = request_cls[version](**fields)
