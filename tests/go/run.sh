@@ -7,7 +7,7 @@
 #   ONLY=groups,special tests/go/run.sh   run some scenarios only (ONLY=security: only the
 #                                         security part)
 # Against Skiff it then runs the security scenarios (security.go) against a second broker
-# with SSL and mTLS listeners (tests/security/broker.sh); SKIFF_SASL_TESTS=1 adds the SASL rows.
+# with SSL and mTLS listeners (tests/security/broker.sh); SASL rows too (SKIFF_SASL_TESTS=0 leaves them out).
 #
 # Skiff's binary: $E2E_SKIFF_BIN, else ${CARGO_TARGET_DIR:-<repo>/target}/debug/skiff.
 # With MATRIX_RESULTS=FILE each scenario appends "franz-go<TAB>scenario<TAB>PASS|FAIL<TAB>note".
@@ -76,7 +76,7 @@ if [[ $target == skiff && ( -z ${ONLY:-} || ,$ONLY, == *,security,* ) ]]; then
     mkdir "$WORK/security"
     "$BIN_DIR/franzmatrix" -write-jwks "$WORK/security"
     start_secure_broker "$WORK/security/broker" "$WORK/security/jwks.json"
-    echo "franz-go security scenarios (SASL rows: $([[ $SEC_SASL == 1 ]] && echo on || echo 'off, SKIFF_SASL_TESTS=1 runs them'))" >&2
+    echo "franz-go security scenarios (SASL rows: $([[ $SEC_SASL == 1 ]] && echo on || echo 'off: SKIFF_SASL_TESTS=0'))" >&2
     timeout 600 "$BIN_DIR/franzmatrix" -security -jwt-key "$WORK/security/jwt-key.pem" "${sec_args[@]}" || rc=$?
     stop_secure_broker
 fi

@@ -32,8 +32,8 @@ if [[ $TOOLS -eq 1 ]]; then
 fi
 start_broker "$KIND"
 # The security part (SecurityTest, and kafka-topics over SSL below): against Skiff, a second
-# broker with SSL and mTLS listeners (tests/security/broker.sh), SASL ones with
-# SKIFF_SASL_TESTS=1; its addresses and PEM files reach the tests as SEC_*. Against Kafka
+# broker with SSL and mTLS listeners (tests/security/broker.sh), SASL ones unless
+# SKIFF_SASL_TESTS=0; its addresses and PEM files reach the tests as SEC_*. Against Kafka
 # SecurityTest skips itself.
 # shellcheck source=tests/security/broker.sh
 source "$REPO_ROOT/tests/security/broker.sh"
@@ -57,8 +57,8 @@ if [[ -n ${MATRIX_RESULTS:-} ]]; then
 fi
 
 # One Kafka CLI tool over TLS: kafka-topics with --command-config creates a topic over SSL
-# and lists it over mTLS (PEM truststore/keystore in the properties files), and with
-# SKIFF_SASL_TESTS=1 over SASL_SSL with SCRAM-SHA-512.
+# and lists it over mTLS (PEM truststore/keystore in the properties files), and (unless
+# SKIFF_SASL_TESTS=0) over SASL_SSL with SCRAM-SHA-512.
 if [[ $TOOLS -eq 1 && $KIND == skiff ]]; then
     sec_props=$WORK/security
     printf 'security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location=%s\n' "$SEC_CA" >"$sec_props/ssl.properties"

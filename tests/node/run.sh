@@ -51,7 +51,7 @@ if [[ ${1:-} != security ]]; then
     [[ $security -eq 1 ]] && stop_broker
 fi
 # The security scenarios (security.mjs): against Skiff only, a second broker with SSL and mTLS
-# listeners (tests/security/broker.sh); SKIFF_SASL_TESTS=1 adds the SASL rows. `run.sh security`
+# listeners (tests/security/broker.sh); SASL rows too (SKIFF_SASL_TESTS=0 leaves them out). `run.sh security`
 # runs only them.
 if [[ $security -eq 1 && ( $# -eq 0 || ${1:-} == security ) ]]; then
     mkdir "$WORK/security"

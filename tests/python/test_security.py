@@ -8,7 +8,7 @@ leave the broker serving a fresh client: a CA that did not sign the broker (the 
 refuses), mTLS without a client certificate (the broker refuses), a plaintext client on the
 TLS port.
 
-SASL (SKIFF_SASL_TESTS=1; skipped until SASL is merged): SASL_PLAINTEXT and SASL_SSL listeners
+SASL (on by default; SKIFF_SASL_TESTS=0 skips them): SASL_PLAINTEXT and SASL_SSL listeners
 with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (alice / alice-secret) and OAUTHBEARER (JWTs signed
 here with an RSA key whose JWKS file the broker reads); a wrong password and an expired token
 fail cleanly.
@@ -30,8 +30,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from conftest import Broker, skiff_bin
 
-SASL = os.environ.get("SKIFF_SASL_TESTS") == "1"
-needs_sasl = pytest.mark.skipif(not SASL, reason="SASL not merged yet (SKIFF_SASL_TESTS=1 runs it)")
+SASL = os.environ.get("SKIFF_SASL_TESTS", "1") == "1"
+needs_sasl = pytest.mark.skipif(not SASL, reason="SASL rows switched off (SKIFF_SASL_TESTS=0)")
 MECHANISMS = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]
 KID = "skiff-test"
 AUDIENCE = "skiff"
@@ -399,7 +399,7 @@ def test_plaintext_client_on_the_tls_port_fails(secure, client_cls):
     expect_refused(client, sec, "plaintext client on the SSL port", secure)
 
 
-# ---------- SASL (SKIFF_SASL_TESTS=1) ----------
+# ---------- SASL (SKIFF_SASL_TESTS=0 skips) ----------
 
 @needs_sasl
 @pytest.mark.parametrize("client_cls", CLIENTS, ids=lambda c: c.name)

@@ -1,12 +1,12 @@
 # Sourced by the client suites (tests/go, tests/node, tests/java) for their security part: one
 # Skiff broker with a PLAINTEXT, an SSL (server auth only) and an MTLS listener
-# (`ssl.client.auth = "required"`), certificates from `skiff dev-certs` in a temp dir, and, when
-# SKIFF_SASL_TESTS=1, SASL_PLAINTEXT and SASL_SSL listeners with PLAIN, SCRAM-SHA-256,
+# (`ssl.client.auth = "required"`), certificates from `skiff dev-certs` in a temp dir, and (unless
+# SKIFF_SASL_TESTS=0) SASL_PLAINTEXT and SASL_SSL listeners with PLAIN, SCRAM-SHA-256,
 # SCRAM-SHA-512 and OAUTHBEARER (user alice / alice-secret; JWTs checked against a JWKS file).
 #
 #   start_secure_broker DIR [JWKS]  DIR: an empty temp dir (certs, data, log, config go there);
 #                                   JWKS: the JSON Web Key Set file the suite wrote (its own
-#                                   RSA key, kid "skiff-test"), needed when SKIFF_SASL_TESTS=1
+#                                   RSA key, kid "skiff-test"), needed for the SASL listeners
 #   stop_secure_broker              SIGTERM, then SIGKILL after 10 s
 # After start it exports (all 127.0.0.1:PORT):
 #   SEC_PLAINTEXT SEC_SSL SEC_MTLS [SEC_SASL_PLAINTEXT SEC_SASL_SSL]
@@ -64,7 +64,7 @@ start_secure_broker() {
     local listeners="PLAINTEXT://$SEC_PLAINTEXT,SSL://$SEC_SSL,MTLS://$SEC_MTLS"
     local ports=("$p_plain" "$p_ssl" "$p_mtls")
     export SEC_SASL=0
-    if [[ ${SKIFF_SASL_TESTS:-0} == 1 ]]; then
+    if [[ ${SKIFF_SASL_TESTS:-1} == 1 ]]; then
         [[ -n $jwks && -f $jwks ]] || { echo "start_secure_broker: SASL needs the JWKS file" >&2; return 1; }
         p_sp=$(sec_free_port) p_ss=$(sec_free_port)
         export SEC_SASL_PLAINTEXT=127.0.0.1:$p_sp SEC_SASL_SSL=127.0.0.1:$p_ss SEC_SASL=1
