@@ -190,8 +190,17 @@ pub async fn run_tls(
         let stream = match done {
             Some(Ok(stream)) => stream,
             Some(Err(e)) => {
-                // Untrusted or missing client certificate, plaintext bytes, a closed socket.
-                debug!(error = %e, "TLS handshake failed; closing connection");
+                // A refused client (untrusted or missing certificate, plaintext bytes) is worth
+                // an operator's attention, as Kafka's INFO "Failed authentication" line; a bare
+                // close before the handshake (port probes, health checks) is not.
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset
+                ) {
+                    debug!(error = %e, "TLS handshake not completed: client closed; closing connection");
+                } else {
+                    tracing::info!(error = %e, "failed authentication: TLS handshake failed; closing connection");
+                }
                 return;
             }
             None => {
