@@ -11,7 +11,9 @@
 # kcat from the host (HOST listener) and from another container on the compose network
 # (DOCKER listener) lists, produces and consumes, /metrics answers, `docker compose restart`
 # keeps the data, `docker compose stop` is a clean shutdown (exit 0, "clean shutdown complete")
-# well within the grace period and the next start skips recovery (clean_start=true).
+# well within the grace period and the next start skips recovery (clean_start=true); then
+# docker/compose.sasl-ssl.yaml on top, as a second project: kcat over SASL_SSL with SCRAM-SHA-512
+# as the admin user it creates, and a wrong password and a plaintext client refused.
 # Tears everything down at the end (compose down -v, the image, the copy).
 #
 # Needs: docker with the compose v2 plugin and BuildKit, kcat, curl, python3, git, and the
@@ -212,6 +214,49 @@ if compose_healthy 60 start; then
 else
     fail "start after stop" "not healthy within 90 s"
 fi
+
+# ---- SASL_SSL (docker/compose.sasl-ssl.yaml on top) -----------------------------------------
+# A second project from the same image: the HOST listener speaks SASL_SSL with SCRAM, the
+# certificates come from the certs service, the admin user from SKIFF_ADMIN_PASSWORD.
+echo "== SASL_SSL compose file"
+SASL_PORT=$(free_port)
+SASL_METRICS=$(free_port)
+DCS=(docker compose -p "$PROJECT-sasl" -f "$CTX/docker/compose.yaml" -f "$CTX/docker/compose.sasl-ssl.yaml")
+ADMIN_PASSWORD=e2e-admin-$$
+sasl_env=(env SKIFF_HOST_PORT="$SASL_PORT" SKIFF_METRICS_PORT="$SASL_METRICS" SKIFF_ADMIN_PASSWORD="$ADMIN_PASSWORD"
+    SKIFF_ADVERTISED_LISTENERS="DOCKER://skiff:9092,HOST://localhost:$SASL_PORT")
+sasl_down() { timeout 120 "${sasl_env[@]}" "${DCS[@]}" down -v --remove-orphans -t 10 >/dev/null 2>&1; }
+t0=$SECONDS
+if timeout 120 "${sasl_env[@]}" "${DCS[@]}" up -d --no-build >/dev/null 2>&1; then
+    SCID=
+    for _ in $(seq 90); do
+        SCID=$("${sasl_env[@]}" "${DCS[@]}" ps -q skiff 2>/dev/null)
+        [[ -n $SCID && $(docker inspect -f '{{.State.Health.Status}}' "$SCID" 2>/dev/null) == healthy ]] && break
+        sleep 1
+    done
+    check "sasl-ssl healthy" "$((SECONDS - t0)) s after up -d" test "$(docker inspect -f '{{.State.Health.Status}}' "$SCID" 2>/dev/null)" = healthy
+    CA=$CTX.ca.pem
+    timeout 30 "${sasl_env[@]}" "${DCS[@]}" cp skiff:/certs/ca.pem "$CA" >/dev/null 2>&1
+    check "sasl-ssl CA copied out" "$CA" test -s "$CA"
+    kc_sasl() { # kc_sasl PASSWORD ARGS...
+        local pw=$1; shift
+        timeout 60 kcat -b "localhost:$SASL_PORT" -m 20 -X security.protocol=sasl_ssl -X ssl.ca.location="$CA" \
+            -X sasl.mechanisms=SCRAM-SHA-512 -X sasl.username=admin -X sasl.password="$pw" "$@"
+    }
+    kc_admin() { kc_sasl "$ADMIN_PASSWORD" "$@"; }
+    kcat_round "sasl-ssl" kc_admin "localhost:$SASL_PORT" "$HOST_RECORDS" "$HOST_RECORDS" " (SCRAM-SHA-512 over TLS)"
+    t1=$SECONDS
+    kc_sasl wrong-password -L >/dev/null 2>&1
+    rc=$?
+    check "sasl-ssl wrong password refused" "exit $rc after $((SECONDS - t1)) s" test "$rc" -ne 0 -a "$rc" -ne 124
+    timeout 60 kcat -b "localhost:$SASL_PORT" -m 10 -L >/dev/null 2>&1
+    rc=$?
+    check "sasl-ssl plaintext client refused" "exit $rc" test "$rc" -ne 0 -a "$rc" -ne 124
+    rm -f "$CA"
+else
+    fail "sasl-ssl up" "compose up with docker/compose.sasl-ssl.yaml failed"
+fi
+sasl_down || echo "compose down (sasl-ssl) failed"
 
 echo
 if [[ $FAILED -eq 0 ]]; then echo "docker e2e: ALL PASSED (image $((size / 1000000)) MB)"; else echo "docker e2e: SOME CHECKS FAILED"; fi
