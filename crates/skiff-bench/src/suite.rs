@@ -1,6 +1,7 @@
 //! Runs the `compare` mode from start to end and writes its report: physical limits, the
-//! throughput matrix, the fixed-rate latency phases, the start-up figures, then the printed
-//! table, `compare.md` (header, table, limits, targets) and `compare.png` in the output dir.
+//! throughput matrix, the TLS rows, the fixed-rate latency phases, the start-up figures, then
+//! the printed table, `compare.md` (header, table, limits, targets) and `compare.png` in the
+//! output dir.
 //!
 //! Owns: the order of the sections and the report text. Thread-safety: main thread only.
 //! On-disk: the report files (overwritten) plus whatever the phases use (temp dirs).
@@ -21,6 +22,7 @@ use crate::procfs;
 use crate::startup;
 use crate::stats::{summarize, Table};
 use crate::targets::{self, Limits};
+use crate::tls;
 
 /// Everything the `compare` mode needs from the command line.
 pub struct Invocation<'a> {
@@ -45,28 +47,44 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
     // Every contender must at least start: a Skiff that cannot is a hard error.
     contenders[0].kind.check()?;
 
-    eprintln!("physical limits ({} run(s))", plan.runs);
-    let scratch = tempfile::Builder::new()
-        .prefix("skiff-bench-limits-")
-        .tempdir()
-        .context("creating a temp dir for the disk test")?;
+    let all = !inv.args.tls_only;
     let (mut lo, mut disk) = (Vec::new(), Vec::new());
-    for _ in 0..plan.runs {
-        lo.push(limits::loopback_mb_per_sec(plan.limits_bytes)?);
-        disk.push(limits::disk_write_fsync_mb_per_sec(
-            scratch.path(),
-            plan.limits_bytes,
-        )?);
-    }
-    drop(scratch);
+    if all {
+        eprintln!("physical limits ({} run(s))", plan.runs);
+        let scratch = tempfile::Builder::new()
+            .prefix("skiff-bench-limits-")
+            .tempdir()
+            .context("creating a temp dir for the disk test")?;
+        for _ in 0..plan.runs {
+            lo.push(limits::loopback_mb_per_sec(plan.limits_bytes)?);
+            disk.push(limits::disk_write_fsync_mb_per_sec(
+                scratch.path(),
+                plan.limits_bytes,
+            )?);
+        }
+        drop(scratch);
 
-    for run in 1..=plan.runs {
-        for c in &contenders {
-            eprintln!("throughput run {run}/{}: {}", plan.runs, c.label);
-            compare::throughput_run(c, &plan, clk_tck, &mut m);
+        for run in 1..=plan.runs {
+            for c in &contenders {
+                eprintln!("throughput run {run}/{}: {}", plan.runs, c.label);
+                compare::throughput_run(c, &plan, clk_tck, &mut m);
+            }
         }
     }
-    let rate = compare::fixed_rate(&plan, &m);
+    if !inv.args.no_tls {
+        let certs = tls::dev_certs(inv.skiff_bin)?;
+        for run in 1..=plan.runs {
+            for c in contenders.iter().filter(|c| tls::applies_to(c)) {
+                eprintln!("tls run {run}/{}: {}", plan.runs, c.label);
+                tls::run(c, &plan, &certs, run, clk_tck, &mut m);
+            }
+        }
+    }
+    let rate = if all {
+        compare::fixed_rate(&plan, &m)
+    } else {
+        None
+    };
     if let Some(rate) = rate {
         for run in 1..=plan.runs {
             for c in &contenders {
@@ -78,14 +96,14 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
             }
         }
     }
-    for run in 1..=plan.runs {
+    for run in (1..=plan.runs).filter(|_| all) {
         for c in contenders.iter().filter(|c| !c.acks_all_only) {
             eprintln!("start-up run {run}/{}: {}", plan.runs, c.label);
             startup::run(c, &plan, clk_tck, &mut m);
         }
     }
 
-    if !inv.args.no_compaction {
+    if all && !inv.args.no_compaction {
         compaction_section(inv, &plan, &contenders, clk_tck, &mut m)?;
     }
 
@@ -141,7 +159,22 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
          inverted for lower-is-better metrics, so > 1x means skiff leads; start-up = spawn to \
          the first answered ApiVersions (kafka: from running start.sh)"
     );
-    if !inv.args.no_compaction {
+    if !inv.args.no_tls {
+        let _ = writeln!(
+            head,
+            "tls: skiff and kafka (default configuration) with a PLAINTEXT and an SSL listener on \
+             one fresh broker per run, server-only TLS (certificate from `skiff dev-certs`, \
+             ECDSA P-256, PEM keystore; broker defaults otherwise, TLSv1.3 negotiated), clients \
+             librdkafka with OpenSSL; per run the same load over each listener in alternating \
+             order: produce {} MB of 1 KiB records (p1, acks=1, after an untimed warm-up over \
+             both), then one consumer reading {} MB from 0 (fetch.wait default); '{}' = the \
+             broker's SSL MB/s over its PLAINTEXT MB/s in the same run",
+            plan.phase_bytes / 1_000_000,
+            plan.catchup_bytes / 1_000_000,
+            tls::COST
+        );
+    }
+    if all && !inv.args.no_compaction {
         let _ = writeln!(
             head,
             "compaction: the `compaction --deferred --threads 1` workload (size in the row \
