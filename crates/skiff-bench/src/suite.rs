@@ -131,7 +131,8 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
          (nothing persists, nothing is written to disk)",
         crate::paths::Shown::here(inv.workspace).path(inv.skiff_bin)
     );
-    let _ = writeln!(
+    if all {
+        let _ = writeln!(
         head,
         "load: produce phases {} MB each, {} producer thread(s) (one librdkafka client each, \
          linger.ms 5, ~1 MB batches, no compression), catch-up {} MB, latency {} s per phase \
@@ -145,13 +146,14 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
         plan.restart_bytes / 1_000_000,
         plan.runs
     );
-    let _ = writeln!(
+        let _ = writeln!(
         head,
         "durability: skiff fsyncs before answering acks=all (group commit) and has no switch to \
          turn that off (its acks=1 rows are the no-fsync path); kafka default never fsyncs on \
          produce; 'kafka flush=1' = log.flush.interval.messages=1 (fsync per append), acks=all \
          rows only; tansu keeps everything in memory"
     );
+    }
     let _ = writeln!(
         head,
         "notes: MB = 10^6 payload bytes; CPU s/GB = broker process utime+stime (all threads, \
@@ -185,19 +187,33 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
              key's latest value"
         );
     }
-    let limits_line = format!(
-        "physical limits: loopback TCP {} MB/s, sequential write + fsync of the data disk {} MB/s \
-         ({} MB each, median of {})",
-        limits.loopback.map_or("—".into(), fmt_num),
-        limits.disk.map_or("—".into(), fmt_num),
-        plan.limits_bytes / 1_000_000,
-        plan.runs
-    );
+    if all {
+        let _ = writeln!(
+            head,
+            "physical limits: loopback TCP {} MB/s, sequential write + fsync of the data disk \
+             {} MB/s ({} MB each, median of {})",
+            limits.loopback.map_or("—".into(), fmt_num),
+            limits.disk.map_or("—".into(), fmt_num),
+            plan.limits_bytes / 1_000_000,
+            plan.runs
+        );
+    } else {
+        let _ = writeln!(
+            head,
+            "--tls-only: {} run(s), medians with (min–max); no limits, produce matrix, latency, \
+             start-up, compaction or targets",
+            plan.runs
+        );
+    }
+    // With --tls-only there is nothing to plot and no issue-7 target to judge.
+    let outcomes = if all { outcomes } else { Vec::new() };
 
     let mut text = String::new();
-    let _ = writeln!(text, "\nskiff-bench compare\n{head}{limits_line}\n");
+    let _ = writeln!(text, "\nskiff-bench compare\n{head}");
     text.push_str(&m.render_text());
-    let _ = writeln!(text, "\ntargets (issue 7):");
+    if all {
+        let _ = writeln!(text, "\ntargets (issue 7):");
+    }
     for o in &outcomes {
         let _ = writeln!(
             text,
@@ -216,15 +232,19 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
         procfs::machine_facts().split(" (").next().unwrap_or(""),
         plan.runs
     );
-    plot::render(&m, &title, &png)?;
+    if all {
+        plot::render(&m, &title, &png)?;
+    }
     let mut md = String::new();
     for l in head.lines() {
         let _ = writeln!(md, "- {l}");
     }
-    let _ = writeln!(md, "- {limits_line}\n");
+    md.push('\n');
     md.push_str(&m.render_markdown());
-    let _ = writeln!(md, "\nTargets of issue 7:\n");
-    let _ = writeln!(md, "| target | measured | verdict |\n|---|---|---|");
+    if all {
+        let _ = writeln!(md, "\nTargets of issue 7:\n");
+        let _ = writeln!(md, "| target | measured | verdict |\n|---|---|---|");
+    }
     for o in &outcomes {
         let _ = writeln!(
             md,
@@ -236,7 +256,11 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
     }
     let md_path = plan.out.join("compare.md");
     fs::write(&md_path, md).with_context(|| format!("writing {}", md_path.display()))?;
-    println!("\nwrote {} and {}", md_path.display(), png.display());
+    if all {
+        println!("\nwrote {} and {}", md_path.display(), png.display());
+    } else {
+        println!("\nwrote {}", md_path.display());
+    }
     // Peers may be missing; Skiff failing a phase must fail the command (CI runs --smoke).
     let failed = m.not_run_for(SKIFF);
     if !failed.is_empty() {
