@@ -32,6 +32,8 @@ need_apt=()
 command -v kcat >/dev/null || need_apt+=(kcat)
 command -v python3 >/dev/null || need_apt+=(python3)
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then need_apt+=(python3-venv); fi
+# skiff-bench's librdkafka is built with TLS (rdkafka `ssl` feature) against the system OpenSSL.
+if ! pkg-config --exists openssl 2>/dev/null; then need_apt+=(pkg-config libssl-dev); fi
 if [[ ${#need_apt[@]} -gt 0 ]]; then
     log "installing ${need_apt[*]} (apt)"
     $SUDO apt-get update -qq

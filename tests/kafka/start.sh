@@ -12,6 +12,8 @@
 # DATA_DIR gets server.properties, logs/ (the KRaft log dir, formatted with a random cluster
 # id), kafka.out (the broker's stdout/stderr) and kafka.pid. Everything listens on 127.0.0.1
 # only: the client listener on PORT, the controller listener on a second free port.
+# KAFKA_EXTRA_LISTENERS (optional, e.g. SSL://127.0.0.1:9093) adds client listeners next to the
+# PLAINTEXT one (advertised as given; their ssl.* settings go in the key=value arguments).
 set -euo pipefail
 
 [[ $# -ge 2 ]] || { echo "usage: $0 PORT DATA_DIR [key=value ...]" >&2; exit 2; }
@@ -25,16 +27,17 @@ if [[ -f $DATA/kafka.pid ]] && kill -0 "$(cat "$DATA/kafka.pid")" 2>/dev/null; t
     echo "kafka start: already running (pid $(cat "$DATA/kafka.pid")) for $DATA" >&2; exit 1
 fi
 
+EXTRA=${KAFKA_EXTRA_LISTENERS:+,$KAFKA_EXTRA_LISTENERS}
 CPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cat >"$DATA/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$CPORT
-listeners=PLAINTEXT://127.0.0.1:$PORT,CONTROLLER://127.0.0.1:$CPORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$PORT
+listeners=PLAINTEXT://127.0.0.1:$PORT$EXTRA,CONTROLLER://127.0.0.1:$CPORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$PORT$EXTRA
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL
 log.dirs=$DATA/logs
 num.partitions=1
 offsets.topic.replication.factor=1

@@ -10,6 +10,9 @@
 //! - Kafka: the repo's `tests/kafka/start.sh PORT <root>/data [k=v..]` (KRaft, single node,
 //!   loopback; installs Kafka 4.4.0 from Maven Central into a cache on first use); the JVM's
 //!   pid comes from `<root>/data/kafka.pid`, log segments are under `<root>/data/logs`.
+//! - With [`Launch::ssl_keystore`], Skiff and Kafka get a second client listener, `SSL`, on
+//!   its own free port next to the PLAINTEXT one, with the same PEM keystore (key + chain)
+//!   and server-only authentication; readiness is still probed on the PLAINTEXT port.
 //! - Tansu: `tansu broker ... --storage-engine memory://tansu/`: in memory, nothing persists.
 //!
 //! The free port, the `SKIFF_*`-free command and the bounded wait after SIGTERM come from
@@ -144,17 +147,29 @@ impl BrokerKind {
         let root_path = root.path().to_path_buf();
         let data = root_path.join("data");
         let port = free_port()?;
+        let ssl_port = match &opts.ssl_keystore {
+            Some(_) if matches!(self, BrokerKind::Tansu { .. }) => {
+                bail!("the bench runs Tansu without TLS")
+            }
+            Some(_) => Some(free_port()?),
+            None => None,
+        };
         let log_path = root_path.join("broker.log");
         let log =
             File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
         let log_err = log.try_clone().context("cloning the broker log handle")?;
         let mut cmd = match self {
-            BrokerKind::Skiff { bin } => skiff_command(bin, port, &data, opts),
+            BrokerKind::Skiff { bin } => skiff_command(bin, port, ssl_port, &data, opts),
             BrokerKind::Kafka { scripts } => {
                 let mut cmd = Command::new("bash");
                 cmd.arg(scripts.join("start.sh"))
                     .arg(port.to_string())
                     .arg(&data);
+                if let (Some(ssl), Some(keystore)) = (ssl_port, &opts.ssl_keystore) {
+                    // start.sh adds the listener (it alone knows the controller's port).
+                    cmd.env("KAFKA_EXTRA_LISTENERS", format!("SSL://127.0.0.1:{ssl}"));
+                    cmd.args(ssl_settings(keystore));
+                }
                 cmd.args(&opts.settings);
                 cmd
             }
@@ -182,6 +197,7 @@ impl BrokerKind {
         let mut broker = RunningBroker {
             kind: self.clone(),
             port,
+            ssl_port,
             root_path,
             root: Some(root),
             proc: Some(Proc::Child(child)),
@@ -196,14 +212,40 @@ impl BrokerKind {
     }
 }
 
-fn skiff_command(bin: &Path, port: u16, data: &Path, opts: &Launch) -> Command {
+/// The broker properties of the SSL listener, the same for Skiff and Kafka: a PEM keystore
+/// file holding the unencrypted PKCS#8 key and the chain (`ssl.key.password` unset, which is
+/// what Kafka's PEM loader needs for an unencrypted key), no client authentication, every
+/// other `ssl.*` setting at its default (TLSv1.2 and TLSv1.3 enabled, 1.3 negotiated).
+fn ssl_settings(keystore: &Path) -> [String; 2] {
+    [
+        "ssl.keystore.type=PEM".to_string(),
+        format!("ssl.keystore.location={}", keystore.display()),
+    ]
+}
+
+fn skiff_command(
+    bin: &Path,
+    port: u16,
+    ssl_port: Option<u16>,
+    data: &Path,
+    opts: &Launch,
+) -> Command {
     // The kit's command drops SKIFF_* variables (config overrides for the broker): never let
     // the bench's own environment change what is being measured.
     let mut cmd = skiff_testkit::command(bin);
+    let mut listeners = format!("listeners=PLAINTEXT://127.0.0.1:{port}");
+    if let Some(ssl) = ssl_port {
+        listeners.push_str(&format!(",SSL://127.0.0.1:{ssl}"));
+    }
     cmd.arg("--set")
-        .arg(format!("listeners=PLAINTEXT://127.0.0.1:{port}"))
+        .arg(listeners)
         .arg("--set")
         .arg(format!("log.dirs={}", data.display()));
+    if let Some(keystore) = &opts.ssl_keystore {
+        for kv in ssl_settings(keystore) {
+            cmd.arg("--set").arg(kv);
+        }
+    }
     for kv in &opts.settings {
         cmd.arg("--set").arg(kv);
     }
@@ -226,6 +268,8 @@ pub struct Launch {
     pub settings: Vec<String>,
     /// Skiff's log filter in RUST_LOG syntax; empty means `warn`.
     pub log_filter: String,
+    /// Adds an `SSL` listener with this PEM keystore (key + chain; Skiff and Kafka only).
+    pub ssl_keystore: Option<PathBuf>,
 }
 
 /// A broker process started by [`BrokerKind::launch`]. Dropping it kills the process (if it
@@ -233,6 +277,8 @@ pub struct Launch {
 pub struct RunningBroker {
     kind: BrokerKind,
     port: u16,
+    /// The SSL listener's port, when [`Launch::ssl_keystore`] asked for one.
+    ssl_port: Option<u16>,
     root_path: PathBuf,
     /// Owns the temp root; taken by [`Self::stop_keep`] / [`Self::kill9_keep`] for restarts.
     root: Option<TempDir>,
@@ -245,6 +291,11 @@ impl RunningBroker {
     /// `127.0.0.1:PORT`, for `bootstrap.servers`.
     pub fn bootstrap(&self) -> String {
         format!("127.0.0.1:{}", self.port)
+    }
+
+    /// `127.0.0.1:PORT` of the SSL listener, if the broker has one.
+    pub fn ssl_bootstrap(&self) -> Option<String> {
+        self.ssl_port.map(|p| format!("127.0.0.1:{p}"))
     }
 
     /// Which broker this is.

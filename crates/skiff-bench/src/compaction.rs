@@ -276,6 +276,7 @@ fn launch_options(plan: &Plan, threads: usize) -> Launch {
         settings,
         // The cleaner's per-pass summary lines are INFO; everything else stays quiet.
         log_filter: "warn,skiff_cleaner=info".to_string(),
+        ssl_keystore: None,
     }
 }
 

@@ -43,6 +43,12 @@ pub struct Args {
     /// with the compaction flags, on Skiff and Kafka).
     #[arg(long)]
     pub no_compaction: bool,
+    /// Leave the TLS rows out (produce and consume over SSL vs PLAINTEXT, Skiff and Kafka).
+    #[arg(long, conflicts_with = "tls_only")]
+    pub no_tls: bool,
+    /// Run only the TLS rows (no limits, produce matrix, latency, start-up or compaction).
+    #[arg(long)]
+    pub tls_only: bool,
     /// MB (10^6 bytes) per produce phase [default: 256; smoke 2].
     #[arg(long)]
     pub phase_mb: Option<u64>,
@@ -206,6 +212,7 @@ pub fn contenders(
                     launch: Launch {
                         settings: vec!["log.flush.interval.messages=1".to_string()],
                         log_filter: String::new(),
+                        ssl_keystore: None,
                     },
                     acks_all_only: true,
                 });
@@ -378,8 +385,52 @@ pub fn produce_n(
     acks: Acks,
     records: u64,
 ) -> Result<Measurement> {
+    let over = Over::Plaintext;
+    produce_n_over(
+        b, plan, clk_tck, topic, size, partitions, acks, records, over,
+    )
+}
+
+/// Which listener a phase's clients use.
+#[derive(Debug, Clone, Copy)]
+pub enum Over<'a> {
+    Plaintext,
+    /// The broker's SSL listener, trusting this CA file.
+    Ssl(&'a Path),
+}
+
+impl Over<'_> {
+    /// Bootstrap address and CA file for the clients of a phase.
+    pub fn endpoint(self, b: &RunningBroker) -> Result<(String, Option<PathBuf>)> {
+        match self {
+            Over::Plaintext => Ok((b.bootstrap(), None)),
+            Over::Ssl(ca) => {
+                let addr = b
+                    .ssl_bootstrap()
+                    .context("the broker was started without an SSL listener")?;
+                Ok((addr, Some(ca.to_path_buf())))
+            }
+        }
+    }
+}
+
+/// [`produce_n`] over the given listener.
+#[allow(clippy::too_many_arguments)]
+pub fn produce_n_over(
+    b: &RunningBroker,
+    plan: &Plan,
+    clk_tck: f64,
+    topic: &str,
+    size: usize,
+    partitions: i32,
+    acks: Acks,
+    records: u64,
+    over: Over<'_>,
+) -> Result<Measurement> {
+    let (bootstrap, ssl_ca) = over.endpoint(b)?;
     let spec = produce::ProduceSpec {
-        bootstrap: b.bootstrap(),
+        bootstrap,
+        ssl_ca,
         topic: topic.to_string(),
         partitions,
         records,
@@ -417,6 +468,7 @@ fn catchup(
             expected: records,
             fetch_wait_ms: wait,
             timeout: Duration::from_secs(120 + plan.catchup_bytes / 5_000_000),
+            ssl_ca: None,
         };
         let mm = measure(b, clk_tck, || {
             let r = consume::run(&spec)?;

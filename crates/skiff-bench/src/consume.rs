@@ -8,6 +8,7 @@
 //!
 //! Thread-safety: single-threaded (librdkafka runs its own fetcher threads). Writes nothing.
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -27,6 +28,8 @@ pub struct ConsumeSpec {
     pub fetch_wait_ms: Option<u32>,
     /// Upper bound on the whole phase; past it the phase fails instead of hanging.
     pub timeout: Duration,
+    /// Connect over TLS trusting this CA file (see `produce::apply_tls`).
+    pub ssl_ca: Option<PathBuf>,
 }
 
 /// What a consume phase achieved.
@@ -40,6 +43,7 @@ pub struct ConsumeResult {
 /// Reads every partition from offset 0 until `expected` records have arrived.
 pub fn run(spec: &ConsumeSpec) -> Result<ConsumeResult> {
     let mut cfg = ClientConfig::new();
+    crate::produce::apply_tls(&mut cfg, spec.ssl_ca.as_deref());
     cfg.set("bootstrap.servers", &spec.bootstrap)
         .set("group.id", "skiff-bench")
         .set("enable.auto.commit", "false")

@@ -32,6 +32,7 @@ mod startup;
 mod stats;
 mod suite;
 mod targets;
+mod tls;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -414,6 +415,7 @@ fn one_run(b: &RunningBroker, plan: &Plan, clk_tck: f64, table: &mut Table) -> R
                 expected: produced.records,
                 fetch_wait_ms: wait,
                 timeout: plan.phase_timeout,
+                ssl_ca: None,
             };
             let m = measure(b, clk_tck, || {
                 let r = consume::run(&spec)?;
@@ -443,6 +445,7 @@ fn produce_phase(
         acks,
         producers: plan.producers,
         timeout: plan.phase_timeout,
+        ssl_ca: None,
     };
     let m = measure(b, clk_tck, || {
         let r = produce::run(&spec)?;

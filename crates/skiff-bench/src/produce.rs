@@ -12,6 +12,7 @@
 //! Thread-safety: the delivery counters are atomics shared through an `Arc`; the only lock
 //! holds the first delivery error, taken on the (rare) failure path. Writes nothing to disk.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
@@ -63,6 +64,18 @@ pub struct ProduceSpec {
     pub producers: usize,
     /// Upper bound on the whole phase; past it the phase fails instead of hanging.
     pub timeout: Duration,
+    /// Connect over TLS (`security.protocol=ssl`), trusting this CA file; `bootstrap` must
+    /// then name an SSL listener.
+    pub ssl_ca: Option<PathBuf>,
+}
+
+/// Sets `security.protocol=ssl` and the trusted CA when `ssl_ca` is given (server-only
+/// authentication; librdkafka checks the broker's name against the certificate).
+pub fn apply_tls(cfg: &mut ClientConfig, ssl_ca: Option<&Path>) {
+    if let Some(ca) = ssl_ca {
+        cfg.set("security.protocol", "ssl")
+            .set("ssl.ca.location", ca.display().to_string());
+    }
 }
 
 /// What a produce phase achieved.
@@ -300,7 +313,9 @@ fn producer_thread(
 fn setup_producer(spec: &ProduceSpec, progress: &Arc<Progress>) -> Result<BaseProducer<Ctx>> {
     // Deliveries that outlive the phase timeout fail instead of hanging the bench.
     let message_timeout_ms = spec.timeout.as_millis().clamp(1000, 600_000).to_string();
-    let producer: BaseProducer<Ctx> = ClientConfig::new()
+    let mut cfg = ClientConfig::new();
+    apply_tls(&mut cfg, spec.ssl_ca.as_deref());
+    let producer: BaseProducer<Ctx> = cfg
         .set("bootstrap.servers", &spec.bootstrap)
         .set("acks", spec.acks.config_value())
         .set("enable.idempotence", "false")

@@ -1,6 +1,7 @@
 //! Runs the `compare` mode from start to end and writes its report: physical limits, the
-//! throughput matrix, the fixed-rate latency phases, the start-up figures, then the printed
-//! table, `compare.md` (header, table, limits, targets) and `compare.png` in the output dir.
+//! throughput matrix, the TLS rows, the fixed-rate latency phases, the start-up figures, then
+//! the printed table, `compare.md` (header, table, limits, targets) and `compare.png` in the
+//! output dir.
 //!
 //! Owns: the order of the sections and the report text. Thread-safety: main thread only.
 //! On-disk: the report files (overwritten) plus whatever the phases use (temp dirs).
@@ -21,6 +22,7 @@ use crate::procfs;
 use crate::startup;
 use crate::stats::{summarize, Table};
 use crate::targets::{self, Limits};
+use crate::tls;
 
 /// Everything the `compare` mode needs from the command line.
 pub struct Invocation<'a> {
@@ -45,28 +47,44 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
     // Every contender must at least start: a Skiff that cannot is a hard error.
     contenders[0].kind.check()?;
 
-    eprintln!("physical limits ({} run(s))", plan.runs);
-    let scratch = tempfile::Builder::new()
-        .prefix("skiff-bench-limits-")
-        .tempdir()
-        .context("creating a temp dir for the disk test")?;
+    let all = !inv.args.tls_only;
     let (mut lo, mut disk) = (Vec::new(), Vec::new());
-    for _ in 0..plan.runs {
-        lo.push(limits::loopback_mb_per_sec(plan.limits_bytes)?);
-        disk.push(limits::disk_write_fsync_mb_per_sec(
-            scratch.path(),
-            plan.limits_bytes,
-        )?);
-    }
-    drop(scratch);
+    if all {
+        eprintln!("physical limits ({} run(s))", plan.runs);
+        let scratch = tempfile::Builder::new()
+            .prefix("skiff-bench-limits-")
+            .tempdir()
+            .context("creating a temp dir for the disk test")?;
+        for _ in 0..plan.runs {
+            lo.push(limits::loopback_mb_per_sec(plan.limits_bytes)?);
+            disk.push(limits::disk_write_fsync_mb_per_sec(
+                scratch.path(),
+                plan.limits_bytes,
+            )?);
+        }
+        drop(scratch);
 
-    for run in 1..=plan.runs {
-        for c in &contenders {
-            eprintln!("throughput run {run}/{}: {}", plan.runs, c.label);
-            compare::throughput_run(c, &plan, clk_tck, &mut m);
+        for run in 1..=plan.runs {
+            for c in &contenders {
+                eprintln!("throughput run {run}/{}: {}", plan.runs, c.label);
+                compare::throughput_run(c, &plan, clk_tck, &mut m);
+            }
         }
     }
-    let rate = compare::fixed_rate(&plan, &m);
+    if !inv.args.no_tls {
+        let certs = tls::dev_certs(inv.skiff_bin)?;
+        for run in 1..=plan.runs {
+            for c in contenders.iter().filter(|c| tls::applies_to(c)) {
+                eprintln!("tls run {run}/{}: {}", plan.runs, c.label);
+                tls::run(c, &plan, &certs, run, clk_tck, &mut m);
+            }
+        }
+    }
+    let rate = if all {
+        compare::fixed_rate(&plan, &m)
+    } else {
+        None
+    };
     if let Some(rate) = rate {
         for run in 1..=plan.runs {
             for c in &contenders {
@@ -78,14 +96,14 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
             }
         }
     }
-    for run in 1..=plan.runs {
+    for run in (1..=plan.runs).filter(|_| all) {
         for c in contenders.iter().filter(|c| !c.acks_all_only) {
             eprintln!("start-up run {run}/{}: {}", plan.runs, c.label);
             startup::run(c, &plan, clk_tck, &mut m);
         }
     }
 
-    if !inv.args.no_compaction {
+    if all && !inv.args.no_compaction {
         compaction_section(inv, &plan, &contenders, clk_tck, &mut m)?;
     }
 
@@ -113,7 +131,8 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
          (nothing persists, nothing is written to disk)",
         crate::paths::Shown::here(inv.workspace).path(inv.skiff_bin)
     );
-    let _ = writeln!(
+    if all {
+        let _ = writeln!(
         head,
         "load: produce phases {} MB each, {} producer thread(s) (one librdkafka client each, \
          linger.ms 5, ~1 MB batches, no compression), catch-up {} MB, latency {} s per phase \
@@ -127,13 +146,14 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
         plan.restart_bytes / 1_000_000,
         plan.runs
     );
-    let _ = writeln!(
+        let _ = writeln!(
         head,
         "durability: skiff fsyncs before answering acks=all (group commit) and has no switch to \
          turn that off (its acks=1 rows are the no-fsync path); kafka default never fsyncs on \
          produce; 'kafka flush=1' = log.flush.interval.messages=1 (fsync per append), acks=all \
          rows only; tansu keeps everything in memory"
     );
+    }
     let _ = writeln!(
         head,
         "notes: MB = 10^6 payload bytes; CPU s/GB = broker process utime+stime (all threads, \
@@ -141,7 +161,22 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
          inverted for lower-is-better metrics, so > 1x means skiff leads; start-up = spawn to \
          the first answered ApiVersions (kafka: from running start.sh)"
     );
-    if !inv.args.no_compaction {
+    if !inv.args.no_tls {
+        let _ = writeln!(
+            head,
+            "tls: skiff and kafka (default configuration) with a PLAINTEXT and an SSL listener on \
+             one fresh broker per run, server-only TLS (certificate from `skiff dev-certs`, \
+             ECDSA P-256, PEM keystore; broker defaults otherwise, TLSv1.3 negotiated), clients \
+             librdkafka with OpenSSL; per run the same load over each listener in alternating \
+             order: produce {} MB of 1 KiB records (p1, acks=1, after an untimed warm-up over \
+             both), then one consumer reading {} MB from 0 (fetch.wait default); '{}' = the \
+             broker's SSL MB/s over its PLAINTEXT MB/s in the same run",
+            plan.phase_bytes / 1_000_000,
+            plan.catchup_bytes / 1_000_000,
+            tls::COST
+        );
+    }
+    if all && !inv.args.no_compaction {
         let _ = writeln!(
             head,
             "compaction: the `compaction --deferred --threads 1` workload (size in the row \
@@ -152,19 +187,33 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
              key's latest value"
         );
     }
-    let limits_line = format!(
-        "physical limits: loopback TCP {} MB/s, sequential write + fsync of the data disk {} MB/s \
-         ({} MB each, median of {})",
-        limits.loopback.map_or("—".into(), fmt_num),
-        limits.disk.map_or("—".into(), fmt_num),
-        plan.limits_bytes / 1_000_000,
-        plan.runs
-    );
+    if all {
+        let _ = writeln!(
+            head,
+            "physical limits: loopback TCP {} MB/s, sequential write + fsync of the data disk \
+             {} MB/s ({} MB each, median of {})",
+            limits.loopback.map_or("—".into(), fmt_num),
+            limits.disk.map_or("—".into(), fmt_num),
+            plan.limits_bytes / 1_000_000,
+            plan.runs
+        );
+    } else {
+        let _ = writeln!(
+            head,
+            "--tls-only: {} run(s), medians with (min–max); no limits, produce matrix, latency, \
+             start-up, compaction or targets",
+            plan.runs
+        );
+    }
+    // With --tls-only there is nothing to plot and no issue-7 target to judge.
+    let outcomes = if all { outcomes } else { Vec::new() };
 
     let mut text = String::new();
-    let _ = writeln!(text, "\nskiff-bench compare\n{head}{limits_line}\n");
+    let _ = writeln!(text, "\nskiff-bench compare\n{head}");
     text.push_str(&m.render_text());
-    let _ = writeln!(text, "\ntargets (issue 7):");
+    if all {
+        let _ = writeln!(text, "\ntargets (issue 7):");
+    }
     for o in &outcomes {
         let _ = writeln!(
             text,
@@ -183,15 +232,19 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
         procfs::machine_facts().split(" (").next().unwrap_or(""),
         plan.runs
     );
-    plot::render(&m, &title, &png)?;
+    if all {
+        plot::render(&m, &title, &png)?;
+    }
     let mut md = String::new();
     for l in head.lines() {
         let _ = writeln!(md, "- {l}");
     }
-    let _ = writeln!(md, "- {limits_line}\n");
+    md.push('\n');
     md.push_str(&m.render_markdown());
-    let _ = writeln!(md, "\nTargets of issue 7:\n");
-    let _ = writeln!(md, "| target | measured | verdict |\n|---|---|---|");
+    if all {
+        let _ = writeln!(md, "\nTargets of issue 7:\n");
+        let _ = writeln!(md, "| target | measured | verdict |\n|---|---|---|");
+    }
     for o in &outcomes {
         let _ = writeln!(
             md,
@@ -203,7 +256,11 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
     }
     let md_path = plan.out.join("compare.md");
     fs::write(&md_path, md).with_context(|| format!("writing {}", md_path.display()))?;
-    println!("\nwrote {} and {}", md_path.display(), png.display());
+    if all {
+        println!("\nwrote {} and {}", md_path.display(), png.display());
+    } else {
+        println!("\nwrote {}", md_path.display());
+    }
     // Peers may be missing; Skiff failing a phase must fail the command (CI runs --smoke).
     let failed = m.not_run_for(SKIFF);
     if !failed.is_empty() {

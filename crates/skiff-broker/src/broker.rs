@@ -371,6 +371,8 @@ impl Broker {
             skiff_config::with_dynamic(self.dynamic.static_config(), &new.default, &new.broker)
                 .map_err(&refused)?;
         skiff_config::check_reconfiguration(&old_live, &live).map_err(&refused)?;
+        crate::net::tls::check_reconfiguration(&old_live, &live)
+            .map_err(|m| refused(skiff_config::DynamicRefusal::Request(m)))?;
         let live = Arc::new(live);
         self.topics
             .set_broker_config(live.clone(), true)

@@ -252,3 +252,96 @@ async fn allow_everyone_if_no_acl_found_applies_only_to_resources_without_acls()
     assert_eq!(produce(&broker, "alice", "closed").await, 0);
     common::stop(broker).await;
 }
+
+/// One ConsumerGroupHeartbeat v1 of `who` subscribing by regex; the answer.
+async fn regex_heartbeat(
+    broker: &std::sync::Arc<skiff_broker::Broker>,
+    who: &'static str,
+    epoch: i32,
+    owned: Vec<consumer_group_heartbeat_request::TopicPartitions>,
+) -> ConsumerGroupHeartbeatResponse {
+    let request = ConsumerGroupHeartbeatRequest::default()
+        .with_group_id(GroupId(s("g")))
+        .with_member_id(s("member-alice-0001"))
+        .with_member_epoch(epoch)
+        .with_rebalance_timeout_ms(10_000)
+        .with_subscribed_topic_regex(Some(s("rx-.*")))
+        .with_topic_partitions(Some(owned));
+    match send_as(
+        broker,
+        who,
+        ApiKey::ConsumerGroupHeartbeat,
+        1,
+        RequestKind::ConsumerGroupHeartbeat(request),
+    )
+    .await
+    {
+        ResponseKind::ConsumerGroupHeartbeat(r) => r,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_regex_subscription_resolves_only_to_topics_the_member_may_describe() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = start(dir.path(), &[]).await;
+    for t in ["rx-open", "rx-secret", "other"] {
+        common::create_topic(&broker, t, 1).await;
+    }
+    let id = |t: &str| broker.topics.get(t).unwrap().id;
+    create_acls(
+        &broker,
+        "admin",
+        vec![
+            creation(GROUP, "g", LITERAL, "User:alice", READ, ALLOW),
+            creation(TOPIC, "rx-open", LITERAL, "User:alice", READ, ALLOW),
+        ],
+    )
+    .await;
+    // The regex matches rx-open and rx-secret; alice may describe only rx-open (READ implies
+    // DESCRIBE), so only rx-open is assigned, and there is no error.
+    let joined = regex_heartbeat(&broker, "alice", 0, Vec::new()).await;
+    assert_eq!(joined.error_code, 0, "{joined:?}");
+    let assigned: Vec<_> = joined
+        .assignment
+        .as_ref()
+        .unwrap()
+        .topic_partitions
+        .iter()
+        .map(|tp| tp.topic_id)
+        .collect();
+    assert_eq!(assigned, vec![id("rx-open")]);
+
+    // DESCRIBE on rx-secret granted: the next heartbeat resolves the regex to both.
+    create_acls(
+        &broker,
+        "admin",
+        vec![creation(
+            TOPIC,
+            "rx-secret",
+            LITERAL,
+            "User:alice",
+            DESCRIBE,
+            ALLOW,
+        )],
+    )
+    .await;
+    let owned = vec![consumer_group_heartbeat_request::TopicPartitions::default()
+        .with_topic_id(id("rx-open"))
+        .with_partitions(vec![0])];
+    let next = regex_heartbeat(&broker, "alice", joined.member_epoch, owned).await;
+    assert_eq!(next.error_code, 0, "{next:?}");
+    let mut assigned: Vec<_> = next
+        .assignment
+        .as_ref()
+        .unwrap()
+        .topic_partitions
+        .iter()
+        .map(|tp| tp.topic_id)
+        .collect();
+    assigned.sort();
+    let mut want = vec![id("rx-open"), id("rx-secret")];
+    want.sort();
+    assert_eq!(assigned, want);
+    common::stop(broker).await;
+}

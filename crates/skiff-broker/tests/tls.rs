@@ -474,3 +474,141 @@ async fn certificates_are_reloaded_from_disk_and_by_incremental_alter_configs() 
         "reloaded by AlterConfigs"
     );
 }
+
+/// IncrementalAlterConfigs SET of `key` on broker 1; the code and message of the answer.
+async fn set_broker_config(
+    t: &Tls,
+    key: &'static str,
+    value: &str,
+    validate_only: bool,
+) -> (i16, String) {
+    use kafka_protocol::messages::incremental_alter_configs_request::{
+        AlterConfigsResource, AlterableConfig,
+    };
+    use kafka_protocol::messages::{IncrementalAlterConfigsRequest, RequestKind, ResponseKind};
+    let request = IncrementalAlterConfigsRequest::default()
+        .with_validate_only(validate_only)
+        .with_resources(vec![AlterConfigsResource::default()
+            .with_resource_type(4)
+            .with_resource_name(StrBytes::from_static_str("1"))
+            .with_configs(vec![AlterableConfig::default()
+                .with_name(StrBytes::from_static_str(key))
+                .with_config_operation(0)
+                .with_value(Some(StrBytes::from_string(value.to_string())))])]);
+    let response = common::call(
+        &t.served.broker,
+        ApiKey::IncrementalAlterConfigs,
+        1,
+        RequestKind::IncrementalAlterConfigs(request),
+    )
+    .await;
+    let ResponseKind::IncrementalAlterConfigs(response) = response else {
+        panic!("{response:?}")
+    };
+    let r = &response.responses[0];
+    (
+        r.error_code,
+        r.error_message
+            .as_ref()
+            .map(|m| m.to_string())
+            .unwrap_or_default(),
+    )
+}
+
+#[tokio::test]
+async fn an_altered_tls_store_is_checked_before_it_is_accepted() {
+    use kafka_protocol::messages::alter_configs_request::{AlterConfigsResource, AlterableConfig};
+    use kafka_protocol::messages::{AlterConfigsRequest, RequestKind, ResponseKind};
+
+    let t = start("required", &[]).await;
+    let client = Some(&t.pki.client);
+    let first = first_cert_der(&t.pki.server_pem);
+    let presented_now = || async {
+        let mut s = tls_connect(&t, client).await.unwrap();
+        api_versions(&mut s, 1).await.expect("served");
+        s.get_ref().1.peer_certificates().unwrap()[0].to_vec()
+    };
+    assert_eq!(presented_now().await, first);
+    const KEYSTORE: &str = "listener.name.ssl.ssl.keystore.location";
+
+    // A keystore that does not exist: INVALID_REQUEST with Kafka's text and the cause.
+    let missing = t.certs.join("missing.pem").display().to_string();
+    let (code, message) = set_broker_config(&t, KEYSTORE, &missing, false).await;
+    assert_eq!(code, 42, "{message}");
+    assert!(
+        message.contains("Validation of dynamic config update of SSLFactory failed")
+            && message.contains("missing.pem"),
+        "{message}"
+    );
+
+    // A key that does not belong to the certificate.
+    let other = server_pem(&t.pki.ca);
+    let key_end = other.find("-----BEGIN CERTIFICATE-----").unwrap();
+    let cert_start = t
+        .pki
+        .server_pem
+        .find("-----BEGIN CERTIFICATE-----")
+        .unwrap();
+    let mismatched = t.certs.join("mismatched.pem");
+    std::fs::write(
+        &mismatched,
+        format!("{}{}", &other[..key_end], &t.pki.server_pem[cert_start..]),
+    )
+    .unwrap();
+    let (code, message) =
+        set_broker_config(&t, KEYSTORE, &mismatched.display().to_string(), false).await;
+    assert_eq!(code, 42, "{message}");
+    assert!(message.contains("do not go together"), "{message}");
+    assert_eq!(
+        presented_now().await,
+        first,
+        "refused changes are not applied"
+    );
+
+    // A good keystore with validate_only: accepted, not applied.
+    let good = t.certs.join("good.pem");
+    std::fs::write(&good, &other).unwrap();
+    let good = good.display().to_string();
+    assert_eq!(set_broker_config(&t, KEYSTORE, &good, true).await.0, 0);
+    assert_eq!(
+        presented_now().await,
+        first,
+        "validate_only changes nothing"
+    );
+
+    // A truststore without a certificate, by the legacy AlterConfigs: refused too, and the
+    // clients the current truststore trusts are still served.
+    let empty = t.certs.join("empty-ca.pem");
+    std::fs::write(&empty, "no certificates here\n").unwrap();
+    let request =
+        AlterConfigsRequest::default().with_resources(vec![AlterConfigsResource::default()
+            .with_resource_type(4)
+            .with_resource_name(StrBytes::from_static_str("1"))
+            .with_configs(vec![AlterableConfig::default()
+                .with_name(StrBytes::from_static_str(
+                    "listener.name.ssl.ssl.truststore.location",
+                ))
+                .with_value(Some(StrBytes::from_string(empty.display().to_string())))])]);
+    let response = common::call(
+        &t.served.broker,
+        ApiKey::AlterConfigs,
+        2,
+        RequestKind::AlterConfigs(request),
+    )
+    .await;
+    let ResponseKind::AlterConfigs(response) = response else {
+        panic!("{response:?}")
+    };
+    let r = &response.responses[0];
+    let message = r.error_message.as_ref().map(|m| m.to_string());
+    assert_eq!(r.error_code, 42, "{message:?}");
+    assert!(
+        message.as_deref().is_some_and(|m| m.contains("truststore")),
+        "{message:?}"
+    );
+    assert_eq!(presented_now().await, first);
+
+    // The good keystore for real: the next connection presents it.
+    assert_eq!(set_broker_config(&t, KEYSTORE, &good, false).await.0, 0);
+    assert_eq!(presented_now().await, first_cert_der(&other));
+}

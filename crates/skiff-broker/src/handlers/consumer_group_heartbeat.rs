@@ -8,7 +8,9 @@
 //!
 //! With an authorizer (Kafka 4's KafkaApis, before the request checks): GROUP READ, else
 //! GROUP_AUTHORIZATION_FAILED; every subscribed topic name needs TOPIC DESCRIBE, else
-//! TOPIC_AUTHORIZATION_FAILED. (Regex subscriptions are not filtered by authorization.)
+//! TOPIC_AUTHORIZATION_FAILED. A regex resolves only to topics the member's principal may
+//! DESCRIBE (as Kafka's group coordinator filters resolved regexes): others are left out of
+//! its subscription, without an error.
 
 use std::collections::BTreeSet;
 
@@ -167,6 +169,7 @@ fn answer(
         regex,
         owned,
         assignor,
+        regex_scope: regex_scope(ctx),
     };
     let topics = &broker.topics;
     let result = broker.coordinator.consumer_heartbeat(
@@ -206,6 +209,19 @@ fn answer(
                 )
             })),
     }
+}
+
+/// The topics this member's regex may resolve to: with an authorizer, those its principal
+/// (from this host) may DESCRIBE, as Kafka's regex resolution filters them; the member keeps
+/// this scope until its next heartbeat.
+fn regex_scope(ctx: &RequestContext) -> consumer::RegexScope {
+    let authz = ctx.authz();
+    if !authz.enabled() {
+        return consumer::RegexScope::All;
+    }
+    consumer::RegexScope::Only(std::sync::Arc::new(move |topic: &str| {
+        authz.allows(AclOperation::Describe, ResourceType::Topic, topic)
+    }))
 }
 
 /// Partitions as a sorted list (for describe output).

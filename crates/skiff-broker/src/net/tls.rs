@@ -21,6 +21,11 @@
 //! those last read (so a certificate replaced on disk is picked up too). On a change the
 //! configuration is rebuilt; if that fails, the previous one stays in use and the failure is
 //! logged once per distinct change. Connections already open keep their session.
+//!
+//! Alter-time check ([`check_reconfiguration`]): an AlterConfigs / IncrementalAlterConfigs
+//! that changes a TLS listener's settings is refused (INVALID_REQUEST, Kafka's text) unless
+//! they build, so a bad store is reported to the admin instead of being found at the next
+//! connection; `validate_only` runs the same check.
 
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
@@ -65,6 +70,50 @@ fn build(ssl: &ListenerSsl, listener: &str) -> Result<ListenerTls, String> {
         acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
         mapper: Arc::new(mapper),
     })
+}
+
+/// Checks a dynamic change of the broker's configuration from `old` to `new` as Kafka's
+/// `SslFactory.validateReconfiguration` does: every TLS listener whose resolved `ssl.*`
+/// settings change must build with the new ones (the keystore loads, its key matches its
+/// certificate, the truststore loads, names and protocols are known). The error is Kafka's
+/// text for a refused reconfiguration, with Skiff's own cause.
+pub fn check_reconfiguration(old: &BrokerConfig, new: &BrokerConfig) -> Result<(), String> {
+    for listener in &new.listeners {
+        let name = listener.name.as_str();
+        if !matches!(
+            skiff_config::listener_protocol(new, name),
+            Some(skiff_config::SecurityProtocol::Ssl | skiff_config::SecurityProtocol::SaslSsl)
+        ) {
+            continue;
+        }
+        let next = skiff_config::listener_ssl(new, name);
+        if next.is_ok() && next == skiff_config::listener_ssl(old, name) {
+            continue;
+        }
+        if let Err(e) = next.and_then(|ssl| validate(&ssl, name)) {
+            return Err(format!(
+                "Invalid value org.apache.kafka.common.config.ConfigException: Validation of \
+                 dynamic config update of SSLFactory failed: {e} for configuration Invalid \
+                 dynamic configuration"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Builds `ssl` and, as Kafka loads a configured truststore even without client
+/// authentication, reads the truststore too when the build did not need it.
+fn validate(ssl: &ListenerSsl, listener: &str) -> Result<(), String> {
+    build(ssl, listener)?;
+    if ssl.client_auth == ClientAuth::None {
+        let pem = match (&ssl.truststore_location, &ssl.truststore_certificates) {
+            (Some(path), _) => read_pem("ssl.truststore.location", path)?,
+            (None, Some(inline)) => inline.as_bytes().to_vec(),
+            (None, None) => return Ok(()),
+        };
+        certs(&pem, "truststore").map_err(|e| format!("listener {listener}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// The modification times of the files `ssl` reads (keystore, truststore).

@@ -10,7 +10,11 @@
 //! Regex subscriptions (`SubscribedTopicRegex`, RE2 syntax as in Kafka): a member's
 //! effective subscription is its topic names plus every topic the regex fully matches,
 //! internal ones included (Kafka matches against every topic of its metadata image), re-resolved on each heartbeat against the topics last given to
-//! [`ConsumerState::observe_topics`]; a change counts as a subscription change.
+//! [`ConsumerState::observe_topics`]; a change counts as a subscription change. As in Kafka,
+//! a regex resolves only to topics the member may see: each heartbeat carries the member's
+//! [`RegexScope`] (with an authorizer: the topics its principal may DESCRIBE), which the
+//! member keeps until its next heartbeat; a member restored from the log keeps its matched
+//! set until then.
 //!
 //! Null / -1 fields of a heartbeat mean "unchanged since the last heartbeat" (KIP-848):
 //! subscriptions, regex, rebalance timeout, rack, instance id and assignor are only updated
@@ -24,6 +28,7 @@
 //! Thread safety: none inside; lives in a [`super::group::Group`] behind the coordinator lock.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use kafka_protocol::ResponseError;
 
@@ -44,6 +49,8 @@ pub struct ConsumerMember {
     pub regex: Option<TopicRegex>,
     /// Topics the regex matched at the last resolution.
     pub matched: BTreeSet<String>,
+    /// Which topics the regex may resolve to (from the member's last heartbeat).
+    pub regex_scope: RegexScope,
     pub rebalance_timeout_ms: i32,
     /// What the member has been told it owns.
     pub assigned: Assignment,
@@ -60,6 +67,31 @@ impl ConsumerMember {
     /// Explicitly named or matched by the regex.
     pub fn subscribes_to(&self, topic: &str) -> bool {
         self.subscribed.iter().any(|t| t == topic) || self.matched.contains(topic)
+    }
+}
+
+/// Which topics a member's regex may resolve to. Kafka resolves a subscription regex only to
+/// the topics the member's principal is allowed to DESCRIBE; the broker decides that, the
+/// coordinator only applies it.
+#[derive(Clone, Default)]
+pub enum RegexScope {
+    /// Every topic (no authorizer).
+    #[default]
+    All,
+    /// Only the topics this predicate accepts.
+    Only(Arc<dyn Fn(&str) -> bool + Send + Sync>),
+    /// Not known (a member restored from the log, until its next heartbeat): its matched set
+    /// is left as it is.
+    Unknown,
+}
+
+impl std::fmt::Debug for RegexScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RegexScope::All => "All",
+            RegexScope::Only(_) => "Only(..)",
+            RegexScope::Unknown => "Unknown",
+        })
     }
 }
 
@@ -145,6 +177,8 @@ pub struct Heartbeat {
     pub owned: Option<Assignment>,
     /// The server assignor the member asks for, if any.
     pub assignor: Option<Assignor>,
+    /// Which topics the member's regex may resolve to (sent with every heartbeat).
+    pub regex_scope: RegexScope,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -208,9 +242,17 @@ impl ConsumerState {
         let topics = &self.topics;
         let mut changed = false;
         for m in self.members.values_mut() {
-            let matched: BTreeSet<String> = match &m.regex {
-                Some(re) => topics.iter().filter(|t| re.matches(t)).cloned().collect(),
-                None => BTreeSet::new(),
+            let matched: BTreeSet<String> = match (&m.regex, &m.regex_scope) {
+                (None, _) => BTreeSet::new(),
+                (Some(_), RegexScope::Unknown) => continue,
+                (Some(re), RegexScope::All) => {
+                    topics.iter().filter(|t| re.matches(t)).cloned().collect()
+                }
+                (Some(re), RegexScope::Only(visible)) => topics
+                    .iter()
+                    .filter(|t| re.matches(t) && visible(t))
+                    .cloned()
+                    .collect(),
             };
             if matched != m.matched {
                 m.matched = matched;
@@ -279,6 +321,7 @@ impl ConsumerState {
         }
         member.client_id = hb.client_id;
         member.client_host = hb.client_host;
+        member.regex_scope = hb.regex_scope;
         if let Some(subscribed) = hb.subscribed {
             if subscribed != member.subscribed {
                 member.subscribed = subscribed;
@@ -354,6 +397,7 @@ impl ConsumerState {
                 subscribed,
                 regex: hb.regex.flatten(),
                 matched: BTreeSet::new(),
+                regex_scope: hb.regex_scope,
                 rebalance_timeout_ms: hb.rebalance_timeout_ms,
                 assigned: inherited,
                 revoking: Assignment::new(),

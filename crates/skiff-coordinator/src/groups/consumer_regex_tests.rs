@@ -1,5 +1,5 @@
-//! Regex subscriptions of the KIP-848 state machine: whole-name matching, clearing, and
-//! topics created after the member joined being picked up.
+//! Regex subscriptions of the KIP-848 state machine: whole-name matching, clearing, topics
+//! created after the member joined being picked up, and each member's regex scope.
 
 use super::*;
 
@@ -156,4 +156,41 @@ fn regex_is_persisted_and_restored() {
     let m = &back.members["m"];
     assert_eq!(m.regex.as_ref().map(TopicRegex::as_str), Some("rx-.*"));
     assert!(m.subscribed.is_empty());
+}
+
+/// A scope that lets through the topics starting with `prefix`.
+fn only(prefix: &'static str) -> RegexScope {
+    RegexScope::Only(std::sync::Arc::new(move |t: &str| t.starts_with(prefix)))
+}
+
+#[test]
+fn each_member_resolves_its_regex_within_its_own_scope() {
+    let mut s = ConsumerState::default();
+    s.observe_topics(topics(&["rx-a1", "rx-b1", "other"]));
+    let all = counts(&["rx-a1", "rx-b1", "rx-a2", "other"]);
+    let join = |id: &str, scope: RegexScope| Heartbeat {
+        regex_scope: scope,
+        ..hb(id, 0, Some(Some("rx-.*")), &Assignment::new())
+    };
+    s.heartbeat(join("a", only("rx-a")), &all, 45_000, 0)
+        .unwrap();
+    s.heartbeat(join("b", RegexScope::All), &all, 45_000, 0)
+        .unwrap();
+    assert_eq!(s.members["a"].matched, topics(&["rx-a1"]));
+    assert_eq!(s.members["b"].matched, topics(&["rx-a1", "rx-b1"]));
+    // A new topic: b's heartbeat (everything visible) must not widen a's match beyond a's
+    // own scope.
+    s.observe_topics(topics(&["rx-a1", "rx-b1", "rx-a2", "other"]));
+    let epoch = s.members["b"].epoch;
+    let mut beat = hb("b", epoch, None, &Assignment::new());
+    beat.regex_scope = RegexScope::All;
+    s.heartbeat(beat, &all, 45_000, 10).unwrap();
+    assert_eq!(s.members["a"].matched, topics(&["rx-a1", "rx-a2"]));
+    assert_eq!(s.members["b"].matched, topics(&["rx-a1", "rx-a2", "rx-b1"]));
+    // Nothing visible: nothing matched.
+    let epoch = s.members["a"].epoch;
+    let mut beat = hb("a", epoch, None, &Assignment::new());
+    beat.regex_scope = only("none-");
+    s.heartbeat(beat, &all, 45_000, 20).unwrap();
+    assert!(s.members["a"].matched.is_empty());
 }

@@ -176,6 +176,7 @@ pub fn restore(
                         // Matched again on the member's next heartbeat.
                         regex: restore_regex(member, m.regex.as_deref()),
                         matched: BTreeSet::new(),
+                        regex_scope: super::consumer::RegexScope::Unknown,
                         rebalance_timeout_ms: m.rebalance_timeout_ms,
                         assigned: Assignment::new(),
                         revoking: Assignment::new(),
