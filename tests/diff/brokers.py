@@ -131,19 +131,14 @@ class Kafka:
     name = "kafka"
 
     def __init__(self, root: Path, extra=None, sasl=False):
-        """As Skiff's: `extra` settings and an optional SASL_PLAINTEXT listener. Properties given
-        after start.sh's own lines win, so `listeners` can be replaced."""
+        """As Skiff's: `extra` settings and an optional SASL_PLAINTEXT listener (start.sh adds it
+        beside its PLAINTEXT one, from KAFKA_EXTRA_LISTENERS)."""
         self.root = root
         self.port = free_port()
         self.sasl_port = free_port() if sasl else None
         self.dir = root / "kafka"
         self.data = self.dir / "logs"
         self.extra = dict(extra or {})
-        if sasl:
-            self.extra = sasl_settings(self.port, self.sasl_port, self.extra)
-            # The controller listener must stay in the map start.sh writes.
-            self.extra["listener.security.protocol.map"] = (
-                "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT")
 
     @property
     def sasl_bootstrap(self):
@@ -156,7 +151,10 @@ class Kafka:
     def start(self):
         args = ["bash", str(REPO / "tests/kafka/start.sh"), str(self.port), str(self.dir)]
         args += [f"{k}={v}" for k, v in {**COMMON, **self.extra}.items()]
-        r = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+        env = dict(os.environ)
+        if self.sasl_port:
+            env["KAFKA_EXTRA_LISTENERS"] = f"SASL_PLAINTEXT://127.0.0.1:{self.sasl_port}"
+        r = subprocess.run(args, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300, env=env)
         if r.returncode != 0:
             self.stop()
             raise RuntimeError(f"reference Kafka did not start (exit {r.returncode}):\n{r.stderr[-4000:]}")

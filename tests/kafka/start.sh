@@ -5,8 +5,6 @@
 #
 #   tests/kafka/start.sh PORT DATA_DIR [key=value ...]   # extra broker properties, e.g.
 #                                                        #   log.cleaner.backoff.ms=100
-#                                                        # (later lines win; a `listeners=`
-#                                                        # here keeps the controller listener)
 #   tests/kafka/stop.sh DATA_DIR
 #
 # DATA_DIR gets server.properties, logs/ (the KRaft log dir, formatted with a random cluster
@@ -49,8 +47,6 @@ group.initial.rebalance.delay.ms=0
 PROPS
 for kv in "$@"; do
     [[ $kv == *=* ]] || { echo "kafka start: extra argument '$kv' is not key=value" >&2; exit 2; }
-    # A `listeners` given here replaces the client listeners; the controller's is kept.
-    [[ $kv == listeners=* ]] && kv="$kv,CONTROLLER://127.0.0.1:$CPORT"
     echo "$kv" >>"$DATA/server.properties"
 done
 
