@@ -21,6 +21,8 @@ import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker" / "compose.yaml"
+SASL_SSL = ROOT / "docker" / "compose.sasl-ssl.yaml"
+CONFIG_DOC = ROOT / "docs" / "configuration.md"
 DOCKERFILE = ROOT / "docker" / "Dockerfile"
 CONFIG = ROOT / "config" / "docker.toml"
 
@@ -167,10 +169,35 @@ def main():
     check(has("HEALTHCHECK"), "image has a health check")
 
 
+def check_sasl_ssl():
+    """docker/compose.sasl-ssl.yaml (used on top of compose.yaml): every SKIFF_* variable it
+    sets names a broker key (the env column of docs/configuration.md), the HOST listener is
+    SASL_SSL with SCRAM, and the certificates come from the certs service's volume."""
+    over = yaml.safe_load(SASL_SSL.read_text())
+    services = over.get("services", {})
+    svc = services.get("skiff", {})
+    env = svc.get("environment", {})
+    known = set(re.findall(r"`(SKIFF_[A-Z0-9_]+)`", CONFIG_DOC.read_text()))
+    for var in env:
+        check(var in known, f"{SASL_SSL.name}: {var} names a broker key (docs/configuration.md)")
+    check("HOST:SASL_SSL" in str(env.get("SKIFF_LISTENER_SECURITY_PROTOCOL_MAP")),
+          f"{SASL_SSL.name}: the HOST listener is SASL_SSL")
+    check("SCRAM" in str(env.get("SKIFF_SASL_ENABLED_MECHANISMS")), f"{SASL_SSL.name}: SCRAM is enabled")
+    check("certs" in services and (svc.get("depends_on") or {}).get("certs", {}).get("condition")
+          == "service_completed_successfully", f"{SASL_SSL.name}: skiff waits for the certs service")
+    keystore = str(env.get("SKIFF_SSL_KEYSTORE_LOCATION"))
+    check(any(str(v).split(":")[1:2] == [keystore.rsplit("/", 1)[0]] for v in svc.get("volumes", [])),
+          f"{SASL_SSL.name}: the keystore {keystore} is on a mounted volume")
+    check("SKIFF_ADMIN_PASSWORD:?" in str(env.get("SKIFF_SASL_SCRAM_USERS")),
+          f"{SASL_SSL.name}: the admin password must be given (no default password)")
+
+
 if __name__ == "__main__":
     main()
+    check_sasl_ssl()
     if failures:
         for f in failures:
             print(f"FAIL: {f}")
         sys.exit(1)
-    print(f"{COMPOSE.relative_to(ROOT)}, {DOCKERFILE.relative_to(ROOT)}, {CONFIG.relative_to(ROOT)}: consistent")
+    print(f"{COMPOSE.relative_to(ROOT)}, {SASL_SSL.relative_to(ROOT)}, {DOCKERFILE.relative_to(ROOT)}, "
+          f"{CONFIG.relative_to(ROOT)}: consistent")

@@ -10,6 +10,7 @@ PY=${PYTHON:-tests/python/.venv/bin/python}
 if docker compose version >/dev/null 2>&1; then
     echo "docker compose config -q"
     docker compose -f docker/compose.yaml config -q
+    SKIFF_ADMIN_PASSWORD=check docker compose -f docker/compose.yaml -f docker/compose.sasl-ssl.yaml config -q
 else
     echo "docker compose is not available: static checks only"
 fi
