@@ -67,6 +67,10 @@ pub struct Broker {
     pub txn: TxnCoordinator,
     /// SCRAM credentials (`scram-credentials.json`), managed by AlterUserScramCredentials.
     pub scram: Arc<ScramStore>,
+    /// Client quotas (`client-quotas.json`), managed by AlterClientQuotas.
+    pub quota_store: Arc<crate::quotas::store::QuotaStore>,
+    /// Client quota enforcement (rates, throttle times), fed by [`Broker::quota_store`].
+    pub quotas: Arc<crate::quotas::QuotaManager>,
     /// The ACLs and authorizer when `authorizer.class.name` is set (see [`crate::authz`]).
     pub acls: Option<Arc<skiff_acl::Acls>>,
 }
@@ -132,6 +136,18 @@ impl Broker {
         let acls = open_acls(&config, log_dir.root())?;
         let dynamic = Arc::new(DynamicConfigs::open(log_dir.root(), config.clone())?);
         let scram = Arc::new(ScramStore::open(log_dir.root())?);
+        let quota_store = Arc::new(crate::quotas::store::QuotaStore::open(log_dir.root())?);
+        let quotas = Arc::new(crate::quotas::QuotaManager::new(
+            quota_store.snapshot(),
+            crate::quotas::rate::Windows::new(
+                config.quota_window_num,
+                config.quota_window_size_seconds,
+            ),
+            crate::quotas::rate::Windows::new(
+                config.controller_quota_window_num,
+                config.controller_quota_window_size_seconds,
+            ),
+        ));
         let live = dynamic.live();
         let topics = Arc::new(Topics::load(
             log_dir.clone(),
@@ -165,6 +181,8 @@ impl Broker {
         let txn = TxnCoordinator::start(&*storage, &config, clock.clone())?;
         let broker = Arc::new(Broker {
             scram,
+            quota_store,
+            quotas,
             producer_ids,
             coordinator,
             txn,
