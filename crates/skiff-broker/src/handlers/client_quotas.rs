@@ -41,33 +41,37 @@ pub async fn describe(ctx: &RequestContext, request: DescribeClientQuotasRequest
         let current = ctx.broker.quota_store.snapshot();
         match admin::describe(&current, &request.components, request.strict) {
             Err((e, message)) => refuse(e, message),
-            Ok(found) => DescribeClientQuotasResponse::default().with_entries(Some(
-                found
-                    .into_iter()
-                    .map(|(entity, values)| {
-                        EntryData::default()
-                            .with_entity(
-                                entity
-                                    .parts()
-                                    .into_iter()
-                                    .map(|(t, n)| {
-                                        EntityData::default()
-                                            .with_entity_type(str_bytes(t))
-                                            .with_entity_name(n.map(str_bytes))
-                                    })
-                                    .collect(),
-                            )
-                            .with_values(
-                                values
-                                    .iter()
-                                    .map(|(k, v)| {
-                                        ValueData::default().with_key(str_bytes(k)).with_value(*v)
-                                    })
-                                    .collect(),
-                            )
-                    })
-                    .collect(),
-            )),
+            Ok(found) => DescribeClientQuotasResponse::default()
+                .with_error_message(None)
+                .with_entries(Some(
+                    found
+                        .into_iter()
+                        .map(|(entity, values)| {
+                            EntryData::default()
+                                .with_entity(
+                                    entity
+                                        .parts()
+                                        .into_iter()
+                                        .map(|(t, n)| {
+                                            EntityData::default()
+                                                .with_entity_type(str_bytes(t))
+                                                .with_entity_name(n.map(str_bytes))
+                                        })
+                                        .collect(),
+                                )
+                                .with_values(
+                                    values
+                                        .iter()
+                                        .map(|(k, v)| {
+                                            ValueData::default()
+                                                .with_key(str_bytes(k))
+                                                .with_value(*v)
+                                        })
+                                        .collect(),
+                                )
+                        })
+                        .collect(),
+                )),
         }
     };
     Reply::Respond(ResponseKind::DescribeClientQuotas(response))
@@ -138,7 +142,7 @@ pub async fn alter(ctx: &RequestContext, request: AlterClientQuotasRequest) -> R
         .map(|(entity, result)| {
             let row = AlterEntryData::default().with_entity(entity_data(&entity));
             match result {
-                Ok(()) => row,
+                Ok(()) => row.with_error_message(None),
                 Err((e, message)) => row
                     .with_error_code(e.code())
                     .with_error_message(Some(str_bytes(&message))),
