@@ -520,6 +520,18 @@ async fn a_producer_over_its_byte_rate_is_throttled_and_muted_while_another_is_n
     );
     assert!(throttles.iter().any(|&t| t > 0), "{throttles:?}");
     assert!(throttles.iter().all(|&t| t <= 2_000), "{throttles:?}");
+    let stats = served.broker.quotas.throttle_stats();
+    assert_eq!(stats.len(), 1, "{stats:?}");
+    assert_eq!(
+        (
+            stats[0].quota,
+            stats[0].user.as_str(),
+            stats[0].client_id.as_str()
+        ),
+        ("producer_byte_rate", "", "greedy")
+    );
+    let throttled = throttles.iter().filter(|&&t| t > 0).count() as u64;
+    assert_eq!(stats[0].throttled, throttled);
     assert!(
         muted_ok,
         "a request after a throttled response was handled before the mute ended"

@@ -105,6 +105,29 @@ fn limit(get: &dyn Fn(QuotaEntity) -> Option<f64>, (user, client): &Tags) -> Opt
 struct Sensor {
     rate: Rate,
     bucket: TokenBucket,
+    /// Responses throttled by this quota, and their throttle times (for `/metrics`).
+    throttled: u64,
+    throttle_ms_total: u64,
+}
+
+impl Sensor {
+    fn count(&mut self, throttle_ms: u64) {
+        if throttle_ms > 0 {
+            self.throttled += 1;
+            self.throttle_ms_total = self.throttle_ms_total.saturating_add(throttle_ms);
+        }
+    }
+}
+
+/// One sensor's throttle figures: the quota key, the user and client id it measures ("" when
+/// not part of its key), responses throttled and their throttle times in ms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThrottleStats {
+    pub quota: &'static str,
+    pub user: String,
+    pub client_id: String,
+    pub throttled: u64,
+    pub throttle_ms_total: u64,
 }
 
 /// What a strict controller mutation quota answers when the bucket is in debt.
@@ -194,16 +217,42 @@ impl QuotaManager {
             return 0;
         };
         let (w, now) = (self.windows, self.now_ms());
-        let throttle = self.with_sensor(kind, tags, |s| {
+        self.with_sensor(kind, tags, |s| {
             s.rate.record(w, value, now);
             let rate = s.rate.measure(w, now);
-            throttle_ms(rate, bound, s.rate.window_ms(w, now))
-        });
-        if kind == QuotaKind::Request {
-            throttle.min(w.window_ms)
-        } else {
+            let throttle = throttle_ms(rate, bound, s.rate.window_ms(w, now));
+            let throttle = if kind == QuotaKind::Request {
+                throttle.min(w.window_ms)
+            } else {
+                throttle
+            };
+            s.count(throttle);
             throttle
+        })
+    }
+
+    /// The throttle figures of every sensor that has throttled, by quota, user and client id.
+    pub fn throttle_stats(&self) -> Vec<ThrottleStats> {
+        let mut out = Vec::new();
+        for kind in QuotaKind::ALL {
+            let sensors = self.sensors[kind as usize]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            out.extend(
+                sensors
+                    .iter()
+                    .filter(|(_, s)| s.throttled > 0)
+                    .map(|((u, c), s)| ThrottleStats {
+                        quota: kind.key(),
+                        user: u.clone(),
+                        client_id: c.clone(),
+                        throttled: s.throttled,
+                        throttle_ms_total: s.throttle_ms_total,
+                    }),
+            );
         }
+        out.sort_by(|a, b| (a.quota, &a.user, &a.client_id).cmp(&(b.quota, &b.user, &b.client_id)));
+        out
     }
 
     /// Takes back `value` recorded for a response that was not sent (Kafka's
@@ -253,9 +302,9 @@ impl QuotaManager {
             if strict {
                 let tokens = s.bucket.measure(w, bound, now);
                 if tokens < 0.0 {
-                    return Err(MutationThrottled {
-                        throttle_ms: bucket_throttle_ms(tokens, bound),
-                    });
+                    let throttle_ms = bucket_throttle_ms(tokens, bound);
+                    s.count(throttle_ms);
+                    return Err(MutationThrottled { throttle_ms });
                 }
                 s.rate.record(w, partitions, now);
                 s.bucket.record(w, bound, partitions, now);
@@ -263,7 +312,9 @@ impl QuotaManager {
             } else {
                 s.rate.record(w, partitions, now);
                 s.bucket.record(w, bound, partitions, now);
-                Ok(bucket_throttle_ms(s.bucket.measure(w, bound, now), bound))
+                let throttle = bucket_throttle_ms(s.bucket.measure(w, bound, now), bound);
+                s.count(throttle);
+                Ok(throttle)
             }
         })
     }
@@ -349,6 +400,17 @@ mod tests {
         assert!((9_900..=10_100).contains(&t), "{t}");
         assert_eq!(m.record(QuotaKind::Produce, "bob", "a", 1e9), 0);
         assert_eq!(m.max_fetch_bytes("alice", "a"), None);
+        let stats = m.throttle_stats();
+        assert_eq!(stats.len(), 1);
+        assert_eq!(
+            (
+                stats[0].quota,
+                stats[0].user.as_str(),
+                stats[0].client_id.as_str()
+            ),
+            ("producer_byte_rate", "alice", "")
+        );
+        assert_eq!((stats[0].throttled, stats[0].throttle_ms_total), (1, t));
     }
 
     #[test]
