@@ -5,6 +5,7 @@
 //! Thread safety: reading takes each log's snapshot and the cleaner's status lock briefly,
 //! one at a time; run it off the async workers. No I/O, nothing on disk.
 
+use crate::quotas::manager::ThrottleStats;
 use kafka_protocol::messages::ApiKey;
 use skiff_cleaner::CompactionStatus;
 
@@ -36,7 +37,7 @@ pub struct Facts {
     /// Compacted partitions the cleaner has planned, sorted by topic and partition.
     pub compaction: Vec<(String, i32, CompactionStatus)>,
     /// Client quota throttles per quota, user and client id (see `crate::quotas`).
-    pub quota_throttles: Vec<crate::quotas::manager::ThrottleStats>,
+    pub quota_throttles: Vec<ThrottleStats>,
 }
 
 /// Values of the `reason` label of `skiff_compaction_uncleanable`.
@@ -115,12 +116,9 @@ pub fn write(f: &Facts) -> String {
 /// and their throttle times, labelled with the quota key and the user / client id the quota
 /// measures ("" when the quota's level does not include it). Only clients that were
 /// throttled, and only while their quota sensor is kept (see `crate::quotas::manager`).
-fn write_quota_throttles(e: &mut Exposition, stats: &[crate::quotas::manager::ThrottleStats]) {
-    let families: [(
-        &str,
-        &str,
-        fn(&crate::quotas::manager::ThrottleStats) -> u64,
-    ); 2] = [
+fn write_quota_throttles(e: &mut Exposition, stats: &[ThrottleStats]) {
+    type Get = fn(&ThrottleStats) -> u64;
+    let families: [(&str, &str, Get); 2] = [
         (
             "skiff_client_quota_throttled_total",
             "Responses throttled by a client quota.",
@@ -473,7 +471,7 @@ mod tests {
                 ("c".into(), 1, failing),
                 ("c".into(), 2, panicked),
             ],
-            quota_throttles: vec![crate::quotas::manager::ThrottleStats {
+            quota_throttles: vec![ThrottleStats {
                 quota: "producer_byte_rate",
                 user: "alice".into(),
                 client_id: String::new(),
