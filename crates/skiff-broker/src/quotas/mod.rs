@@ -100,7 +100,8 @@ pub fn meter(ctx: &RequestContext, body: &mut RequestKind) -> Option<Metered> {
                 metered.produce_bytes = Some(bytes as f64);
             }
         }
-        RequestKind::Fetch(r) if fetch => {
+        RequestKind::Fetch(r) => {
+            // Any quota's throttle empties a Fetch response (Kafka's getThrottledResponse).
             metered.fetch = true;
             if let Some(cap) = manager.max_fetch_bytes(&metered.user, &metered.client_id) {
                 let cap = cap.clamp(1.0, f64::from(i32::MAX)) as i32;
