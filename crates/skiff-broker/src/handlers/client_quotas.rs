@@ -41,37 +41,34 @@ pub async fn describe(ctx: &RequestContext, request: DescribeClientQuotasRequest
         let current = ctx.broker.quota_store.snapshot();
         match admin::describe(&current, &request.components, request.strict) {
             Err((e, message)) => refuse(e, message),
-            Ok(found) => DescribeClientQuotasResponse::default()
-                .with_error_message(None)
-                .with_entries(Some(
-                    found
-                        .into_iter()
-                        .map(|(entity, values)| {
-                            EntryData::default()
-                                .with_entity(
-                                    entity
-                                        .parts()
-                                        .into_iter()
-                                        .map(|(t, n)| {
-                                            EntityData::default()
-                                                .with_entity_type(str_bytes(t))
-                                                .with_entity_name(n.map(str_bytes))
-                                        })
-                                        .collect(),
-                                )
-                                .with_values(
-                                    values
-                                        .iter()
-                                        .map(|(k, v)| {
-                                            ValueData::default()
-                                                .with_key(str_bytes(k))
-                                                .with_value(*v)
-                                        })
-                                        .collect(),
-                                )
-                        })
-                        .collect(),
-                )),
+            // Kafka's success answer carries an empty (not null) message.
+            Ok(found) => DescribeClientQuotasResponse::default().with_entries(Some(
+                found
+                    .into_iter()
+                    .map(|(entity, values)| {
+                        EntryData::default()
+                            .with_entity(
+                                entity
+                                    .parts()
+                                    .into_iter()
+                                    .map(|(t, n)| {
+                                        EntityData::default()
+                                            .with_entity_type(str_bytes(t))
+                                            .with_entity_name(n.map(str_bytes))
+                                    })
+                                    .collect(),
+                            )
+                            .with_values(
+                                values
+                                    .iter()
+                                    .map(|(k, v)| {
+                                        ValueData::default().with_key(str_bytes(k)).with_value(*v)
+                                    })
+                                    .collect(),
+                            )
+                    })
+                    .collect(),
+            )),
         }
     };
     Reply::Respond(ResponseKind::DescribeClientQuotas(response))
