@@ -857,3 +857,68 @@ async fn without_quotas_a_request_pays_only_the_enabled_checks() {
     assert!(per_call < Duration::from_micros(1), "{per_call:?}");
     common::stop(broker).await;
 }
+
+#[tokio::test]
+async fn an_acks0_producer_over_its_byte_rate_is_muted() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = common::broker(dir.path())
+        .sets(&["quota.window.num=2", "quota.window.size.seconds=1"])
+        .serve()
+        .await;
+    common::create_topic(&served.broker, "t", 1).await;
+    let set = alter(
+        &served.broker,
+        1,
+        vec![alter_entry(
+            &[("client-id", Some("fire-and-forget"))],
+            &[("producer_byte_rate", Some(100_000.0))],
+        )],
+        false,
+    )
+    .await;
+    assert_eq!(set, vec![(0, None)]);
+    let mut stream = TcpStream::connect(served.addr).await.unwrap();
+    let started = Instant::now();
+    // 250 kB with acks=0 against 100 kB/s (the first second's worth is free): no responses,
+    // but each request over the quota mutes the connection before the next is handled.
+    for corr in 0..5 {
+        let request = produce("t", 50_000).with_acks(0);
+        stream
+            .write_all(&frame(
+                ApiKey::Produce,
+                9,
+                corr,
+                "fire-and-forget",
+                &request,
+            ))
+            .await
+            .unwrap();
+    }
+    // A Metadata request behind them is answered only after the mutes.
+    let metadata = MetadataRequest::default().with_topics(Some(vec![]));
+    stream
+        .write_all(&frame(
+            ApiKey::Metadata,
+            12,
+            99,
+            "fire-and-forget",
+            &metadata,
+        ))
+        .await
+        .unwrap();
+    let mut size = [0u8; 4];
+    tokio::time::timeout(Duration::from_secs(20), stream.read_exact(&mut size))
+        .await
+        .unwrap()
+        .unwrap();
+    let waited = started.elapsed();
+    eprintln!("acks=0: Metadata answered after {waited:?}");
+    assert!(waited >= Duration::from_millis(1_000), "{waited:?}");
+    let stats = served.broker.quotas.throttle_stats();
+    assert!(
+        stats
+            .iter()
+            .any(|s| s.client_id == "fire-and-forget" && s.throttled >= 2),
+        "{stats:?}"
+    );
+}

@@ -267,7 +267,9 @@ async fn serve<R, W>(
                     };
                     broker.metrics.request_received(request.api_key as i16);
                     let from = principal.clone();
-                    match dispatch_as(&broker, request, &client_host, listener, from).await {
+                    let dispatched = dispatch_as(&broker, request, &client_host, listener, from);
+                    let scoped = crate::quotas::mute::CURRENT.scope(mute.clone(), dispatched);
+                    match scoped.await {
                         Reply::Respond(response) => Outgoing::Now(header, response),
                         Reply::Later(future) => Outgoing::Later(header, future),
                         Reply::NoResponse => {

@@ -25,8 +25,7 @@
 //!
 //! The largest throttle goes into the response's `throttle_time_ms`; the connection sends the
 //! response and then does not read the client's next request until the throttle has passed
-//! (KIP-219). An acks=0 produce has no response: its bytes are counted but the connection is
-//! not muted (a gap: Kafka mutes it).
+//! (KIP-219). An acks=0 produce has no response: the connection is muted at once.
 //!
 //! With no quota configured for a key, the cost per request is one atomic load per key.
 
@@ -153,6 +152,12 @@ impl Metered {
                 }
                 response
             })),
+            Reply::NoResponse => {
+                // acks=0: no response to carry the throttle; mute the connection now, as
+                // Kafka does.
+                mute::mute_current(throttle);
+                Reply::NoResponse
+            }
             other => other,
         }
     }

@@ -3,11 +3,26 @@
 //! writer sets it ([`Mute::after_response`]); the reader waits it out ([`Mute::wait`]) before
 //! handling the next frame, so a client that ignores the throttle gains nothing by sending.
 //!
+//! A request without a response (acks=0 Produce) is throttled by muting at once: the
+//! connection runs dispatch inside [`CURRENT`], through which the quota code reaches the
+//! connection's mute ([`mute_current`]).
+//!
 //! Thread safety: one atomic (the deadline in ms since the mute was created), shared by the
 //! connection's reader and writer.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+tokio::task_local! {
+    /// The mute of the connection whose request is being dispatched (set by the connection).
+    pub static CURRENT: std::sync::Arc<Mute>;
+}
+
+/// Mutes the connection being served for `throttle_ms` from now (a throttled request that
+/// gets no response); no effect outside a connection (in-process callers, tests).
+pub fn mute_current(throttle_ms: i32) {
+    let _ = CURRENT.try_with(|m| m.after_response(throttle_ms));
+}
 
 pub struct Mute {
     start: Instant,
