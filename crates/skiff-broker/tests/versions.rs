@@ -593,7 +593,8 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
             DescribeClientQuotasRequest::default().with_components(vec![
                 describe_client_quotas_request::ComponentData::default()
                     .with_entity_type(s("user"))
-                    .with_match_type(2),
+                    .with_match_type(2)
+                    .with_match(None),
             ]),
         )],
         // What MirrorMaker 2 and kafka-acls.sh send: TOPIC (2) / ANY (1) codes, one null string.
