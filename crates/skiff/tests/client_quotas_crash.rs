@@ -45,7 +45,10 @@ fn roundtrip<R: Encodable>(bootstrap: &str, key: ApiKey, body: &R) -> Bytes {
     body
 }
 
-fn describe_users(bootstrap: &str) -> Vec<(Option<String>, Vec<(String, f64)>)> {
+/// A user entity (None: the default) and its quota values.
+type UserQuotas = (Option<String>, Vec<(String, f64)>);
+
+fn describe_users(bootstrap: &str) -> Vec<UserQuotas> {
     use describe_client_quotas_request::ComponentData;
     let request =
         DescribeClientQuotasRequest::default().with_components(vec![ComponentData::default()
