@@ -42,7 +42,7 @@ matrix_report() {
     local sc note
     for sc in admin produce_consume groups offsets_for_times special; do
         case $sc in
-            admin) note="kafka-topics create/describe/alter/list, kafka-configs alter/describe (topics, dynamic broker configs per broker and default, group configs)" ;;
+            admin) note="kafka-topics create/describe/alter/list, kafka-configs alter/describe (topics, dynamic broker configs per broker and default, group configs, client quotas)" ;;
             produce_consume) note="kafka-console-producer/consumer keyed round trip" ;;
             groups) note="kafka-consumer-groups list/describe/state/reset-offsets" ;;
             offsets_for_times) note="kafka-get-offsets latest/earliest (no by-time lookup)" ;;
@@ -164,6 +164,50 @@ if t kafka-configs --bootstrap-server "$B" --alter --entity-type groups --entity
         && has "InvalidConfigurationException: consumer.session.timeout.ms must be in the range 45000 to 60000 inclusive."; then
     ok "kafka-configs --alter groups consumer.session.timeout.ms: DYNAMIC_GROUP_CONFIG; out of range refused"
 else show; bad "kafka-configs group config"; fi
+
+# Client quotas (users, clients, their pairs and defaults); `--describe --entity-type users`
+# also asks for SCRAM credentials. Every quota set here is deleted again, so the rest of the
+# script runs unthrottled.
+QU=tools-quser-$SUF QC=tools-qclient-$SUF
+if t kafka-configs --bootstrap-server "$B" --alter --add-config 'producer_byte_rate=1024' \
+        --entity-type users --entity-name "$QU" && has "Completed updating config for user $QU." \
+        && t kafka-configs --bootstrap-server "$B" --describe --entity-type users \
+        && has "Quota configs for user-principal '$QU' are producer_byte_rate=1024.0"; then
+    ok "kafka-configs --alter/--describe --entity-type users: producer_byte_rate=1024"
+else show; bad "kafka-configs user quota"; fi
+if t kafka-configs --bootstrap-server "$B" --alter --add-config 'request_percentage=50,consumer_byte_rate=2048' \
+        --entity-type clients --entity-name "$QC" && has "Completed updating config for client $QC." \
+        && t kafka-configs --bootstrap-server "$B" --describe --entity-type clients \
+        && has "Quota configs for client-id '$QC' are consumer_byte_rate=2048.0, request_percentage=50.0"; then
+    ok "kafka-configs --alter/--describe --entity-type clients: two quotas"
+else show; bad "kafka-configs client quota"; fi
+if t kafka-configs --bootstrap-server "$B" --alter --add-config 'consumer_byte_rate=1000000000' \
+        --entity-type clients --entity-default && has "Completed updating default config for clients in the cluster." \
+        && t kafka-configs --bootstrap-server "$B" --describe --entity-type clients --entity-default \
+        && has "Quota configs for the default client-id are consumer_byte_rate=1.0E9"; then
+    ok "kafka-configs --entity-type clients --entity-default"
+else show; bad "kafka-configs default client quota"; fi
+if t kafka-configs --bootstrap-server "$B" --alter --add-config 'controller_mutation_rate=10' \
+        --entity-type users --entity-name "$QU" --entity-type clients --entity-default \
+        && t kafka-configs --bootstrap-server "$B" --describe --entity-type users --entity-name "$QU" --entity-type clients \
+        && has "Quota configs for user-principal '$QU', the default client-id are controller_mutation_rate=10.0"; then
+    ok "kafka-configs user + default client-id quota"
+else show; bad "kafka-configs user/client quota"; fi
+if ! t kafka-configs --bootstrap-server "$B" --alter --add-config 'consumer_byte_rate=1.5' \
+        --entity-type users --entity-name "$QU" 2>/dev/null \
+        && has "InvalidRequestException: consumer_byte_rate cannot be a fractional value."; then
+    ok "kafka-configs fractional consumer_byte_rate refused with Kafka's message"
+else show; bad "kafka-configs fractional quota"; fi
+if t kafka-configs --bootstrap-server "$B" --alter --delete-config producer_byte_rate --entity-type users --entity-name "$QU" \
+        && t kafka-configs --bootstrap-server "$B" --alter --delete-config controller_mutation_rate \
+            --entity-type users --entity-name "$QU" --entity-type clients --entity-default \
+        && t kafka-configs --bootstrap-server "$B" --alter --delete-config 'request_percentage,consumer_byte_rate' \
+            --entity-type clients --entity-name "$QC" \
+        && t kafka-configs --bootstrap-server "$B" --alter --delete-config consumer_byte_rate --entity-type clients --entity-default \
+        && t kafka-configs --bootstrap-server "$B" --describe --entity-type clients && ! has "$QC|default client-id" \
+        && t kafka-configs --bootstrap-server "$B" --describe --entity-type users && ! has "$QU"; then
+    ok "kafka-configs --delete-config removes the quotas"
+else show; bad "kafka-configs quota deletion"; fi
 
 # ---- console producer / consumer round trip, consumer groups, get-offsets ----
 SCEN=produce_consume

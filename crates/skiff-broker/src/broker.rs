@@ -69,6 +69,10 @@ pub struct Broker {
     pub scram: Arc<ScramStore>,
     /// The SASL listeners' mechanisms and limits, by listener name (see [`crate::sasl_setup`]).
     pub sasl: std::collections::HashMap<String, Arc<crate::sasl_setup::SaslListener>>,
+    /// Client quotas (`client-quotas.json`), managed by AlterClientQuotas.
+    pub quota_store: Arc<crate::quotas::store::QuotaStore>,
+    /// Client quota enforcement (rates, throttle times), fed by [`Broker::quota_store`].
+    pub quotas: Arc<crate::quotas::QuotaManager>,
     /// The ACLs and authorizer when `authorizer.class.name` is set (see [`crate::authz`]).
     pub acls: Option<Arc<skiff_acl::Acls>>,
 }
@@ -136,6 +140,18 @@ impl Broker {
         let scram = Arc::new(ScramStore::open(log_dir.root())?);
         crate::sasl_setup::bootstrap_scram_users(&config, &scram)?;
         let sasl = crate::sasl_setup::sasl_listeners(&config, &scram)?;
+        let quota_store = Arc::new(crate::quotas::store::QuotaStore::open(log_dir.root())?);
+        let quotas = Arc::new(crate::quotas::QuotaManager::new(
+            quota_store.snapshot(),
+            crate::quotas::rate::Windows::new(
+                config.quota_window_num,
+                config.quota_window_size_seconds,
+            ),
+            crate::quotas::rate::Windows::new(
+                config.controller_quota_window_num,
+                config.controller_quota_window_size_seconds,
+            ),
+        ));
         let live = dynamic.live();
         let topics = Arc::new(Topics::load(
             log_dir.clone(),
@@ -170,6 +186,8 @@ impl Broker {
         let broker = Arc::new(Broker {
             scram,
             sasl,
+            quota_store,
+            quotas,
             producer_ids,
             coordinator,
             txn,

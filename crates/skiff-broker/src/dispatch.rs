@@ -94,9 +94,15 @@ pub async fn dispatch_request(ctx: RequestContext, body: RequestKind) -> Reply {
         listener = %ctx.listener,
         principal = %ctx.principal,
     );
-    match route(&ctx, body).instrument(span.clone()).await {
+    let mut body = body;
+    let metered = crate::quotas::meter(&ctx, &mut body);
+    let reply = match route(&ctx, body).instrument(span.clone()).await {
         Reply::Later(future) => Reply::Later(Box::pin(future.instrument(span))),
         reply => reply,
+    };
+    match metered {
+        Some(m) => m.finish(reply),
+        None => reply,
     }
 }
 
@@ -141,6 +147,8 @@ async fn route(ctx: &RequestContext, body: RequestKind) -> Reply {
         RequestKind::DescribeAcls(r) => acls::describe(ctx, r).await,
         RequestKind::CreateAcls(r) => acls::create(ctx, r).await,
         RequestKind::DeleteAcls(r) => acls::delete(ctx, r).await,
+        RequestKind::DescribeClientQuotas(r) => client_quotas::describe(ctx, r).await,
+        RequestKind::AlterClientQuotas(r) => client_quotas::alter(ctx, r).await,
         RequestKind::DescribeUserScramCredentials(r) => {
             describe_user_scram_credentials::handle(ctx, r).await
         }

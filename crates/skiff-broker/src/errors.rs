@@ -60,6 +60,9 @@ pub enum BrokerError {
     InvalidReplicationFactor(String),
     #[error("{0}")]
     InvalidReplicaAssignment(String),
+    /// The client's controller mutation quota is in debt (KIP-599; strict versions only).
+    #[error("The throttling quota has been exceeded.")]
+    ThrottlingQuotaExceeded,
     /// The topic's cleanup policy forbids the operation (DeleteRecords on compact-only).
     #[error("operation refused by the topic's cleanup policy")]
     PolicyViolation,
@@ -183,6 +186,7 @@ pub fn kafka_error(api: ApiKey, version: i16, err: &BrokerError) -> ResponseErro
         E::InvalidPartitions(_) => ResponseError::InvalidPartitions,
         E::InvalidReplicationFactor(_) => ResponseError::InvalidReplicationFactor,
         E::InvalidReplicaAssignment(_) => ResponseError::InvalidReplicaAssignment,
+        E::ThrottlingQuotaExceeded => ResponseError::ThrottlingQuotaExceeded,
         E::PolicyViolation => ResponseError::PolicyViolation,
         E::TopicDeletionDisabled => ResponseError::TopicDeletionDisabled,
         E::InvalidRequiredAcks(_) => ResponseError::InvalidRequiredAcks,

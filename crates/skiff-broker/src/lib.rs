@@ -23,6 +23,7 @@ pub mod metrics;
 pub mod net;
 pub mod partition;
 pub mod producer_ids;
+pub mod quotas;
 pub mod sasl_setup;
 pub mod scram_store;
 pub mod topics;

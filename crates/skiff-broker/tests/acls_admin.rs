@@ -361,6 +361,46 @@ async fn admin_apis_need_their_acls() {
         }
         other => panic!("{other:?}"),
     }
+    // Client quotas: CLUSTER DESCRIBE_CONFIGS / CLUSTER ALTER_CONFIGS.
+    match send_as(
+        &broker,
+        "alice",
+        ApiKey::DescribeClientQuotas,
+        1,
+        RequestKind::DescribeClientQuotas(DescribeClientQuotasRequest::default()),
+    )
+    .await
+    {
+        ResponseKind::DescribeClientQuotas(r) => {
+            assert_eq!(r.error_code, CLUSTER_DENIED);
+            assert!(r.entries.is_none());
+        }
+        other => panic!("{other:?}"),
+    }
+    let body = AlterClientQuotasRequest::default().with_entries(vec![
+        alter_client_quotas_request::EntryData::default()
+            .with_entity(vec![alter_client_quotas_request::EntityData::default()
+                .with_entity_type(s("user"))
+                .with_entity_name(Some(s("alice")))])
+            .with_ops(vec![alter_client_quotas_request::OpData::default()
+                .with_key(s("producer_byte_rate"))
+                .with_value(1.0)]),
+    ]);
+    match send_as(
+        &broker,
+        "alice",
+        ApiKey::AlterClientQuotas,
+        1,
+        RequestKind::AlterClientQuotas(body),
+    )
+    .await
+    {
+        ResponseKind::AlterClientQuotas(r) => {
+            assert_eq!(r.entries[0].error_code, CLUSTER_DENIED);
+            assert!(broker.quota_store.snapshot().is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
     let body = DeleteTopicsRequest::default().with_topic_names(vec![TopicName(s("t"))]);
     match send_as(
         &broker,

@@ -577,6 +577,26 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
                 ])),
             ),
         ],
+        // What kafka-configs sends for quotas: an alteration, a describe of all users.
+        ApiKey::AlterClientQuotas => vec![RequestKind::AlterClientQuotas(
+            AlterClientQuotasRequest::default().with_entries(vec![
+                alter_client_quotas_request::EntryData::default()
+                    .with_entity(vec![alter_client_quotas_request::EntityData::default()
+                        .with_entity_type(s("user"))
+                        .with_entity_name(Some(s("alice")))])
+                    .with_ops(vec![alter_client_quotas_request::OpData::default()
+                        .with_key(s("producer_byte_rate"))
+                        .with_value(1024.0)]),
+            ]),
+        )],
+        ApiKey::DescribeClientQuotas => vec![RequestKind::DescribeClientQuotas(
+            DescribeClientQuotasRequest::default().with_components(vec![
+                describe_client_quotas_request::ComponentData::default()
+                    .with_entity_type(s("user"))
+                    .with_match_type(2)
+                    .with_match(None),
+            ]),
+        )],
         // What MirrorMaker 2 and kafka-acls.sh send: TOPIC (2) / ANY (1) codes, one null string.
         ApiKey::DescribeAcls => vec![RequestKind::DescribeAcls(
             DescribeAclsRequest::default()

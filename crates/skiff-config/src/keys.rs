@@ -90,6 +90,18 @@ broker_keys! {
         max_connections_per_ip_overrides: Vec<(String, i32)> = "max.connections.per.ip.overrides",
             String, Some(""), Implemented, live: false, custom: Vec::new(),
             doc: "Comma-separated host:count pairs replacing max.connections.per.ip for those hosts (names resolved at start).";
+        quota_window_num: i32 = "quota.window.num", Int, Some("11"), Implemented, live: false,
+            valid: V::AtLeast(1),
+            doc: "Samples kept per client for the produce, fetch and request quotas (the rate is taken over them).";
+        quota_window_size_seconds: i32 = "quota.window.size.seconds", Int, Some("1"), Implemented,
+            live: false, valid: V::AtLeast(1),
+            doc: "Length of one quota sample for the produce, fetch and request quotas.";
+        controller_quota_window_num: i32 = "controller.quota.window.num", Int, Some("11"),
+            Implemented, live: false, valid: V::AtLeast(1),
+            doc: "Samples of the controller mutation quota: its token bucket holds this many windows' worth of partition mutations.";
+        controller_quota_window_size_seconds: i32 = "controller.quota.window.size.seconds", Int,
+            Some("1"), Implemented, live: false, valid: V::AtLeast(1),
+            doc: "Length of one controller mutation quota window.";
         log_retention_check_interval_ms: i64 = "log.retention.check.interval.ms", Long,
             Some("300000"), Implemented, live: false, valid: V::AtLeast(1),
             doc: "How often time and size retention run.";

@@ -21,19 +21,21 @@ pub async fn handle(ctx: &RequestContext, request: CreatePartitionsRequest) -> R
     let topics = request.topics;
     let names: Vec<_> = topics.iter().map(|t| t.name.clone()).collect();
     let authz = ctx.authz();
+    let mut quota = crate::quotas::MutationQuota::for_request(ctx);
     let answered = blocking(move || {
-        topics
+        let outcomes = topics
             .into_iter()
             .map(|t| {
                 if !authz.allows(AclOperation::Alter, ResourceType::Topic, &t.name.0) {
                     return (t.name, Err(BrokerError::Unauthorized(ResourceType::Topic)));
                 }
-                grow(&b, t, validate_only)
+                grow(&b, t, validate_only, &mut quota)
             })
-            .collect::<Vec<_>>()
+            .collect::<Vec<_>>();
+        (outcomes, quota.throttle_ms())
     })
     .await;
-    let outcomes = match answered {
+    let (outcomes, throttle_ms) = match answered {
         Ok(outcomes) => outcomes,
         // A failed task fails every topic.
         Err(e) => {
@@ -48,7 +50,7 @@ pub async fn handle(ctx: &RequestContext, request: CreatePartitionsRequest) -> R
                         .with_error_message(Some(str_bytes(&message)))
                 })
                 .collect();
-            return respond(results);
+            return respond(results, 0);
         }
     };
     let results = outcomes
@@ -67,12 +69,14 @@ pub async fn handle(ctx: &RequestContext, request: CreatePartitionsRequest) -> R
             }
         })
         .collect();
-    respond(results)
+    respond(results, throttle_ms)
 }
 
-fn respond(results: Vec<CreatePartitionsTopicResult>) -> Reply {
+fn respond(results: Vec<CreatePartitionsTopicResult>, throttle_ms: i32) -> Reply {
     Reply::Respond(ResponseKind::CreatePartitions(
-        CreatePartitionsResponse::default().with_results(results),
+        CreatePartitionsResponse::default()
+            .with_results(results)
+            .with_throttle_time_ms(throttle_ms),
     ))
 }
 
@@ -80,6 +84,7 @@ fn grow(
     broker: &Broker,
     t: CreatePartitionsTopic,
     validate_only: bool,
+    quota: &mut crate::quotas::MutationQuota,
 ) -> (kafka_protocol::messages::TopicName, Result<(), BrokerError>) {
     let node = broker.node_id();
     if let Some(assignments) = &t.assignments {
@@ -91,6 +96,16 @@ fn grow(
                 "Every new partition must be assigned to the single broker {node}."
             ));
             return (t.name, Err(refused));
+        }
+    }
+    // The controller mutation quota counts the partitions a valid increase adds (KIP-599).
+    let current = broker
+        .topics
+        .get(&t.name.0)
+        .map(|topic| topic.partitions().len());
+    if let Some(added) = current.and_then(|n| usize::try_from(t.count).ok()?.checked_sub(n)) {
+        if added > 0 && quota.record(added).is_err() {
+            return (t.name, Err(BrokerError::ThrottlingQuotaExceeded));
         }
     }
     let grown = broker

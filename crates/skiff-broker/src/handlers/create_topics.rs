@@ -41,6 +41,7 @@ pub async fn handle(ctx: &RequestContext, request: CreateTopicsRequest) -> Reply
         .map(|n| n.0.to_string())
         .filter(|n| !authz.allows(AclOperation::DescribeConfigs, ResourceType::Topic, n))
         .collect();
+    let mut quota = crate::quotas::MutationQuota::for_request(ctx);
     let answered = blocking(move || {
         // As Kafka: a name given more than once is not created; it gets one error entry,
         // after the results of the other topics.
@@ -64,7 +65,7 @@ pub async fn handle(ctx: &RequestContext, request: CreateTopicsRequest) -> Reply
                         .with_num_partitions(-1)
                         .with_replication_factor(-1);
                 }
-                let mut result = create_one(&b, version, t.clone(), validate_only);
+                let mut result = create_one(&b, version, t.clone(), validate_only, &mut quota);
                 if version >= 5 && result.error_code == 0 && hidden_configs.contains(&*t.name.0) {
                     result.configs = None;
                     result.topic_config_error_code = ResponseError::TopicAuthorizationFailed.code();
@@ -76,7 +77,9 @@ pub async fn handle(ctx: &RequestContext, request: CreateTopicsRequest) -> Reply
             let duplicate = BrokerError::InvalidRequest("Duplicate topic name.".to_string());
             failed(name, version, &duplicate)
         }));
-        CreateTopicsResponse::default().with_topics(topics)
+        CreateTopicsResponse::default()
+            .with_topics(topics)
+            .with_throttle_time_ms(quota.throttle_ms())
     })
     .await;
     // A failed task fails every topic.
@@ -95,6 +98,7 @@ fn create_one(
     version: i16,
     t: CreatableTopic,
     validate_only: bool,
+    quota: &mut crate::quotas::MutationQuota,
 ) -> CreatableTopicResult {
     let node = broker.node_id();
     // Kafka's order: the name, whether the topic exists, then the numbers.
@@ -184,6 +188,13 @@ fn create_one(
                 )
             }
         }
+    }
+    // Kafka checks the controller mutation quota last, with validate_only too (KIP-599).
+    if quota
+        .record(usize::try_from(partitions).unwrap_or(0))
+        .is_err()
+    {
+        return failure(&t, version, BrokerError::ThrottlingQuotaExceeded);
     }
     let name = t.name.0.to_string();
     match broker

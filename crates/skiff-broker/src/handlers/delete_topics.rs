@@ -35,6 +35,7 @@ pub async fn handle(ctx: &RequestContext, request: DeleteTopicsRequest) -> Reply
     let b = ctx.broker.clone();
     let asked = wanted.clone();
     let authz = ctx.authz();
+    let mut quota = crate::quotas::MutationQuota::for_request(ctx);
     let answered = blocking(move || {
         let responses = wanted
             .into_iter()
@@ -76,6 +77,13 @@ pub async fn handle(ctx: &RequestContext, request: DeleteTopicsRequest) -> Reply
                 if !b.config.delete_topic_enable {
                     return result.with_error_code(code(&BrokerError::TopicDeletionDisabled));
                 }
+                // The controller mutation quota counts the topic's partitions (KIP-599).
+                if quota.record(topic.partitions().len()).is_err() {
+                    let e = BrokerError::ThrottlingQuotaExceeded;
+                    return result
+                        .with_error_code(code(&e))
+                        .with_error_message(Some(str_bytes(&e.to_string())));
+                }
                 match b.delete_topic(&topic.name) {
                     Ok(id) => result
                         .with_name(Some(topic_name(&topic.name)))
@@ -89,7 +97,9 @@ pub async fn handle(ctx: &RequestContext, request: DeleteTopicsRequest) -> Reply
                 }
             })
             .collect();
-        DeleteTopicsResponse::default().with_responses(responses)
+        DeleteTopicsResponse::default()
+            .with_responses(responses)
+            .with_throttle_time_ms(quota.throttle_ms())
     })
     .await;
     // A failed task fails every topic.

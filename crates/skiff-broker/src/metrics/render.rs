@@ -5,6 +5,7 @@
 //! Thread safety: reading takes each log's snapshot and the cleaner's status lock briefly,
 //! one at a time; run it off the async workers. No I/O, nothing on disk.
 
+use crate::quotas::manager::ThrottleStats;
 use kafka_protocol::messages::ApiKey;
 use skiff_cleaner::CompactionStatus;
 
@@ -35,6 +36,8 @@ pub struct Facts {
     pub fsync: Vec<(FsyncSite, HistogramSnapshot)>,
     /// Compacted partitions the cleaner has planned, sorted by topic and partition.
     pub compaction: Vec<(String, i32, CompactionStatus)>,
+    /// Client quota throttles per quota, user and client id (see `crate::quotas`).
+    pub quota_throttles: Vec<ThrottleStats>,
 }
 
 /// Values of the `reason` label of `skiff_compaction_uncleanable`.
@@ -69,6 +72,7 @@ pub fn collect(broker: &Broker) -> Facts {
             .map(|s| (*s, m.fsync_snapshot(*s)))
             .collect(),
         compaction: broker.compaction_statuses(),
+        quota_throttles: broker.quotas.throttle_stats(),
     }
 }
 
@@ -104,7 +108,39 @@ pub fn write(f: &Facts) -> String {
     write_partitions(&mut e, f);
     write_requests(&mut e, f);
     write_compaction(&mut e, &f.compaction);
+    write_quota_throttles(&mut e, &f.quota_throttles);
     e.finish()
+}
+
+/// Kafka's per-client `throttle-time` as counters: responses throttled by each client quota
+/// and their throttle times, labelled with the quota key and the user / client id the quota
+/// measures ("" when the quota's level does not include it). Only clients that were
+/// throttled, and only while their quota sensor is kept (see `crate::quotas::manager`).
+fn write_quota_throttles(e: &mut Exposition, stats: &[ThrottleStats]) {
+    type Get = fn(&ThrottleStats) -> u64;
+    let families: [(&str, &str, Get); 2] = [
+        (
+            "skiff_client_quota_throttled_total",
+            "Responses throttled by a client quota.",
+            |s| s.throttled,
+        ),
+        (
+            "skiff_client_quota_throttle_time_ms_total",
+            "Throttle time given by a client quota, in milliseconds.",
+            |s| s.throttle_ms_total,
+        ),
+    ];
+    for (name, help, get) in families {
+        e.family(name, Kind::Counter, help);
+        for s in stats {
+            let labels = [
+                ("quota", s.quota),
+                ("user", s.user.as_str()),
+                ("client_id", s.client_id.as_str()),
+            ];
+            e.sample_int(name, &labels, get(s).into());
+        }
+    }
 }
 
 fn write_partitions(e: &mut Exposition, f: &Facts) {
@@ -435,6 +471,13 @@ mod tests {
                 ("c".into(), 1, failing),
                 ("c".into(), 2, panicked),
             ],
+            quota_throttles: vec![ThrottleStats {
+                quota: "producer_byte_rate",
+                user: "alice".into(),
+                client_id: String::new(),
+                throttled: 2,
+                throttle_ms_total: 1500,
+            }],
         }
     }
 
@@ -465,6 +508,8 @@ mod tests {
             "skiff_compaction_uncleanable{topic=\"c\",partition=\"2\",reason=\"marked_uncleanable\"} 1",
             "skiff_compaction_failures_total{topic=\"c\",partition=\"2\"} 1",
             "skiff_log_cleaner_uncleanable_partitions 1",
+            "skiff_client_quota_throttled_total{quota=\"producer_byte_rate\",user=\"alice\",client_id=\"\"} 2",
+            "skiff_client_quota_throttle_time_ms_total{quota=\"producer_byte_rate\",user=\"alice\",client_id=\"\"} 1500",
         ] {
             assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
         }

@@ -254,8 +254,12 @@ async fn serve<R, W>(
         let (tx, rx) = mpsc::channel::<Outgoing>(MAX_IN_FLIGHT);
         let metrics = broker.metrics.clone();
         let activity = Arc::new(Activity::new());
-        let writer_task =
-            tokio::spawn(write_loop(writer, rx, metrics, activity.clone()).in_current_span());
+        // KIP-219: the writer mutes the connection after a throttled response; the reader
+        // waits the mute out before handling the next request.
+        let mute = Arc::new(crate::quotas::mute::Mute::default());
+        let writer_task = tokio::spawn(
+            write_loop(writer, rx, metrics, activity.clone(), mute.clone()).in_current_span(),
+        );
         let max_size = usize::try_from(broker.config.socket_request_max_bytes).unwrap_or(0);
         // Negative disables the check, as in Kafka.
         let idle = idle_limit(&broker);
@@ -292,6 +296,10 @@ async fn serve<R, W>(
                     break;
                 }
             };
+            tokio::select! {
+                _ = mute.wait() => {}
+                _ = shutdown.changed() => break,
+            }
             let started = Instant::now();
             let body = match gate.as_mut() {
                 None => body,
@@ -358,7 +366,9 @@ async fn serve<R, W>(
                     };
                     broker.metrics.request_received(request.api_key as i16);
                     let from = principal.clone();
-                    match dispatch_as(&broker, request, &client_host, listener, from).await {
+                    let dispatched = dispatch_as(&broker, request, &client_host, listener, from);
+                    let scoped = crate::quotas::mute::CURRENT.scope(mute.clone(), dispatched);
+                    match scoped.await {
                         Reply::Respond(response) => Outgoing::Now(header, response),
                         Reply::Later(future) => Outgoing::Later(header, future),
                         Reply::NoResponse => {
@@ -484,14 +494,20 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     mut rx: mpsc::Receiver<Outgoing>,
     metrics: Arc<BrokerMetrics>,
     activity: Arc<Activity>,
+    mute: Arc<crate::quotas::mute::Mute>,
 ) {
     while let Some(outgoing) = rx.recv().await {
-        let (frame, timing) = match outgoing {
-            Outgoing::Raw(bytes) => (Ok(bytes), None),
-            Outgoing::Now(h, response) => (encode(&h, &response), Some((h.api_key, h.started))),
+        let throttled = |r: &ResponseKind| crate::quotas::throttle_field::throttle_time_ms(r);
+        let (frame, timing, throttle) = match outgoing {
+            Outgoing::Raw(bytes) => (Ok(bytes), None, None),
+            Outgoing::Now(h, response) => {
+                let t = throttled(&response);
+                (encode(&h, &response), Some((h.api_key, h.started)), t)
+            }
             Outgoing::Later(h, future) => {
                 let response = future.await;
-                (encode(&h, &response), Some((h.api_key, h.started)))
+                let t = throttled(&response);
+                (encode(&h, &response), Some((h.api_key, h.started)), t)
             }
             Outgoing::Close => break,
         };
@@ -504,6 +520,9 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         };
         if writer.write_all(&frame).await.is_err() {
             break;
+        }
+        if let Some(ms) = throttle {
+            mute.after_response(ms);
         }
         activity.touch();
         if let Some((api_key, started)) = timing {

@@ -19,6 +19,7 @@ mod acls;
 mod admin;
 mod core;
 mod groups;
+mod quotas;
 mod scram;
 mod txn;
 
@@ -173,6 +174,18 @@ static SCHEMAS: &[(ApiKey, i16, i16, &Struct)] = &[
         0,
         0,
         &txn::DESCRIBE_TRANSACTIONS,
+    ),
+    (
+        ApiKey::DescribeClientQuotas,
+        0,
+        1,
+        &quotas::DESCRIBE_CLIENT_QUOTAS,
+    ),
+    (
+        ApiKey::AlterClientQuotas,
+        0,
+        1,
+        &quotas::ALTER_CLIENT_QUOTAS,
     ),
     (
         ApiKey::DescribeUserScramCredentials,

@@ -41,6 +41,7 @@ macro_rules! tag {
 
 mod acls;
 mod groups;
+mod quotas;
 mod scram;
 mod txn;
 
@@ -442,6 +443,7 @@ pub fn sample_request(key: ApiKey, v: i16) -> RequestKind {
             .or_else(|| txn::sample(other, v, f))
             .or_else(|| acls::sample(other, v, f))
             .or_else(|| scram::sample(other, v, f))
+            .or_else(|| quotas::sample(other, v, f))
             .unwrap_or_else(|| panic!("no sample for {other:?}: add one with its schema")),
     }
 }
