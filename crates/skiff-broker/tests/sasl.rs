@@ -601,3 +601,61 @@ async fn sasl_ssl_runs_sasl_inside_tls() {
     let mut s = connector.connect(name, tcp).await.unwrap();
     assert!(metadata(&mut s, &[]).await.is_none());
 }
+
+/// A one-partition Produce of one record with a `value_len`-byte value.
+fn produce(topic: &str, value_len: usize) -> ProduceRequest {
+    let mut b = skiff_records::BatchBuilder::new(0, skiff_records::Compression::None);
+    b.push(
+        1_700_000_000_000,
+        Some(b"k"),
+        Some(&vec![b'v'; value_len]),
+        &[],
+    );
+    let partition = produce_request::PartitionProduceData::default()
+        .with_index(0)
+        .with_records(Some(Bytes::from(b.build().unwrap())));
+    ProduceRequest::default()
+        .with_acks(1)
+        .with_timeout_ms(5000)
+        .with_topic_data(vec![produce_request::TopicProduceData::default()
+            .with_name(TopicName(StrBytes::from_string(topic.into())))
+            .with_partition_data(vec![partition])])
+}
+
+#[tokio::test]
+async fn a_user_quota_applies_to_the_sasl_principal() {
+    use alter_client_quotas_request::{EntityData, EntryData, OpData};
+    let t = start(&[]).await;
+    common::create_topic(&t.served.broker, "q", 1).await;
+    let entry = EntryData::default()
+        .with_entity(vec![EntityData::default()
+            .with_entity_type(StrBytes::from_static_str("user"))
+            .with_entity_name(Some(StrBytes::from_static_str("alice")))])
+        .with_ops(vec![OpData::default()
+            .with_key(StrBytes::from_static_str("producer_byte_rate"))
+            .with_value(1024.0)]);
+    let body = RequestKind::AlterClientQuotas(
+        AlterClientQuotasRequest::default().with_entries(vec![entry]),
+    );
+    match common::call(&t.served.broker, ApiKey::AlterClientQuotas, 1, body).await {
+        ResponseKind::AlterClientQuotas(r) => assert_eq!(r.entries[0].error_code, 0),
+        other => panic!("{other:?}"),
+    }
+    let mut throttles = Vec::new();
+    for user in ["alice", "bob"] {
+        let (mut s, r) = login_plain(&t, user, &format!("{user}-secret")).await;
+        assert_eq!(r.error_code, 0);
+        let mut body = send(&mut s, ApiKey::Produce, 9, 7, &produce("q", 64 * 1024))
+            .await
+            .expect("produce answered");
+        let r = ProduceResponse::decode(&mut body, 9).unwrap();
+        let p = &r.responses[0].partition_responses[0];
+        assert_eq!(p.error_code, 0, "{user}'s record is written");
+        throttles.push(r.throttle_time_ms);
+    }
+    assert!(
+        throttles[0] > 0,
+        "alice (1 KB/s) is throttled: {throttles:?}"
+    );
+    assert_eq!(throttles[1], 0, "bob has no quota: {throttles:?}");
+}
