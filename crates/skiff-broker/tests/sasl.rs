@@ -659,3 +659,115 @@ async fn a_user_quota_applies_to_the_sasl_principal() {
     );
     assert_eq!(throttles[1], 0, "bob has no quota: {throttles:?}");
 }
+
+/// A small deterministic generator (xorshift64*), so a failing case can be replayed.
+struct Noise(u64);
+
+impl Noise {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn bytes(&mut self, len: usize) -> Vec<u8> {
+        (0..len).map(|_| self.next() as u8).collect()
+    }
+    /// `good` with one byte changed, cut short, or with random bytes appended.
+    fn mutate(&mut self, good: &[u8]) -> Vec<u8> {
+        let mut t = good.to_vec();
+        let at = (self.next() as usize) % t.len().max(1);
+        match self.next() % 3 {
+            0 if !t.is_empty() => t[at] ^= 1 + (self.next() % 255) as u8,
+            1 => t.truncate(at),
+            _ => {
+                let n = (self.next() % 64) as usize;
+                t.extend(self.bytes(n));
+            }
+        }
+        t
+    }
+}
+
+/// Sends `tokens` one SaslAuthenticate at a time after a handshake for `mechanism`; returns
+/// whether the connection ended unauthenticated: every answer is an error (58, then closed) or
+/// a challenge, and a request after the tokens is not served.
+async fn refused(t: &Sasl, mechanism: &str, tokens: &[Vec<u8>]) -> bool {
+    let mut s = TcpStream::connect(t.served.addr).await.unwrap();
+    assert_eq!(handshake(&mut s, 1, mechanism).await.error_code, 0);
+    for token in tokens {
+        match authenticate(&mut s, 2, token).await {
+            None => return closed_within(&mut s, Duration::from_secs(5)).await,
+            Some(r) if r.error_code == 58 => {
+                return closed_within(&mut s, Duration::from_secs(5)).await
+            }
+            Some(r) if r.error_code != 0 => panic!("{mechanism}: unexpected {r:?}"),
+            Some(_) => {} // a challenge (SCRAM server-first, OAUTHBEARER's error JSON)
+        }
+    }
+    metadata(&mut s, &[]).await.is_none() && closed_within(&mut s, Duration::from_secs(5)).await
+}
+
+#[tokio::test]
+async fn malformed_tokens_never_authenticate_and_close_in_bounded_time() {
+    let url = format!("sasl.oauthbearer.jwks.endpoint.url=file://{FIXTURES}/jwks.json");
+    let t = start(&[
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
+        "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+        &url,
+        "sasl.server.max.receive.size=4096",
+    ])
+    .await;
+    let mut noise = Noise(0x5a51_0bad);
+    let jwt = sign(serde_json::json!({"sub": "erin", "exp": 4_000_000_000_i64}));
+    let bearer = format!("n,,\u{1}auth=Bearer {jwt}\u{1}\u{1}").into_bytes();
+    let scram_first = ScramClient::new(ScramMechanism::Sha256, "carol", "abcdefghijkl").first();
+    // The check itself tells a login apart.
+    assert!(!refused(&t, "PLAIN", &[plain("alice", "alice-secret")]).await);
+    let started = Instant::now();
+    for i in 0..40 {
+        let len = (noise.next() % 600) as usize;
+        let random = noise.bytes(len);
+        // PLAIN: random bytes, a mutated good login (never the password itself).
+        for token in [
+            random.clone(),
+            noise.mutate(&plain("alice", "alice-secret")),
+        ] {
+            assert!(
+                refused(&t, "PLAIN", std::slice::from_ref(&token)).await,
+                "PLAIN {i}: {token:02x?}"
+            );
+        }
+        // SCRAM: a random or mutated client-first; a good first then a random final.
+        for mechanism in ["SCRAM-SHA-256", "SCRAM-SHA-512"] {
+            let cases = [
+                vec![random.clone()],
+                vec![noise.mutate(&scram_first)],
+                vec![scram_first.clone(), noise.mutate(b"c=biws,r=x,p=AAAA")],
+            ];
+            for tokens in cases {
+                assert!(
+                    refused(&t, mechanism, &tokens).await,
+                    "{mechanism} {i}: {tokens:02x?}"
+                );
+            }
+        }
+        // OAUTHBEARER: random, a mutated signed token (a changed byte breaks the signature).
+        let mutated = noise.mutate(&bearer);
+        if mutated != bearer {
+            for token in [random.clone(), mutated] {
+                let tokens = [token, vec![1]];
+                assert!(refused(&t, "OAUTHBEARER", &tokens).await, "OAUTHBEARER {i}");
+            }
+        }
+    }
+    // Bounded: 40 rounds of ~10 exchanges each (the failure delay is 0 here).
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    let (mut s, r) = login_plain(&t, "alice", "alice-secret").await;
+    assert_eq!(r.error_code, 0, "still serving logins");
+    assert!(metadata(&mut s, &[]).await.is_some());
+}

@@ -612,3 +612,84 @@ async fn an_altered_tls_store_is_checked_before_it_is_accepted() {
     assert_eq!(set_broker_config(&t, KEYSTORE, &good, false).await.0, 0);
     assert_eq!(presented_now().await, first_cert_der(&other));
 }
+
+/// A small deterministic generator (xorshift64*), so a failing case can be replayed.
+struct Noise(u64);
+
+impl Noise {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn bytes(&mut self, len: usize) -> Vec<u8> {
+        (0..len).map(|_| self.next() as u8).collect()
+    }
+}
+
+#[tokio::test]
+async fn tls_garbage_is_closed_in_bounded_time_and_others_stay_served() {
+    let t = start("requested", &["connections.max.idle.ms=1000"]).await;
+    let mut good = tls_connect(&t, None).await.unwrap();
+    let mut noise = Noise(0x005e_ed0f_7157);
+    let mut cases: Vec<Vec<u8>> = Vec::new();
+    for i in 0..60 {
+        let len = (noise.next() % 2048) as usize;
+        let mut bytes = match i % 3 {
+            // Random bytes.
+            0 => noise.bytes(len),
+            // A handshake record header with a random length, then random content.
+            1 => {
+                let mut b = vec![0x16, 0x03, 0x01];
+                b.extend_from_slice(&(len as u16).to_be_bytes());
+                b.extend(noise.bytes(len));
+                b
+            }
+            // A record that claims more than it sends, then stalls: illegal lengths fail at
+            // once, plausible ones wait for connections.max.idle.ms.
+            _ => {
+                let claimed = if i % 2 == 0 { 0xffff } else { 16_000 };
+                let mut b = vec![0x16, 0x03, 0x03];
+                b.extend_from_slice(&(claimed as u16).to_be_bytes());
+                b.extend(noise.bytes(len.min(1000)));
+                b
+            }
+        };
+        bytes.truncate(4096);
+        cases.push(bytes);
+    }
+    // The good client keeps talking while the garbage arrives (and so is never idle).
+    let pinger = tokio::spawn(async move {
+        for id in 1..=15 {
+            api_versions(&mut good, id).await?;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        Some(())
+    });
+    let mut all = tokio::task::JoinSet::new();
+    for (i, bytes) in cases.into_iter().enumerate() {
+        let addr = t.addr;
+        all.spawn(async move {
+            let mut s = TcpStream::connect(addr).await.unwrap();
+            let _ = s.write_all(&bytes).await; // the broker may close before all is sent
+            let closed = closed_within(&mut s, Duration::from_secs(5)).await;
+            (i, closed, bytes.len(), bytes[..bytes.len().min(8)].to_vec())
+        });
+    }
+    while let Some(done) = all.join_next().await {
+        let (i, closed, len, head) = done.unwrap();
+        assert!(
+            closed,
+            "case {i} ({len} bytes starting {head:02x?}) left open"
+        );
+    }
+    pinger
+        .await
+        .unwrap()
+        .expect("the open TLS client is served throughout");
+    let mut s = tls_connect(&t, Some(&t.pki.client)).await.unwrap();
+    api_versions(&mut s, 1)
+        .await
+        .expect("a new client is served");
+}
