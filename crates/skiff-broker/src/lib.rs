@@ -15,6 +15,7 @@ pub mod builder;
 pub mod context;
 pub mod coordinator_host;
 pub mod dispatch;
+pub mod document_file;
 pub mod durability;
 pub mod dynamic_configs;
 pub mod errors;

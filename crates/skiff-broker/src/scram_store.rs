@@ -5,27 +5,21 @@
 //! `{"version":1,"users":{user:{"SCRAM-SHA-256":"salt=…,stored_key=…,server_key=…,iterations=…"}}}`.
 //! Each credential is in Kafka's text form (`ScramCredential::to_kafka_string`): salt, stored
 //! key, server key and iteration count; never a password, and not even the salted password
-//! the client sent. The file is replaced as a whole by `skiff_log::write_atomically` (temp
-//! file, fsync, rename, fsync of the directory) on every change, and a change is made visible
-//! only after that succeeded, so an acknowledged alteration survives a crash and a failed one
-//! leaves nothing behind. Kafka keeps these as records in its metadata log; Skiff has no
+//! the client sent. The file is a [`DocumentFile`]: replaced whole and durably before a change
+//! is answered, read at start. Kafka keeps these as records in its metadata log; Skiff has no
 //! metadata log, and the set is small (a few users), so one file read at start is the simplest
-//! durable place. A missing file means no credentials; an unreadable one stops the start (its
-//! contents would otherwise be lost on the next write).
-//!
-//! Thread safety: readers take a snapshot (`Arc`) under a short `RwLock`; writers serialise on
-//! `update` (a std `Mutex`, held across validation, the file write and the swap, never across
-//! an `.await`), so two alterations cannot interleave their read-modify-write.
+//! durable place.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::path::Path;
+use std::sync::{Arc, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 use skiff_auth::scram::credential::{ScramCredential, ScramCredentialStore};
 use skiff_auth::scram::ScramMechanism;
 
 use crate::broker::StartError;
+use crate::document_file::DocumentFile;
 
 /// The file name in the data dir.
 pub const FILE: &str = "scram-credentials.json";
@@ -56,47 +50,23 @@ pub enum Change {
     },
 }
 
-pub struct ScramStore {
-    path: PathBuf,
-    /// Serialises updates (see the module docs).
-    update: Mutex<()>,
-    current: RwLock<Arc<Credentials>>,
-}
+pub struct ScramStore(DocumentFile<Credentials>);
 
 impl ScramStore {
     /// Reads the file in `root` (if any).
     pub fn open(root: &Path) -> Result<ScramStore, StartError> {
-        let path = root.join(FILE);
-        let credentials = match std::fs::read(&path) {
-            Ok(bytes) => parse(&bytes)
-                .map_err(|e| StartError::Config(format!("{} is not valid: {e}", path.display())))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Credentials::new(),
-            Err(e) => {
-                return Err(StartError::Io {
-                    context: format!("reading {}", path.display()),
-                    source: e,
-                })
-            }
-        };
-        Ok(ScramStore {
-            path,
-            update: Mutex::new(()),
-            current: RwLock::new(Arc::new(credentials)),
-        })
+        DocumentFile::open(root, FILE, parse).map(ScramStore)
     }
 
     /// The credentials in force.
     pub fn snapshot(&self) -> Arc<Credentials> {
-        self.current
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.0.snapshot()
     }
 
     /// Held by whoever changes the store, from validating against the current set to applying
     /// the new one.
     pub fn lock_updates(&self) -> MutexGuard<'_, ()> {
-        self.update.lock().unwrap_or_else(|e| e.into_inner())
+        self.0.lock_updates()
     }
 
     /// Writes the current set with `changes` applied durably, then makes it current. The
@@ -127,9 +97,8 @@ impl ScramStore {
                 }
             }
         }
-        skiff_log::write_atomically(&self.path, &render(&next))?;
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
-        Ok(())
+        let bytes = render(&next);
+        self.0.replace(next, &bytes)
     }
 }
 

@@ -7,25 +7,20 @@
 //!
 //! On disk: `client-quotas.json` in the data dir,
 //! `{"version":1,"entities":[{"entity":{"user":"alice","client-id":null},"quotas":{"producer_byte_rate":1024.0}}]}`
-//! (an entity type that is absent is not in the object; `null` is the default entity). The
-//! file is replaced as a whole by `skiff_log::write_atomically` (temp file, fsync, rename,
-//! fsync of the directory) and a change becomes visible only after that succeeded, so an
-//! acknowledged AlterClientQuotas survives a crash and a failed one leaves nothing behind.
+//! (an entity type that is absent is not in the object; `null` is the default entity), kept
+//! by [`DocumentFile`]: replaced whole and durably before a change is answered, read at start.
 //! Kafka keeps these as `ClientQuotaRecord`s in its metadata log; Skiff has no metadata log and
-//! the set is small. A missing file means no quotas; an unreadable one stops the start.
-//!
-//! Thread safety: readers take a snapshot (`Arc`) under a short `RwLock`; writers serialise on
-//! `update` (a std `Mutex` held across validation, the file write and the swap, never across
-//! an `.await`).
+//! the set is small.
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::path::Path;
+use std::sync::{Arc, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 
 use crate::broker::StartError;
+use crate::document_file::DocumentFile;
 
 /// The file name in the data dir.
 pub const FILE: &str = "client-quotas.json";
@@ -118,55 +113,30 @@ struct Stored {
     entities: Vec<StoredEntry>,
 }
 
-pub struct QuotaStore {
-    path: PathBuf,
-    /// Serialises updates (see the module docs).
-    update: Mutex<()>,
-    current: RwLock<Arc<Quotas>>,
-}
+pub struct QuotaStore(DocumentFile<Quotas>);
 
 impl QuotaStore {
     /// Reads the file in `root` (if any).
     pub fn open(root: &Path) -> Result<QuotaStore, StartError> {
-        let path = root.join(FILE);
-        let quotas = match std::fs::read(&path) {
-            Ok(bytes) => parse(&bytes)
-                .map_err(|e| StartError::Config(format!("{} is not valid: {e}", path.display())))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Quotas::new(),
-            Err(e) => {
-                return Err(StartError::Io {
-                    context: format!("reading {}", path.display()),
-                    source: e,
-                })
-            }
-        };
-        Ok(QuotaStore {
-            path,
-            update: Mutex::new(()),
-            current: RwLock::new(Arc::new(quotas)),
-        })
+        DocumentFile::open(root, FILE, parse).map(QuotaStore)
     }
 
     /// The quotas in force.
     pub fn snapshot(&self) -> Arc<Quotas> {
-        self.current
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.0.snapshot()
     }
 
     /// Held by whoever changes the store, from validating against the current set to applying
     /// the new one.
     pub fn lock_updates(&self) -> MutexGuard<'_, ()> {
-        self.update.lock().unwrap_or_else(|e| e.into_inner())
+        self.0.lock_updates()
     }
 
     /// Writes `next` durably, then makes it current. The caller holds
     /// [`Self::lock_updates`]. Blocking (fsync): call from a blocking thread.
     pub fn commit(&self, next: Quotas) -> Result<(), skiff_log::LogError> {
-        skiff_log::write_atomically(&self.path, &render(&next))?;
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
-        Ok(())
+        let bytes = render(&next);
+        self.0.replace(next, &bytes)
     }
 }
 
