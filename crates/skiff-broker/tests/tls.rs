@@ -76,6 +76,17 @@ fn server_pem(ca: &(rcgen::Certificate, KeyPair)) -> String {
     format!("{}{}", server_key.serialize_pem(), server.pem())
 }
 
+/// A server certificate signed by `ca` with subject `CN=cn` and the names `sans`.
+fn server_pem_named(ca: &(rcgen::Certificate, KeyPair), cn: &str, sans: &[&str]) -> String {
+    let key = KeyPair::generate().unwrap();
+    let mut p =
+        CertificateParams::new(sans.iter().map(|n| n.to_string()).collect::<Vec<_>>()).unwrap();
+    p.distinguished_name = DistinguishedName::new();
+    p.distinguished_name.push(DnType::CommonName, cn);
+    let cert = p.signed_by(&key, &ca.0, &ca.1).unwrap();
+    format!("{}{}", key.serialize_pem(), cert.pem())
+}
+
 fn pki() -> Pki {
     let ca = ca("test CA");
     let (other_ca, other_key) = self::ca("other CA");
@@ -692,4 +703,72 @@ async fn tls_garbage_is_closed_in_bounded_time_and_others_stay_served() {
     api_versions(&mut s, 1)
         .await
         .expect("a new client is served");
+}
+
+#[tokio::test]
+async fn a_reloaded_certificate_keeps_its_subject_and_names_unless_allowed() {
+    const KEYSTORE: &str = "listener.name.ssl.ssl.keystore.location";
+    let t = start("none", &[]).await;
+    let first = first_cert_der(&t.pki.server_pem);
+    let write = |name: &str, pem: &str| {
+        let path = t.certs.join(name);
+        std::fs::write(&path, pem).unwrap();
+        path.display().to_string()
+    };
+    let names = ["127.0.0.1", "localhost"];
+    // Another subject through IncrementalAlterConfigs: Kafka's refusal, nothing applied.
+    let renamed = write(
+        "renamed.pem",
+        &server_pem_named(&t.pki.ca, "intruder", &names),
+    );
+    let (code, message) = set_broker_config(&t, KEYSTORE, &renamed, false).await;
+    assert_eq!(code, 42, "{message}");
+    assert!(
+        message.contains("Keystore DistinguishedName does not match:  existing={alias=kafka, DN=CN=rcgen self signed cert}, new={alias=kafka, DN=CN=intruder}"),
+        "{message}"
+    );
+    // A dropped name, also checked with validate_only.
+    let fewer_pem = server_pem_named(&t.pki.ca, "rcgen self signed cert", &["127.0.0.1"]);
+    let fewer = write("fewer.pem", &fewer_pem);
+    let (code, message) = set_broker_config(&t, KEYSTORE, &fewer, true).await;
+    assert_eq!(code, 42, "{message}");
+    assert!(
+        message.contains("Keystore SubjectAltNames do not match"),
+        "{message}"
+    );
+    // An added name is fine.
+    let more_pem = server_pem_named(
+        &t.pki.ca,
+        "rcgen self signed cert",
+        &["127.0.0.1", "localhost", "broker.example"],
+    );
+    let more = write("more.pem", &more_pem);
+    assert_eq!(set_broker_config(&t, KEYSTORE, &more, false).await.0, 0);
+    assert_eq!(presented(&t).await, first_cert_der(&more_pem));
+    assert_ne!(presented(&t).await, first);
+    // The same file replaced on disk with another subject: not picked up.
+    replace(
+        Path::new(&more),
+        &server_pem_named(&t.pki.ca, "intruder", &names),
+        10,
+    );
+    assert_eq!(
+        presented(&t).await,
+        first_cert_der(&more_pem),
+        "a certificate with another subject is not loaded from disk"
+    );
+
+    // With ssl.allow.dn.changes and ssl.allow.san.changes, both kinds of change are taken.
+    let t = start(
+        "none",
+        &["ssl.allow.dn.changes=true", "ssl.allow.san.changes=true"],
+    )
+    .await;
+    let other_pem = server_pem_named(&t.pki.ca, "renamed", &["127.0.0.1"]);
+    let other = t.certs.join("other.pem");
+    std::fs::write(&other, &other_pem).unwrap();
+    let (code, message) =
+        set_broker_config(&t, KEYSTORE, &other.display().to_string(), false).await;
+    assert_eq!(code, 0, "{message}");
+    assert_eq!(presented(&t).await, first_cert_der(&other_pem));
 }

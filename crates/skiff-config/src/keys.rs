@@ -316,6 +316,12 @@ broker_keys! {
         "ssl.principal.mapping.rules", String, Some("DEFAULT"), Implemented, live: true,
             reads: [listener_ssl],
             doc: "Rules from a client certificate's subject (RFC 2253) to the User: principal name, as Kafka's.";
+        "ssl.allow.dn.changes", Boolean, Some("false"), Implemented, live: false,
+            reads: [listener_ssl],
+            doc: "Whether a reloaded server certificate (changed on disk or through AlterConfigs) may have another subject; if not, the change is refused and the old certificate stays.";
+        "ssl.allow.san.changes", Boolean, Some("false"), Implemented, live: false,
+            reads: [listener_ssl],
+            doc: "Whether a reloaded server certificate may drop subject alternative names of the old one (adding names is always allowed); if not, the change is refused.";
         // SASL. sasl.enabled.mechanisms may be given per listener as
         // listener.name.<lower-case listener>.sasl.enabled.mechanisms, the JAAS line and the
         // server callback handler per listener and mechanism as

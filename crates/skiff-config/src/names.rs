@@ -274,8 +274,6 @@ static ACCEPTED: &[BrokerConfigDef] = &[
     def("socket.listen.backlog.size", Int, Some("50"), Recognised),
     def("socket.receive.buffer.bytes", Int, Some("102400"), Recognised),
     def("socket.send.buffer.bytes", Int, Some("102400"), Recognised),
-    def("ssl.allow.dn.changes", Boolean, Some("false"), Recognised),
-    def("ssl.allow.san.changes", Boolean, Some("false"), Recognised),
     def("ssl.endpoint.identification.algorithm", String, Some("https"), Recognised),
     def("ssl.engine.factory.class", Class, None, Recognised),
     def("ssl.keymanager.algorithm", String, Some("SunX509"), Recognised),

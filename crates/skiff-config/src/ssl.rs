@@ -20,6 +20,8 @@ use crate::listener::{parse_protocol_map, DEFAULT_PROTOCOL_MAP};
 
 /// The `ssl.*` keys that may be given per listener with `listener.name.<name>.` before them.
 pub const LISTENER_SSL_KEYS: &[&str] = &[
+    "ssl.allow.dn.changes",
+    "ssl.allow.san.changes",
     "ssl.cipher.suites",
     "ssl.client.auth",
     "ssl.enabled.protocols",
@@ -95,6 +97,10 @@ pub struct ListenerSsl {
     /// IANA / Kafka cipher suite names; empty = the TLS library's defaults.
     pub cipher_suites: Vec<String>,
     pub principal_mapping_rules: String,
+    /// Whether a reloaded server certificate may change its subject (`ssl.allow.dn.changes`).
+    pub allow_dn_changes: bool,
+    /// Whether it may drop subject alternative names (`ssl.allow.san.changes`).
+    pub allow_san_changes: bool,
 }
 
 impl fmt::Debug for ListenerSsl {
@@ -119,6 +125,8 @@ impl fmt::Debug for ListenerSsl {
             .field("enabled_protocols", &self.enabled_protocols)
             .field("cipher_suites", &self.cipher_suites)
             .field("principal_mapping_rules", &self.principal_mapping_rules)
+            .field("allow_dn_changes", &self.allow_dn_changes)
+            .field("allow_san_changes", &self.allow_san_changes)
             .finish()
     }
 }
@@ -177,6 +185,16 @@ pub fn listener_ssl(cfg: &BrokerConfig, listener: &str) -> Result<ListenerSsl, S
         lookup(cfg, key).map(|v| (key.to_string(), v.to_string()))
     };
     let val = |key: &str| get(key).map(|(_, v)| v).filter(|v| !v.trim().is_empty());
+    let flag = |key: &str| -> Result<bool, String> {
+        match get(key) {
+            None => Ok(false),
+            Some((name, v)) => match v.trim().to_ascii_lowercase().as_str() {
+                "true" => Ok(true),
+                "false" | "" => Ok(false),
+                other => Err(format!("{name} = {other}: expected true or false")),
+            },
+        }
+    };
     let kind = |key: &str| -> Result<String, String> {
         let (name, v) = get(key).unwrap_or((key.to_string(), "JKS".to_string()));
         let v = v.trim().to_ascii_uppercase();
@@ -268,6 +286,8 @@ pub fn listener_ssl(cfg: &BrokerConfig, listener: &str) -> Result<ListenerSsl, S
             .unwrap_or_default(),
         principal_mapping_rules: val("ssl.principal.mapping.rules")
             .unwrap_or_else(|| "DEFAULT".to_string()),
+        allow_dn_changes: flag("ssl.allow.dn.changes")?,
+        allow_san_changes: flag("ssl.allow.san.changes")?,
     })
 }
 

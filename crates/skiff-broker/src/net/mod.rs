@@ -5,3 +5,4 @@ pub mod listener;
 pub mod quotas;
 pub mod sasl;
 pub mod tls;
+pub mod tls_identity;

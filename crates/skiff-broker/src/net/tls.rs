@@ -19,8 +19,10 @@
 //! IncrementalAlterConfigs of an `ssl.*` or `listener.name.<l>.ssl.*` key applies, as in
 //! Kafka) and the modification times of the keystore and truststore files are compared with
 //! those last read (so a certificate replaced on disk is picked up too). On a change the
-//! configuration is rebuilt; if that fails, the previous one stays in use and the failure is
-//! logged once per distinct change. Connections already open keep their session.
+//! configuration is rebuilt; if that fails, or the new certificate changes the subject or drops
+//! a name without `ssl.allow.dn.changes` / `ssl.allow.san.changes` ([`CertIdentity`]), the
+//! previous one stays in use and the failure is logged once per distinct change. Connections
+//! already open keep their session.
 //!
 //! Alter-time check ([`check_reconfiguration`]): an AlterConfigs / IncrementalAlterConfigs
 //! that changes a TLS listener's settings is refused (INVALID_REQUEST, Kafka's text) unless
@@ -40,6 +42,7 @@ use skiff_acl::dn::Attribute;
 use skiff_acl::SslPrincipalMapper;
 use skiff_config::{BrokerConfig, ClientAuth, ListenerSsl};
 
+use super::tls_identity::CertIdentity;
 use crate::acl_operations::Principal;
 use crate::broker::Broker;
 
@@ -48,6 +51,9 @@ use crate::broker::Broker;
 pub struct ListenerTls {
     pub acceptor: tokio_rustls::TlsAcceptor,
     pub mapper: Arc<SslPrincipalMapper>,
+    /// The server certificate's subject and names, which a reload must keep (see
+    /// [`CertIdentity::ensure_compatible`]).
+    pub identity: CertIdentity,
 }
 
 impl std::fmt::Debug for ListenerTls {
@@ -63,20 +69,25 @@ pub fn listener_tls(cfg: &BrokerConfig, listener: &str) -> Result<ListenerTls, S
 }
 
 fn build(ssl: &ListenerSsl, listener: &str) -> Result<ListenerTls, String> {
-    let config = server_config(ssl).map_err(|e| format!("listener {listener}: {e}"))?;
-    let mapper = SslPrincipalMapper::parse(&ssl.principal_mapping_rules)
-        .map_err(|e| format!("listener {listener}: {e}"))?;
+    let at = |e: String| format!("listener {listener}: {e}");
+    let (chain, key) = keystore(ssl).map_err(at)?;
+    let identity = CertIdentity::of_chain(&chain).map_err(at)?;
+    let config = server_config_with(ssl, chain, key).map_err(at)?;
+    let mapper =
+        SslPrincipalMapper::parse(&ssl.principal_mapping_rules).map_err(|e| at(e.to_string()))?;
     Ok(ListenerTls {
         acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
         mapper: Arc::new(mapper),
+        identity,
     })
 }
 
 /// Checks a dynamic change of the broker's configuration from `old` to `new` as Kafka's
 /// `SslFactory.validateReconfiguration` does: every TLS listener whose resolved `ssl.*`
 /// settings change must build with the new ones (the keystore loads, its key matches its
-/// certificate, the truststore loads, names and protocols are known). The error is Kafka's
-/// text for a refused reconfiguration, with Skiff's own cause.
+/// certificate, the truststore loads, names and protocols are known), and its certificate
+/// keeps its subject and names unless `ssl.allow.dn.changes` / `ssl.allow.san.changes` allow
+/// otherwise. The error is Kafka's text for a refused reconfiguration, with Skiff's own cause.
 pub fn check_reconfiguration(old: &BrokerConfig, new: &BrokerConfig) -> Result<(), String> {
     for listener in &new.listeners {
         let name = listener.name.as_str();
@@ -87,10 +98,24 @@ pub fn check_reconfiguration(old: &BrokerConfig, new: &BrokerConfig) -> Result<(
             continue;
         }
         let next = skiff_config::listener_ssl(new, name);
-        if next.is_ok() && next == skiff_config::listener_ssl(old, name) {
+        let prev = skiff_config::listener_ssl(old, name);
+        if next.is_ok() && next == prev {
             continue;
         }
-        if let Err(e) = next.and_then(|ssl| validate(&ssl, name)) {
+        let checked = next.and_then(|ssl| {
+            let tls = validate(&ssl, name)?;
+            // The certificate served now (when the old settings still load).
+            let served = prev.ok().and_then(|p| keystore(&p).ok());
+            match served.map(|(chain, _)| CertIdentity::of_chain(&chain)) {
+                Some(Ok(old_id)) => old_id.ensure_compatible(
+                    &tls.identity,
+                    ssl.allow_dn_changes,
+                    ssl.allow_san_changes,
+                ),
+                _ => Ok(()),
+            }
+        });
+        if let Err(e) = checked {
             return Err(format!(
                 "Invalid value org.apache.kafka.common.config.ConfigException: Validation of \
                  dynamic config update of SSLFactory failed: {e} for configuration Invalid \
@@ -103,17 +128,17 @@ pub fn check_reconfiguration(old: &BrokerConfig, new: &BrokerConfig) -> Result<(
 
 /// Builds `ssl` and, as Kafka loads a configured truststore even without client
 /// authentication, reads the truststore too when the build did not need it.
-fn validate(ssl: &ListenerSsl, listener: &str) -> Result<(), String> {
-    build(ssl, listener)?;
+fn validate(ssl: &ListenerSsl, listener: &str) -> Result<ListenerTls, String> {
+    let tls = build(ssl, listener)?;
     if ssl.client_auth == ClientAuth::None {
         let pem = match (&ssl.truststore_location, &ssl.truststore_certificates) {
             (Some(path), _) => read_pem("ssl.truststore.location", path)?,
             (None, Some(inline)) => inline.as_bytes().to_vec(),
-            (None, None) => return Ok(()),
+            (None, None) => return Ok(tls),
         };
         certs(&pem, "truststore").map_err(|e| format!("listener {listener}: {e}"))?;
     }
-    Ok(())
+    Ok(tls)
 }
 
 /// The modification times of the files `ssl` reads (keystore, truststore).
@@ -174,7 +199,18 @@ impl TlsReloader {
         if source == state.source || state.failed.as_ref() == Some(&source) {
             return state.tls.clone();
         }
-        match build(&source.0, &self.listener) {
+        let rebuilt = build(&source.0, &self.listener).and_then(|tls| {
+            state
+                .tls
+                .identity
+                .ensure_compatible(
+                    &tls.identity,
+                    source.0.allow_dn_changes,
+                    source.0.allow_san_changes,
+                )
+                .map(|()| tls)
+        });
+        match rebuilt {
             Ok(tls) => {
                 tracing::info!(listener = %self.listener, "TLS keystore/truststore reloaded");
                 state.tls = tls;
@@ -268,9 +304,11 @@ fn private_key(
         .map_err(|e| format!("{what}: no usable private key (PKCS#8, PKCS#1 or SEC1 PEM): {e}"))
 }
 
-/// The rustls server configuration for `ssl`, reading the files it names.
-pub fn server_config(ssl: &ListenerSsl) -> Result<ServerConfig, String> {
-    let (chain, key) = match (&ssl.keystore_location, &ssl.keystore_certificate_chain, &ssl.keystore_key) {
+/// The server's certificate chain and key, from the file or the inline keys.
+fn keystore(
+    ssl: &ListenerSsl,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), String> {
+    Ok(match (&ssl.keystore_location, &ssl.keystore_certificate_chain, &ssl.keystore_key) {
         (Some(path), _, _) => {
             let pem = read_pem("ssl.keystore.location", path)?;
             let what = format!("ssl.keystore.location {}", path.display());
@@ -281,7 +319,20 @@ pub fn server_config(ssl: &ListenerSsl) -> Result<ServerConfig, String> {
             private_key(key.as_bytes(), ssl, "ssl.keystore.key")?,
         ),
         _ => return Err("no server certificate (ssl.keystore.location or ssl.keystore.certificate.chain with ssl.keystore.key)".to_string()),
-    };
+    })
+}
+
+/// The rustls server configuration for `ssl`, reading the files it names.
+pub fn server_config(ssl: &ListenerSsl) -> Result<ServerConfig, String> {
+    let (chain, key) = keystore(ssl)?;
+    server_config_with(ssl, chain, key)
+}
+
+fn server_config_with(
+    ssl: &ListenerSsl,
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Result<ServerConfig, String> {
     let provider = crypto_provider(ssl)?;
     let mut versions = Vec::new();
     for p in &ssl.enabled_protocols {
@@ -420,6 +471,8 @@ mod tests {
             enabled_protocols: vec!["TLSv1.2".into(), "TLSv1.3".into()],
             cipher_suites: Vec::new(),
             principal_mapping_rules: "DEFAULT".into(),
+            allow_dn_changes: false,
+            allow_san_changes: false,
         }
     }
 
