@@ -1,6 +1,6 @@
 //! A small document kept whole in one file of the data directory (SCRAM credentials, client
-//! quotas): read at start, replaced as a whole by `skiff_log::write_atomically` (temp file,
-//! fsync, rename, fsync of the directory) before a change is made visible, so an acknowledged
+//! quotas): read at start, replaced as a whole by `skiff_log::write_private_atomically` (temp
+//! file of mode 600, fsync, rename, fsync of the directory) before a change is made visible, so an acknowledged
 //! change survives a crash and a failed one leaves nothing behind. A missing file is an empty
 //! document; an unreadable one stops the start (its contents would otherwise be lost on the
 //! next write).
@@ -65,7 +65,7 @@ impl<T> DocumentFile<T> {
     /// Writes `bytes` (the rendering of `next`) durably, then makes `next` current. The caller
     /// holds [`Self::lock_updates`]. Blocking (fsync): call from a blocking thread.
     pub fn replace(&self, next: T, bytes: &[u8]) -> Result<(), skiff_log::LogError> {
-        skiff_log::write_atomically(&self.path, bytes)?;
+        skiff_log::write_private_atomically(&self.path, bytes)?;
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
         Ok(())
     }

@@ -4,8 +4,8 @@
 //!
 //! On disk: `dynamic-configs.json` in the data dir, a JSON object
 //! `{"version":1,"broker":{k:v},"default":{k:v},"groups":{group:{k:v}}}`, replaced as a whole
-//! by `skiff_log::write_atomically` (temp file, fsync, rename, fsync of the directory) on
-//! every change, before the change is applied or answered. Kafka keeps these as ConfigRecords
+//! by `skiff_log::write_private_atomically` (temp file of mode 600, as it may hold passwords,
+//! fsync, rename, fsync of the directory) on every change, before the change is applied or answered. Kafka keeps these as ConfigRecords
 //! in its metadata log; Skiff has no metadata log, and the broker layers must be known before
 //! the topics are opened (they are the topics' defaults), so they cannot wait for a replay of
 //! `__consumer_offsets`: a small file read at start is the simplest durable place. A missing
@@ -140,7 +140,7 @@ impl DynamicConfigs {
         live: Option<Arc<BrokerConfig>>,
     ) -> Result<(), skiff_log::LogError> {
         let bytes = serde_json::to_vec_pretty(&next).unwrap_or_default();
-        skiff_log::write_atomically(&self.path, &bytes)?;
+        skiff_log::write_private_atomically(&self.path, &bytes)?;
         *self.stored.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
         if let Some(live) = live {
             *self.live.write().unwrap_or_else(|e| e.into_inner()) = live;

@@ -45,7 +45,7 @@ pub use cleaning::{
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{CleanupPolicy, LogConfig};
 pub use error::{LogError, Result};
-pub use fsutil::{fsync_dir, write_atomically};
+pub use fsutil::{fsync_dir, write_atomically, write_private_atomically};
 pub use log::{AppendInfo, AppendValidation, Log, ReadInfo, RetentionOutcome};
 pub use log_dir::LogDir;
 pub use producer_state::{BatchMetadata, CompletedTxn, ControlType, ProducerEntry};
