@@ -772,3 +772,42 @@ async fn a_reloaded_certificate_keeps_its_subject_and_names_unless_allowed() {
     assert_eq!(code, 0, "{message}");
     assert_eq!(presented(&t).await, first_cert_der(&other_pem));
 }
+
+#[tokio::test]
+async fn an_encrypted_key_is_served_with_ssl_key_password() {
+    let keys = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/keys");
+    let plain = std::fs::read_to_string(format!("{keys}/plain.pem")).unwrap();
+    let key = KeyPair::from_pem(&plain).unwrap();
+    let pki = pki();
+    let cert = CertificateParams::new(vec!["127.0.0.1".into()])
+        .unwrap()
+        .signed_by(&key, &pki.ca.0, &pki.ca.1)
+        .unwrap();
+    for scheme in ["pbe-sha1-3des.pem", "pbes2-aes256.pem"] {
+        let dir = tempfile::tempdir().unwrap();
+        let encrypted = std::fs::read_to_string(format!("{keys}/{scheme}")).unwrap();
+        let store = dir.path().join("server.pem");
+        std::fs::write(&store, format!("{encrypted}{}", cert.pem())).unwrap();
+        let location = format!("ssl.keystore.location={}", store.display());
+        let served = common::broker(&dir.path().join("data"))
+            .sets(&[
+                "listeners=SSL://127.0.0.1:0",
+                "ssl.keystore.type=PEM",
+                &location,
+                "ssl.key.password=kafka-secret",
+            ])
+            .serve()
+            .await;
+        // The client trusts the CA that signed the certificate.
+        let tcp = TcpStream::connect(served.addr).await.unwrap();
+        let mut s = connector(&pki, None)
+            .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+            .await
+            .unwrap_or_else(|e| panic!("{scheme}: {e}"));
+        api_versions(&mut s, 1).await.expect(scheme);
+        assert_eq!(
+            s.get_ref().1.peer_certificates().unwrap()[0].as_ref(),
+            cert.der().as_ref()
+        );
+    }
+}

@@ -298,7 +298,7 @@ broker_keys! {
         "ssl.keystore.key", Password, None, Implemented, live: true, reads: [listener_ssl],
             doc: "Inline PEM private key of the server.";
         "ssl.key.password", Password, None, Implemented, live: true, reads: [listener_ssl],
-            doc: "Password of an encrypted private key; Skiff refuses encrypted keys at start (decrypt with openssl pkcs8 -nocrypt).";
+            doc: "Password of an encrypted PKCS#8 private key (PKCS#12 PBE-SHA1-3DES, as Java 17 writes, or PBES2 with AES or 3DES); as in Kafka, set only with an encrypted key.";
         "ssl.truststore.type", String, Some("JKS"), Implemented, live: true, reads: [listener_ssl],
             doc: "Format of the truststore; Skiff reads PEM only (set \"PEM\").";
         "ssl.truststore.location", String, None, Implemented, live: true, reads: [listener_ssl],

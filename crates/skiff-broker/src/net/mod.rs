@@ -6,3 +6,4 @@ pub mod quotas;
 pub mod sasl;
 pub mod tls;
 pub mod tls_identity;
+pub mod tls_key;

@@ -4,7 +4,8 @@
 //!
 //! - Keystore: PEM only, as Kafka's `PEM` type: a file (`ssl.keystore.location`) holding the
 //!   private key and the certificate chain, or the inline `ssl.keystore.certificate.chain` and
-//!   `ssl.keystore.key`. Encrypted keys (`ssl.key.password`) are refused with a clear error.
+//!   `ssl.keystore.key`. An encrypted PKCS#8 key is decrypted with `ssl.key.password`
+//!   ([`super::tls_key`]).
 //! - Truststore: PEM CA certificates; `ssl.client.auth` = none / requested / required.
 //! - `ssl.enabled.protocols` (TLSv1.2, TLSv1.3) and `ssl.cipher.suites` by IANA name (Kafka's
 //!   names); an unknown or unavailable name is an error at start.
@@ -283,27 +284,6 @@ fn certs(pem: &[u8], what: &str) -> Result<Vec<CertificateDer<'static>>, String>
     Ok(certs)
 }
 
-fn private_key(
-    pem: &[u8],
-    ssl: &ListenerSsl,
-    what: &str,
-) -> Result<PrivateKeyDer<'static>, String> {
-    let text = String::from_utf8_lossy(pem);
-    if text.contains("ENCRYPTED PRIVATE KEY") || text.contains("Proc-Type: 4,ENCRYPTED") {
-        return Err(format!(
-            "{what}: the private key is encrypted; Skiff does not decrypt keys (ssl.key.password is not supported): write it unencrypted, e.g. `openssl pkcs8 -in key.pem -out plain.pem`, and keep the file private"
-        ));
-    }
-    if ssl.key_password.is_some() {
-        return Err(
-            "ssl.key.password is set but Skiff does not decrypt keys: give an unencrypted key and remove ssl.key.password"
-                .to_string(),
-        );
-    }
-    PrivateKeyDer::from_pem_slice(pem)
-        .map_err(|e| format!("{what}: no usable private key (PKCS#8, PKCS#1 or SEC1 PEM): {e}"))
-}
-
 /// The server's certificate chain and key, from the file or the inline keys.
 fn keystore(
     ssl: &ListenerSsl,
@@ -312,11 +292,16 @@ fn keystore(
         (Some(path), _, _) => {
             let pem = read_pem("ssl.keystore.location", path)?;
             let what = format!("ssl.keystore.location {}", path.display());
-            (certs(&pem, &what)?, private_key(&pem, ssl, &what)?)
+            let key = super::tls_key::private_key(&pem, ssl.key_password.as_deref(), &what)?;
+            (certs(&pem, &what)?, key)
         }
         (None, Some(chain), Some(key)) => (
             certs(chain.as_bytes(), "ssl.keystore.certificate.chain")?,
-            private_key(key.as_bytes(), ssl, "ssl.keystore.key")?,
+            super::tls_key::private_key(
+                key.as_bytes(),
+                ssl.key_password.as_deref(),
+                "ssl.keystore.key",
+            )?,
         ),
         _ => return Err("no server certificate (ssl.keystore.location or ssl.keystore.certificate.chain with ssl.keystore.key)".to_string()),
     })
