@@ -163,11 +163,16 @@ fn connector(
 }
 
 fn frame(correlation_id: i32) -> Bytes {
+    frame_from(correlation_id, "tls-test")
+}
+
+/// An ApiVersions request frame with `client_id`.
+fn frame_from(correlation_id: i32, client_id: &'static str) -> Bytes {
     let header = RequestHeader::default()
         .with_request_api_key(ApiKey::ApiVersions as i16)
         .with_request_api_version(3)
         .with_correlation_id(correlation_id)
-        .with_client_id(Some(StrBytes::from_static_str("tls-test")));
+        .with_client_id(Some(StrBytes::from_static_str(client_id)));
     let mut buf = BytesMut::new();
     buf.put_i32(0);
     header
@@ -185,7 +190,15 @@ fn frame(correlation_id: i32) -> Bytes {
 
 /// One ApiVersions round trip; `None` when the connection failed or closed.
 async fn api_versions<S: AsyncRead + AsyncWrite + Unpin>(s: &mut S, id: i32) -> Option<()> {
-    s.write_all(&frame(id)).await.ok()?;
+    api_versions_from(s, id, "tls-test").await
+}
+
+async fn api_versions_from<S: AsyncRead + AsyncWrite + Unpin>(
+    s: &mut S,
+    id: i32,
+    client_id: &'static str,
+) -> Option<()> {
+    s.write_all(&frame_from(id, client_id)).await.ok()?;
     s.flush().await.ok()?;
     let mut size = [0u8; 4];
     tokio::time::timeout(Duration::from_secs(5), s.read_exact(&mut size))
@@ -353,27 +366,30 @@ fn request_principals(recorder: &Recorder) -> Vec<(String, String)> {
     out
 }
 
-// Single-threaded runtime: the broker's connection tasks run on this thread, where the
-// recording subscriber is installed.
-#[tokio::test(flavor = "current_thread")]
+// The recorder is the process's global subscriber (this is the only test that sets one): a
+// per-thread default races with the callsite interest other tests' threads cache meanwhile.
+// Other tests' spans are recorded too; this test's requests carry their own client id.
+#[tokio::test]
 async fn the_client_certificate_principal_reaches_the_request_context() {
-    let t = start("requested", &[]).await;
+    const CLIENT: &str = "principal-test";
     let recorder = Recorder::default();
-    let guard = tracing::subscriber::set_default(recorder.clone());
+    tracing::subscriber::set_global_default(recorder.clone()).expect("no other global subscriber");
+    let t = start("requested", &[]).await;
     let mut alice = tls_connect(&t, Some(&t.pki.client)).await.unwrap();
-    api_versions(&mut alice, 1).await.expect("alice served");
+    api_versions_from(&mut alice, 1, CLIENT)
+        .await
+        .expect("alice served");
     let mut anonymous = tls_connect(&t, None).await.unwrap();
-    api_versions(&mut anonymous, 2)
+    api_versions_from(&mut anonymous, 2, CLIENT)
         .await
         .expect("anonymous served (requested)");
-    drop(guard);
     let principals = request_principals(&recorder);
     assert!(
-        principals.contains(&("tls-test".to_string(), "User:alice".to_string())),
+        principals.contains(&(CLIENT.to_string(), "User:alice".to_string())),
         "the mapped subject CN=alice,O=Acme -> alice: {principals:?}"
     );
     assert!(
-        principals.contains(&("tls-test".to_string(), "User:ANONYMOUS".to_string())),
+        principals.contains(&(CLIENT.to_string(), "User:ANONYMOUS".to_string())),
         "no client certificate: User:ANONYMOUS: {principals:?}"
     );
 }
