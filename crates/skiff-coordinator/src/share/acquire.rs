@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use super::fetch::{aborted_batches, AcquiredRecords, Fetch, FetchedBatch, Isolation};
+use super::fetch::{aborted_batches, AbortedTxn, AcquiredRecords, Fetch, FetchedBatch, Isolation};
 use super::partition::SharePartition;
 use super::record::{DeliveryState, InFlightRecord};
 
@@ -324,7 +324,7 @@ impl SharePartition {
     fn archive_aborted(
         &mut self,
         batches: &[FetchedBatch],
-        aborted: &[super::fetch::AbortedTxn],
+        aborted: &[AbortedTxn],
         acquired: Vec<AcquiredRecords>,
     ) -> Vec<AcquiredRecords> {
         let to_archive = aborted_batches(batches, aborted);
