@@ -3,6 +3,8 @@
 //! - [`groups`]: classic and KIP-848 consumer groups, committed offsets, and their records in
 //!   `__consumer_offsets`.
 //! - [`txn`]: the transaction coordinator (KIP-98) and its records in `__transaction_state`.
+//! - [`share`]: the share-partition state machine of share groups (KIP-932), pure and not yet
+//!   wired into the broker.
 //! - [`host`]: what the coordinators need from the broker — storage for their internal
 //!   topics, the topic catalogue, group configs, producer ids and the data partitions that
 //!   take transaction markers — as small traits the broker implements.
@@ -17,6 +19,7 @@
 mod cadence;
 pub mod groups;
 pub mod host;
+pub mod share;
 pub mod txn;
 
 #[cfg(test)]
