@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse,
-    RequestHeader, ResponseHeader,
+    ResponseHeader,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use skiff_broker::Broker;
@@ -41,20 +41,7 @@ async fn start_with(extra: &[&str]) -> Server {
 }
 
 fn frame<R: Encodable>(key: ApiKey, version: i16, correlation_id: i32, body: &R) -> Bytes {
-    let header = RequestHeader::default()
-        .with_request_api_key(key as i16)
-        .with_request_api_version(version)
-        .with_correlation_id(correlation_id)
-        .with_client_id(Some(StrBytes::from_static_str("net-test")));
-    let mut buf = BytesMut::new();
-    buf.put_i32(0);
-    header
-        .encode(&mut buf, key.request_header_version(version))
-        .unwrap();
-    body.encode(&mut buf, version).unwrap();
-    let size = i32::try_from(buf.len() - 4).unwrap();
-    buf[..4].copy_from_slice(&size.to_be_bytes());
-    buf.freeze()
+    common::request_frame(key, version, correlation_id, "net-test", body)
 }
 
 async fn read_response(stream: &mut TcpStream) -> Option<Bytes> {

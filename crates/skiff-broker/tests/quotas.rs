@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use skiff_broker::acl_operations::Principal;
@@ -398,20 +398,7 @@ fn frame<R: Encodable>(
     client_id: &str,
     body: &R,
 ) -> Bytes {
-    let header = RequestHeader::default()
-        .with_request_api_key(key as i16)
-        .with_request_api_version(version)
-        .with_correlation_id(correlation_id)
-        .with_client_id(Some(s(client_id)));
-    let mut buf = BytesMut::new();
-    buf.put_i32(0);
-    header
-        .encode(&mut buf, key.request_header_version(version))
-        .unwrap();
-    body.encode(&mut buf, version).unwrap();
-    let size = i32::try_from(buf.len() - 4).unwrap();
-    buf[..4].copy_from_slice(&size.to_be_bytes());
-    buf.freeze()
+    common::request_frame(key, version, correlation_id, client_id, body)
 }
 
 /// Sends one Produce v9 and returns (its response's throttle_time_ms, error code, latency).

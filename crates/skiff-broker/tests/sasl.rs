@@ -11,7 +11,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use skiff_auth::scram::client::ScramClient;
@@ -54,20 +54,8 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
     R: Encodable,
 {
-    let header = RequestHeader::default()
-        .with_request_api_key(key as i16)
-        .with_request_api_version(version)
-        .with_correlation_id(id)
-        .with_client_id(Some(StrBytes::from_static_str("sasl-test")));
-    let mut buf = BytesMut::new();
-    buf.put_i32(0);
-    header
-        .encode(&mut buf, key.request_header_version(version))
-        .unwrap();
-    request.encode(&mut buf, version).unwrap();
-    let size = i32::try_from(buf.len() - 4).unwrap();
-    buf[..4].copy_from_slice(&size.to_be_bytes());
-    s.write_all(&buf).await.ok()?;
+    let frame = common::request_frame(key, version, id, "sasl-test", request);
+    s.write_all(&frame).await.ok()?;
     let mut body = read_frame(s).await?;
     let header = ResponseHeader::decode(&mut body, key.response_header_version(version)).ok()?;
     assert_eq!(header.correlation_id, id);
@@ -660,35 +648,6 @@ async fn a_user_quota_applies_to_the_sasl_principal() {
     assert_eq!(throttles[1], 0, "bob has no quota: {throttles:?}");
 }
 
-/// A small deterministic generator (xorshift64*), so a failing case can be replayed.
-struct Noise(u64);
-
-impl Noise {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn bytes(&mut self, len: usize) -> Vec<u8> {
-        (0..len).map(|_| self.next() as u8).collect()
-    }
-    /// `good` with one byte changed, cut short, or with random bytes appended.
-    fn mutate(&mut self, good: &[u8]) -> Vec<u8> {
-        let mut t = good.to_vec();
-        let at = (self.next() as usize) % t.len().max(1);
-        match self.next() % 3 {
-            0 if !t.is_empty() => t[at] ^= 1 + (self.next() % 255) as u8,
-            1 => t.truncate(at),
-            _ => {
-                let n = (self.next() % 64) as usize;
-                t.extend(self.bytes(n));
-            }
-        }
-        t
-    }
-}
-
 /// Sends `tokens` one SaslAuthenticate at a time after a handshake for `mechanism`; returns
 /// whether the connection ended unauthenticated: every answer is an error (58, then closed) or
 /// a challenge, and a request after the tokens is not served.
@@ -718,7 +677,7 @@ async fn malformed_tokens_never_authenticate_and_close_in_bounded_time() {
         "sasl.server.max.receive.size=4096",
     ])
     .await;
-    let mut noise = Noise(0x5a51_0bad);
+    let mut noise = common::Noise(0x5a51_0bad);
     let jwt = sign(serde_json::json!({"sub": "erin", "exp": 4_000_000_000_i64}));
     let bearer = format!("n,,\u{1}auth=Bearer {jwt}\u{1}\u{1}").into_bytes();
     let scram_first = ScramClient::new(ScramMechanism::Sha256, "carol", "abcdefghijkl").first();

@@ -17,10 +17,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
     offset_commit_request, produce_request, ApiKey, GroupId, OffsetCommitRequest, ProduceRequest,
-    RequestHeader, TopicName,
+    TopicName,
 };
 use kafka_protocol::protocol::{Encodable, StrBytes};
 use skiff_broker::background::Housekeeper;
@@ -32,20 +32,7 @@ const PARTITIONS: i32 = 4;
 const PIPELINE: i32 = 8;
 
 fn frame<R: Encodable>(key: ApiKey, version: i16, correlation_id: i32, body: &R) -> Bytes {
-    let header = RequestHeader::default()
-        .with_request_api_key(key as i16)
-        .with_request_api_version(version)
-        .with_correlation_id(correlation_id)
-        .with_client_id(Some(StrBytes::from_static_str("shutdown-test")));
-    let mut buf = BytesMut::new();
-    buf.put_i32(0);
-    header
-        .encode(&mut buf, key.request_header_version(version))
-        .unwrap();
-    body.encode(&mut buf, version).unwrap();
-    let size = i32::try_from(buf.len() - 4).unwrap();
-    buf[..4].copy_from_slice(&size.to_be_bytes());
-    buf.freeze()
+    common::request_frame(key, version, correlation_id, "shutdown-test", body)
 }
 
 fn produce(partition: i32) -> Bytes {

@@ -16,11 +16,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::{BufMut, Bytes, BytesMut};
-use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader,
-};
-use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use bytes::Bytes;
+use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse, ResponseHeader};
+use kafka_protocol::protocol::{Decodable, StrBytes};
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, KeyPair, KeyUsagePurpose,
 };
@@ -168,24 +166,10 @@ fn frame(correlation_id: i32) -> Bytes {
 
 /// An ApiVersions request frame with `client_id`.
 fn frame_from(correlation_id: i32, client_id: &'static str) -> Bytes {
-    let header = RequestHeader::default()
-        .with_request_api_key(ApiKey::ApiVersions as i16)
-        .with_request_api_version(3)
-        .with_correlation_id(correlation_id)
-        .with_client_id(Some(StrBytes::from_static_str(client_id)));
-    let mut buf = BytesMut::new();
-    buf.put_i32(0);
-    header
-        .encode(&mut buf, ApiKey::ApiVersions.request_header_version(3))
-        .unwrap();
-    ApiVersionsRequest::default()
+    let request = ApiVersionsRequest::default()
         .with_client_software_name(StrBytes::from_static_str("tls-test"))
-        .with_client_software_version(StrBytes::from_static_str("1"))
-        .encode(&mut buf, 3)
-        .unwrap();
-    let size = i32::try_from(buf.len() - 4).unwrap();
-    buf[..4].copy_from_slice(&size.to_be_bytes());
-    buf.freeze()
+        .with_client_software_version(StrBytes::from_static_str("1"));
+    common::request_frame(ApiKey::ApiVersions, 3, correlation_id, client_id, &request)
 }
 
 /// One ApiVersions round trip; `None` when the connection failed or closed.
@@ -640,26 +624,11 @@ async fn an_altered_tls_store_is_checked_before_it_is_accepted() {
     assert_eq!(presented_now().await, first_cert_der(&other));
 }
 
-/// A small deterministic generator (xorshift64*), so a failing case can be replayed.
-struct Noise(u64);
-
-impl Noise {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn bytes(&mut self, len: usize) -> Vec<u8> {
-        (0..len).map(|_| self.next() as u8).collect()
-    }
-}
-
 #[tokio::test]
 async fn tls_garbage_is_closed_in_bounded_time_and_others_stay_served() {
     let t = start("requested", &["connections.max.idle.ms=1000"]).await;
     let mut good = tls_connect(&t, None).await.unwrap();
-    let mut noise = Noise(0x005e_ed0f_7157);
+    let mut noise = common::Noise(0x005e_ed0f_7157);
     let mut cases: Vec<Vec<u8>> = Vec::new();
     for i in 0..60 {
         let len = (noise.next() % 2048) as usize;

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind, ResponseKind};
+use kafka_protocol::protocol::{Encodable, StrBytes};
 use skiff_broker::dispatch::{dispatch, Reply};
 use skiff_broker::Broker;
 use skiff_log::{Clock, ManualClock, SystemClock};
@@ -176,5 +178,62 @@ pub async fn call(
         Reply::Later(f) => f.await,
         Reply::NoResponse => panic!("{key:?} v{version}: no response"),
         Reply::Close(why) => panic!("{key:?} v{version}: closed: {why}"),
+    }
+}
+
+/// One request as it goes on the wire (size prefix, header, body), for tests that talk to a
+/// listener.
+pub fn request_frame<R: Encodable>(
+    key: ApiKey,
+    version: i16,
+    correlation_id: i32,
+    client_id: &str,
+    body: &R,
+) -> Bytes {
+    let header = RequestHeader::default()
+        .with_request_api_key(key as i16)
+        .with_request_api_version(version)
+        .with_correlation_id(correlation_id)
+        .with_client_id(Some(StrBytes::from_string(client_id.to_string())));
+    let mut buf = BytesMut::new();
+    buf.put_i32(0);
+    header
+        .encode(&mut buf, key.request_header_version(version))
+        .unwrap();
+    body.encode(&mut buf, version).unwrap();
+    let size = i32::try_from(buf.len() - 4).unwrap();
+    buf[..4].copy_from_slice(&size.to_be_bytes());
+    buf.freeze()
+}
+
+/// A small deterministic generator (xorshift64*) for hostile-input tests, so a failing case
+/// can be replayed from its seed.
+pub struct Noise(pub u64);
+
+impl Noise {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    pub fn bytes(&mut self, len: usize) -> Vec<u8> {
+        (0..len).map(|_| self.next() as u8).collect()
+    }
+
+    /// `good` with one byte changed, cut short, or with random bytes appended.
+    pub fn mutate(&mut self, good: &[u8]) -> Vec<u8> {
+        let mut t = good.to_vec();
+        let at = (self.next() as usize) % t.len().max(1);
+        match self.next() % 3 {
+            0 if !t.is_empty() => t[at] ^= 1 + (self.next() % 255) as u8,
+            1 => t.truncate(at),
+            _ => {
+                let n = (self.next() % 64) as usize;
+                t.extend(self.bytes(n));
+            }
+        }
+        t
     }
 }
