@@ -42,6 +42,8 @@ pub use store::{
 pub use wire::CodecError;
 
 #[cfg(test)]
+mod log_tests;
+#[cfg(test)]
 mod records_tests;
 #[cfg(test)]
 mod state_tests;
