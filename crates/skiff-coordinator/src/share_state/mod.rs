@@ -13,6 +13,7 @@
 //! - `state.rs`: the latest state of every share partition and which record a write appends
 //!   (pure).
 //! - `placement.rs`: the topic partition Kafka puts a share partition's records in.
+//! - `prune.rs`: which records of a topic partition are no longer needed.
 //! - `store.rs`: [`ShareStateStore`], the topic over [`crate::host::Storage`]: create, replay,
 //!   append.
 //! - `error.rs`: errors and their Kafka codes.
@@ -23,6 +24,7 @@
 mod combine;
 mod error;
 mod placement;
+mod prune;
 pub mod records;
 mod state;
 mod store;
@@ -31,6 +33,7 @@ mod wire;
 pub use combine::combine;
 pub use error::ShareStateError;
 pub use placement::{coordinator_key, kafka_uuid_string, partition_for};
+pub use prune::RedundantOffsets;
 pub use records::SharePartitionKey;
 pub use state::{
     BatchWrite, Record, ShareStates, ShareWrite, StoredShare, DEFAULT_UPDATES_PER_SNAPSHOT,

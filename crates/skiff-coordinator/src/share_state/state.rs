@@ -38,7 +38,8 @@ const UNKNOWN_EPOCH: i32 = -1;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ShareWrite {
     /// The whole state (a share partition initialised, reset, or restored): always appended
-    /// as a ShareSnapshot with the next snapshot epoch, replacing what was stored.
+    /// as a ShareSnapshot with the next snapshot epoch, replacing what was stored. Fenced,
+    /// like batches, when its state epoch is older than the stored one.
     Snapshot(ShareSnapshot),
     /// State batches changed since the last write (Kafka's WriteShareGroupState): appended as
     /// a ShareUpdate, or as a snapshot folding in the state so far when one is due.
@@ -136,6 +137,19 @@ impl ShareStates {
         now_ms: i64,
     ) -> Result<Record, ShareStateError> {
         let current = self.entries.get(key);
+        let written_epoch = match &write {
+            ShareWrite::Snapshot(s) => s.state_epoch,
+            ShareWrite::Batches(b) => b.state_epoch,
+        };
+        if let Some(stored) = current.map(|e| e.stored.state.state_epoch) {
+            if written_epoch != UNKNOWN_EPOCH && written_epoch < stored {
+                return Err(ShareStateError::FencedStateEpoch {
+                    key: coordinator_key(key),
+                    written: written_epoch,
+                    stored,
+                });
+            }
+        }
         let batches = match write {
             ShareWrite::Snapshot(s) => {
                 let snapshot_epoch = current.map_or(0, |e| e.stored.snapshot_epoch + 1);
@@ -160,13 +174,6 @@ impl ShareStates {
             return Err(ShareStateError::Uninitialized(coordinator_key(key)));
         };
         let stored = &current.stored;
-        if batches.state_epoch != UNKNOWN_EPOCH && batches.state_epoch < stored.state.state_epoch {
-            return Err(ShareStateError::FencedStateEpoch {
-                key: coordinator_key(key),
-                written: batches.state_epoch,
-                stored: stored.state.state_epoch,
-            });
-        }
         let new_epoch = batches.state_epoch > stored.state.state_epoch;
         if current.updates_since_snapshot >= updates_per_snapshot || new_epoch {
             let start_offset = batches.start_offset.unwrap_or(stored.state.start_offset);

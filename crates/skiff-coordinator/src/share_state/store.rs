@@ -20,6 +20,7 @@ use tracing::{info, warn};
 
 use super::error::ShareStateError;
 use super::placement::partition_for;
+use super::prune::RedundantOffsets;
 use super::records::{self, Key, SharePartitionKey};
 use super::state::{Record, ShareStates, ShareWrite, StoredShare, DEFAULT_UPDATES_PER_SNAPSHOT};
 use crate::host::{InternalPartition, Storage, LEADER_EPOCH};
@@ -68,7 +69,24 @@ pub struct Appended<P> {
 pub struct ShareStateStore<S: Storage> {
     partitions: Vec<Arc<S::Partition>>,
     config: ShareStateConfig,
-    states: Mutex<ShareStates>,
+    inner: Mutex<Inner>,
+}
+
+/// What the store's lock guards: the states and, per topic partition, what can be pruned.
+#[derive(Default)]
+struct Inner {
+    states: ShareStates,
+    redundant: Vec<RedundantOffsets>,
+}
+
+impl Inner {
+    /// Applies a record that is at `offset` of topic partition `index`.
+    fn apply(&mut self, index: usize, offset: i64, record: Record, updates_per_snapshot: u32) {
+        if let (Record::Snapshot(key, value), Some(r)) = (&record, self.redundant.get_mut(index)) {
+            r.snapshot_at(key, offset, value.is_none());
+        }
+        self.states.apply(record, updates_per_snapshot);
+    }
 }
 
 impl<S: Storage> ShareStateStore<S> {
@@ -76,20 +94,28 @@ impl<S: Storage> ShareStateStore<S> {
     /// holds bytes that are not share state (see [`ShareStateError::Corrupt`]).
     pub fn open(storage: &S, config: ShareStateConfig) -> Result<Self, ShareStateError> {
         let partitions = open_topic(storage, config)?;
-        let mut states = ShareStates::default();
+        let mut inner = Inner::default();
+        inner
+            .redundant
+            .resize_with(partitions.len(), RedundantOffsets::default);
         let mut count = 0u64;
-        for partition in &partitions {
-            count += replay(partition.as_ref(), &mut states, config.updates_per_snapshot)?;
+        for (i, partition) in partitions.iter().enumerate() {
+            count += replay(
+                partition.as_ref(),
+                i,
+                &mut inner,
+                config.updates_per_snapshot,
+            )?;
         }
         info!(
             records = count,
-            share_partitions = states.len(),
+            share_partitions = inner.states.len(),
             "share state loaded from {SHARE_STATE_TOPIC}"
         );
         Ok(ShareStateStore {
             partitions,
             config,
-            states: Mutex::new(states),
+            inner: Mutex::new(inner),
         })
     }
 
@@ -100,15 +126,15 @@ impl<S: Storage> ShareStateStore<S> {
         write: ShareWrite,
         now_ms: i64,
     ) -> Result<Appended<S::Partition>, ShareStateError> {
-        let mut states = self.lock();
-        let record = states.plan(
+        let mut inner = self.lock();
+        let record = inner.states.plan(
             key,
             write,
             self.config.updates_per_snapshot,
             LEADER_EPOCH,
             now_ms,
         )?;
-        self.append_and_apply(&mut states, record, now_ms)
+        self.append_and_apply(&mut inner, record, now_ms)
     }
 
     /// Deletes `key`'s state with a tombstone (compaction then drops its records).
@@ -117,19 +143,20 @@ impl<S: Storage> ShareStateStore<S> {
         key: &SharePartitionKey,
         now_ms: i64,
     ) -> Result<Appended<S::Partition>, ShareStateError> {
-        let mut states = self.lock();
-        self.append_and_apply(&mut states, ShareStates::tombstone(key), now_ms)
+        let mut inner = self.lock();
+        self.append_and_apply(&mut inner, ShareStates::tombstone(key), now_ms)
     }
 
     /// The stored state of one share partition.
     pub fn get(&self, key: &SharePartitionKey) -> Option<StoredShare> {
-        self.lock().get(key).cloned()
+        self.lock().states.get(key).cloned()
     }
 
     /// Every share partition's state, as [`crate::share::SharePartition::restore`] takes it.
     pub fn snapshots(&self) -> BTreeMap<SharePartitionKey, ShareSnapshot> {
-        let states = self.lock();
-        states
+        let inner = self.lock();
+        inner
+            .states
             .iter()
             .map(|(k, s)| (k.clone(), s.state.clone()))
             .collect()
@@ -137,33 +164,47 @@ impl<S: Storage> ShareStateStore<S> {
 
     /// Updates applied to `key` since its count was last reset.
     pub fn updates_since_snapshot(&self, key: &SharePartitionKey) -> Option<u32> {
-        self.lock().updates_since_snapshot(key)
+        self.lock().states.updates_since_snapshot(key)
     }
 
-    fn lock(&self) -> MutexGuard<'_, ShareStates> {
+    /// Records of topic partition `index` below the returned offset are no longer needed
+    /// (see `prune.rs`); deleting them is for the broker, once it can.
+    pub fn redundant_below(&self, index: i32) -> Option<i64> {
+        let inner = self.lock();
+        let r = inner.redundant.get(usize::try_from(index).ok()?)?;
+        r.redundant_below()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic elsewhere while holding the lock leaves the map as it was before the
         // record (apply runs last): still consistent with the log.
-        self.states.lock().unwrap_or_else(|p| p.into_inner())
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn append_and_apply(
         &self,
-        states: &mut ShareStates,
+        inner: &mut Inner,
         record: Record,
         now_ms: i64,
     ) -> Result<Appended<S::Partition>, ShareStateError> {
         let count = i32::try_from(self.partitions.len()).unwrap_or(i32::MAX);
         let index = partition_for(record.partition_key(), count);
-        let partition = usize::try_from(index)
+        let (slot, partition) = usize::try_from(index)
             .ok()
-            .and_then(|i| self.partitions.get(i))
+            .and_then(|i| Some((i, self.partitions.get(i)?)))
             .ok_or_else(|| ShareStateError::Storage(format!("no partition {index}")))?;
         let batch = encode_batch(&record, now_ms)?;
         let end_offset = partition
             .append(&batch, LEADER_EPOCH, now_ms)
             .map_err(|e| ShareStateError::Storage(e.to_string()))?;
         partition.wake_readers();
-        states.apply(record, self.config.updates_per_snapshot);
+        // One record per batch: it is at the offset before the new end.
+        inner.apply(
+            slot,
+            end_offset - 1,
+            record,
+            self.config.updates_per_snapshot,
+        );
         Ok(Appended {
             partition: partition.clone(),
             end_offset,
@@ -236,7 +277,8 @@ pub fn encode_batch(record: &Record, now_ms: i64) -> Result<Vec<u8>, ShareStateE
 /// Replays one partition into `states`; returns how many records were applied.
 fn replay<P: InternalPartition>(
     partition: &P,
-    states: &mut ShareStates,
+    slot: usize,
+    inner: &mut Inner,
     updates_per_snapshot: u32,
 ) -> Result<u64, ShareStateError> {
     let index = partition.index();
@@ -263,7 +305,7 @@ fn replay<P: InternalPartition>(
                 if let Some(record) = decode_record(r.key.as_deref(), r.value.as_deref())
                     .map_err(|e| ShareStateError::corrupt(index, at, e))?
                 {
-                    states.apply(record, updates_per_snapshot);
+                    inner.apply(slot, at, record, updates_per_snapshot);
                     count += 1;
                 }
             }

@@ -328,3 +328,21 @@ fn appended_reports_where_to_wait_for_durability() {
         .unwrap();
     rt.block_on(fut).unwrap();
 }
+
+#[test]
+fn redundant_offsets_follow_the_latest_snapshots() {
+    let storage = MemStorage::default();
+    let k = key(0);
+    let store = ShareStateStore::open(&storage, config(2)).unwrap();
+    let home = partition_for(&k, DEFAULT_NUM_PARTITIONS);
+    store.write(&k, init(0), 0).unwrap(); // offset 0: snapshot
+    assert_eq!(store.redundant_below(home), None);
+    for o in 0..3 {
+        store.write(&k, acked(o), 0).unwrap(); // 1, 2: updates; 3: snapshot
+    }
+    assert_eq!(store.redundant_below(home), Some(3));
+    // The same after a restart.
+    let store = ShareStateStore::open(&storage, config(2)).unwrap();
+    assert_eq!(store.redundant_below(home), Some(3));
+    assert_eq!(store.redundant_below(-1), None);
+}
