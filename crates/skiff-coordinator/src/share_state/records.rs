@@ -36,7 +36,7 @@ pub const UNKNOWN_DELIVERY_COMPLETE_COUNT: i32 = -1;
 /// Tag of DeliveryCompleteCount in both values.
 const DELIVERY_COMPLETE_COUNT_TAG: u32 = 0;
 
-/// The share partition a record is about: the compaction key of `__share_group_state`.
+/// The share partition a record is about (the key fields of both record types).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SharePartitionKey {
     pub group: String,

@@ -269,7 +269,7 @@ impl ShareStates {
                     );
                     e.updates_since_snapshot = e.updates_since_snapshot.saturating_add(1);
                 }
-                // An update with no snapshot before it (its snapshot was compacted away, or
+                // An update with no snapshot before it (its snapshot was pruned away, or
                 // the topic was truncated): Kafka takes the update alone as the state, with
                 // an unknown state epoch; so does Skiff.
                 None => {

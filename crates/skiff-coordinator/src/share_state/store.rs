@@ -30,7 +30,7 @@ pub const SHARE_STATE_TOPIC: &str = "__share_group_state";
 /// Kafka's `share.coordinator.state.topic.num.partitions` default.
 pub const DEFAULT_NUM_PARTITIONS: i32 = 50;
 /// Kafka's `share.coordinator.state.topic.segment.bytes` default (100 MiB): small segments so
-/// compaction can drop superseded snapshots and updates.
+/// pruning can drop superseded snapshots and updates soon.
 pub const DEFAULT_SEGMENT_BYTES: i32 = 100 * 1024 * 1024;
 /// Read size while replaying a partition (Kafka's `share.coordinator.load.buffer.size`).
 const REPLAY_CHUNK: usize = 5 << 20;
@@ -137,7 +137,7 @@ impl<S: Storage> ShareStateStore<S> {
         self.append_and_apply(&mut inner, record, now_ms)
     }
 
-    /// Deletes `key`'s state with a tombstone (compaction then drops its records).
+    /// Deletes `key`'s state with a tombstone; pruning later drops its records.
     pub fn delete(
         &self,
         key: &SharePartitionKey,
@@ -341,7 +341,7 @@ fn decode_record(
         )),
         Key::Update(k) => match value {
             Some(v) => Some(Record::Update(k, records::decode_update_value(v)?)),
-            // Kafka never writes one; compaction treats it as a delete of the update key only.
+            // Kafka never writes one and its replay has no meaning for it: skipped.
             None => None,
         },
         Key::Other(kind) => {
