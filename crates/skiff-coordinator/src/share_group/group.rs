@@ -112,6 +112,30 @@ impl ShareGroup {
         }
     }
 
+    /// A group rebuilt from its records (`replay.rs`). The topics it subscribes to are
+    /// taken as they are now, so a restart alone does not bump the epoch.
+    pub(super) fn restore(
+        id: &str,
+        epoch: i32,
+        assignment: (i32, Option<i64>),
+        members: BTreeMap<String, ShareMember>,
+        target: BTreeMap<String, TopicAssignment>,
+        topics: &dyn TopicCatalog,
+    ) -> ShareGroup {
+        let mut g = ShareGroup::new(id);
+        g.epoch = epoch;
+        (g.assignment_epoch, g.assignment_timestamp) = assignment;
+        g.members = members;
+        g.target = target;
+        g.topics_seen = g.topics_in_use(topics);
+        g
+    }
+
+    /// When the target was last computed, if ever.
+    pub fn assignment_timestamp(&self) -> Option<i64> {
+        self.assignment_timestamp
+    }
+
     pub(super) fn mark_deleted(&mut self) {
         self.deleted = true;
     }
