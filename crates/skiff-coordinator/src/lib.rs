@@ -23,6 +23,7 @@ pub mod share;
 pub mod share_group;
 pub mod share_state;
 pub mod txn;
+mod wire;
 
 #[cfg(test)]
 mod host_tests;

@@ -22,7 +22,10 @@
 
 use uuid::Uuid;
 
-use super::records::{put_i16, put_i32, put_str, CodecError, Reader};
+use crate::wire::{
+    put_compact_len, put_compact_nullable, put_compact_str, put_i16, put_i32, put_str, put_uuid,
+    CodecError, Reader,
+};
 
 pub const METADATA: i16 = 3;
 pub const MEMBER: i16 = 5;
@@ -118,32 +121,12 @@ pub(super) fn decode_key(kind: i16, r: &mut Reader<'_>) -> Result<Option<Consume
     Ok(Some(key))
 }
 
-// ---------------------------------------------------------------- flexible writers
+// ---------------------------------------------------------------- value writers
 
-fn put_uvarint(out: &mut Vec<u8>, mut v: u32) {
-    while v >= 0x80 {
-        out.push((v as u8 & 0x7f) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-fn put_compact_len(out: &mut Vec<u8>, len: usize) {
-    put_uvarint(out, u32::try_from(len).unwrap_or(u32::MAX - 1) + 1);
-}
-fn put_compact_str(out: &mut Vec<u8>, s: &str) {
-    put_compact_len(out, s.len());
-    out.extend_from_slice(s.as_bytes());
-}
-fn put_compact_nullable(out: &mut Vec<u8>, s: Option<&str>) {
-    match s {
-        Some(s) => put_compact_str(out, s),
-        None => out.push(0),
-    }
-}
 fn put_topic_partitions(out: &mut Vec<u8>, tps: &TopicPartitions) {
     put_compact_len(out, tps.len());
     for (id, parts) in tps {
-        out.extend_from_slice(id.as_bytes());
+        put_uuid(out, id);
         put_compact_len(out, parts.len());
         for p in parts {
             put_i32(out, *p);
@@ -213,23 +196,12 @@ fn value_reader(buf: &[u8]) -> Result<Reader<'_>, CodecError> {
     Ok(r)
 }
 
-/// A compact array's element count, capped by the bytes left (each element takes at least
-/// `min` bytes) so that a hostile count cannot make us allocate much.
-fn array_len(r: &mut Reader<'_>, min: usize, what: &'static str) -> Result<usize, CodecError> {
-    let n = r.len(true, what)?.unwrap_or(0);
-    if n.saturating_mul(min) > r.remaining() {
-        return Err(CodecError::Truncated(what));
-    }
-    Ok(n)
-}
-
 fn topic_partitions(r: &mut Reader<'_>) -> Result<TopicPartitions, CodecError> {
-    let n = array_len(r, 18, "topic partitions")?;
+    let n = r.array_len(18, "topic partitions")?;
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
-        let id = Uuid::from_slice(r.take(16, "topic id")?)
-            .map_err(|_| CodecError::Invalid("topic id"))?;
-        let count = array_len(r, 4, "partitions")?;
+        let id = r.uuid("topic id")?;
+        let count = r.array_len(4, "partitions")?;
         let mut parts = Vec::with_capacity(count);
         for _ in 0..count {
             parts.push(r.i32("partition")?);
@@ -253,7 +225,7 @@ pub fn decode_member(buf: &[u8]) -> Result<MemberMetadata, CodecError> {
     let rack_id = r.nullable_str("rack id")?;
     let client_id = r.str("client id")?;
     let client_host = r.str("client host")?;
-    let n = array_len(&mut r, 1, "subscribed topics")?;
+    let n = r.array_len(1, "subscribed topics")?;
     let mut subscribed = Vec::with_capacity(n);
     for _ in 0..n {
         subscribed.push(r.str("subscribed topic")?);

@@ -19,6 +19,7 @@ use super::consumer::{Assignment, Assignor, ConsumerMember, ConsumerState, Topic
 use super::consumer_records::{self as cr, ConsumerKey, TopicPartitions};
 use super::group::{Group, Value};
 use super::records::Key;
+use super::store::OFFSETS_TOPIC;
 
 /// Encoded values by key: what describes a group, and what was last written for it.
 pub type Persisted = BTreeMap<ConsumerKey, Vec<u8>>;
@@ -196,7 +197,7 @@ pub fn restore(
             }),
         };
         if let Err(e) = decoded {
-            tracing::warn!(key = ?k, error = %e, "skipping an unreadable consumer group record");
+            tracing::warn!(key = ?k, error = %e.in_topic(OFFSETS_TOPIC), "skipping an unreadable consumer group record");
         }
     }
     if !found {

@@ -25,21 +25,16 @@
 
 use bytes::Bytes;
 
+use crate::wire::{put_bytes, put_i16, put_i32, put_i64, put_nullable_str, put_str, Reader};
+
 /// Versions Skiff writes: the newest non-flexible ones, which every reader understands.
 pub const OFFSET_KEY_VERSION: i16 = 1;
 pub const GROUP_KEY_VERSION: i16 = 2;
 pub const OFFSET_VALUE_VERSION: i16 = 3;
 pub const GROUP_VALUE_VERSION: i16 = 3;
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum CodecError {
-    #[error("__consumer_offsets record truncated while reading {0}")]
-    Truncated(&'static str),
-    #[error("__consumer_offsets record has an invalid {0}")]
-    Invalid(&'static str),
-    #[error("__consumer_offsets value version {0} is not one Kafka defines")]
-    UnknownVersion(i16),
-}
+/// Shared with every internal-topic codec; log it with `in_topic(OFFSETS_TOPIC)` to name the topic.
+pub use crate::wire::CodecError;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Key {
@@ -90,36 +85,6 @@ pub struct GroupValue {
 }
 
 // ---------------------------------------------------------------- encoding
-
-pub(super) fn put_i16(out: &mut Vec<u8>, v: i16) {
-    out.extend_from_slice(&v.to_be_bytes());
-}
-pub(super) fn put_i32(out: &mut Vec<u8>, v: i32) {
-    out.extend_from_slice(&v.to_be_bytes());
-}
-pub(super) fn put_i64(out: &mut Vec<u8>, v: i64) {
-    out.extend_from_slice(&v.to_be_bytes());
-}
-/// Kafka strings are at most `i16::MAX` bytes; longer input is cut at a char boundary
-/// (group ids, topics and member ids are far shorter; the limit is the format's).
-pub(super) fn put_str(out: &mut Vec<u8>, s: &str) {
-    let mut end = s.len().min(i16::MAX as usize);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    put_i16(out, i16::try_from(end).unwrap_or(i16::MAX));
-    out.extend_from_slice(&s.as_bytes()[..end]);
-}
-fn put_nullable_str(out: &mut Vec<u8>, s: Option<&str>) {
-    match s {
-        Some(s) => put_str(out, s),
-        None => put_i16(out, -1),
-    }
-}
-fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    put_i32(out, i32::try_from(b.len()).unwrap_or(i32::MAX));
-    out.extend_from_slice(b);
-}
 
 pub fn encode_key(key: &Key) -> Vec<u8> {
     let mut out = Vec::with_capacity(64);
@@ -188,119 +153,6 @@ pub fn encode_group_value(v: &GroupValue) -> Vec<u8> {
 
 // ---------------------------------------------------------------- decoding
 
-/// Bounds-checked reader over one key or value; `flexible` selects the compact encodings.
-pub(super) struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
-    pub(super) flexible: bool,
-}
-
-impl<'a> Reader<'a> {
-    pub(super) fn new(buf: &'a [u8]) -> Self {
-        Reader {
-            buf,
-            pos: 0,
-            flexible: false,
-        }
-    }
-    pub(super) fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], CodecError> {
-        let end = self.pos.checked_add(n).ok_or(CodecError::Truncated(what))?;
-        let s = self
-            .buf
-            .get(self.pos..end)
-            .ok_or(CodecError::Truncated(what))?;
-        self.pos = end;
-        Ok(s)
-    }
-    pub(super) fn remaining(&self) -> usize {
-        self.buf.len().saturating_sub(self.pos)
-    }
-    pub(super) fn i16(&mut self, what: &'static str) -> Result<i16, CodecError> {
-        let b = self.take(2, what)?;
-        Ok(i16::from_be_bytes([b[0], b[1]]))
-    }
-    pub(super) fn i32(&mut self, what: &'static str) -> Result<i32, CodecError> {
-        let b = self.take(4, what)?;
-        Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-    }
-    pub(super) fn i64(&mut self, what: &'static str) -> Result<i64, CodecError> {
-        let b = self.take(8, what)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(i64::from_be_bytes(a))
-    }
-    pub(super) fn uvarint(&mut self, what: &'static str) -> Result<u32, CodecError> {
-        let mut value: u32 = 0;
-        for shift in (0..35).step_by(7) {
-            let b = self.take(1, what)?[0];
-            value |= u32::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Ok(value);
-            }
-        }
-        Err(CodecError::Invalid(what))
-    }
-    /// Length of a string/bytes/array field: `None` means null.
-    pub(super) fn len(
-        &mut self,
-        wide: bool,
-        what: &'static str,
-    ) -> Result<Option<usize>, CodecError> {
-        if self.flexible {
-            let n = self.uvarint(what)?;
-            return Ok(n.checked_sub(1).map(|n| n as usize));
-        }
-        let n = if wide {
-            self.i32(what)?
-        } else {
-            i32::from(self.i16(what)?)
-        };
-        match n {
-            -1 => Ok(None),
-            n => usize::try_from(n)
-                .map(Some)
-                .map_err(|_| CodecError::Invalid(what)),
-        }
-    }
-    pub(super) fn nullable_str(
-        &mut self,
-        what: &'static str,
-    ) -> Result<Option<String>, CodecError> {
-        match self.len(false, what)? {
-            None => Ok(None),
-            Some(n) => {
-                let b = self.take(n, what)?;
-                String::from_utf8(b.to_vec())
-                    .map(Some)
-                    .map_err(|_| CodecError::Invalid(what))
-            }
-        }
-    }
-    pub(super) fn str(&mut self, what: &'static str) -> Result<String, CodecError> {
-        self.nullable_str(what)?.ok_or(CodecError::Invalid(what))
-    }
-    fn bytes(&mut self, what: &'static str) -> Result<Bytes, CodecError> {
-        match self.len(true, what)? {
-            None => Ok(Bytes::new()),
-            Some(n) => Ok(Bytes::copy_from_slice(self.take(n, what)?)),
-        }
-    }
-    /// Skips a tagged-field section (flexible versions only; no tags are defined for these
-    /// records that Skiff needs).
-    pub(super) fn skip_tags(&mut self) -> Result<(), CodecError> {
-        if !self.flexible {
-            return Ok(());
-        }
-        let count = self.uvarint("tagged fields")?;
-        for _ in 0..count {
-            self.uvarint("tag")?;
-            let size = self.uvarint("tag size")? as usize;
-            self.take(size, "tag value")?;
-        }
-        Ok(())
-    }
-}
-
 pub fn decode_key(buf: &[u8]) -> Result<Key, CodecError> {
     let mut r = Reader::new(buf);
     let version = r.i16("key version")?;
@@ -340,7 +192,7 @@ pub fn decode_offset_value(buf: &[u8]) -> Result<OffsetValue, CodecError> {
     } else {
         -1
     };
-    r.skip_tags()?;
+    r.skip_tags_if_flexible()?;
     Ok(OffsetValue {
         offset,
         leader_epoch,
@@ -387,7 +239,7 @@ pub fn decode_group_value(buf: &[u8]) -> Result<GroupValue, CodecError> {
         };
         let subscription = r.bytes("subscription")?;
         let assignment = r.bytes("assignment")?;
-        r.skip_tags()?;
+        r.skip_tags_if_flexible()?;
         members.push(MemberValue {
             member_id,
             group_instance_id,
@@ -399,7 +251,7 @@ pub fn decode_group_value(buf: &[u8]) -> Result<GroupValue, CodecError> {
             assignment,
         });
     }
-    r.skip_tags()?;
+    r.skip_tags_if_flexible()?;
     Ok(GroupValue {
         protocol_type,
         generation,

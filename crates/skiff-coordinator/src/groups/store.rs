@@ -285,7 +285,7 @@ fn apply(groups: &mut BTreeMap<String, Replayed>, key: Option<&[u8]>, value: Opt
     let key = match records::decode_key(key) {
         Ok(k) => k,
         Err(e) => {
-            warn!(error = %e, "skipping a record with an unreadable key");
+            warn!(error = %e.in_topic(OFFSETS_TOPIC), "skipping a record with an unreadable key");
             return;
         }
     };
@@ -304,7 +304,9 @@ fn apply(groups: &mut BTreeMap<String, Replayed>, key: Option<&[u8]>, value: Opt
                 Some(Ok(v)) => {
                     g.offsets.insert((topic, partition), v);
                 }
-                Some(Err(e)) => warn!(error = %e, "skipping an unreadable offset commit value"),
+                Some(Err(e)) => {
+                    warn!(error = %e.in_topic(OFFSETS_TOPIC), "skipping an unreadable offset commit value")
+                }
             }
         }
         Key::Group { group } => match value.map(records::decode_group_value) {
@@ -316,7 +318,9 @@ fn apply(groups: &mut BTreeMap<String, Replayed>, key: Option<&[u8]>, value: Opt
             Some(Ok(v)) => {
                 groups.entry(group).or_insert_with(Replayed::new).metadata = Some(v);
             }
-            Some(Err(e)) => warn!(error = %e, "skipping an unreadable group metadata value"),
+            Some(Err(e)) => {
+                warn!(error = %e.in_topic(OFFSETS_TOPIC), "skipping an unreadable group metadata value")
+            }
         },
         Key::Consumer(k) => {
             let g = groups

@@ -16,7 +16,8 @@
 //!   assignor.
 //! - `heartbeat.rs`: ShareGroupHeartbeat v1 request checks and responses.
 //! - `describe.rs`: ShareGroupDescribe v1 content.
-//! - `records.rs` (+ `codec.rs`): Kafka's share group records of `__consumer_offsets`.
+//! - `records.rs`: Kafka's share group records of `__consumer_offsets` (primitives in
+//!   `crate::wire`).
 //! - `replay.rs`: a group's records, a departure's tombstones, rebuilding groups at load.
 //! - `settings.rs`: the limits and their defaults.
 //! - `error.rs`: refusals, and the one place they become Kafka error codes.
@@ -26,7 +27,6 @@
 //! safety: none inside; the owner serialises calls.
 
 mod assignor;
-mod codec;
 mod describe;
 mod error;
 mod group;
@@ -37,8 +37,8 @@ mod registry;
 mod replay;
 mod settings;
 
+pub use crate::wire::CodecError;
 pub use assignor::{assign, MemberSpec, Subscription, TopicAssignment};
-pub use codec::CodecError;
 pub use describe::{described, described_error, ASSIGNOR_NAME};
 pub use error::ShareGroupError;
 pub use group::{Heartbeat, HeartbeatResult, ShareGroup, ShareGroupState, LEAVE_EPOCH};

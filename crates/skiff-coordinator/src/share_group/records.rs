@@ -25,9 +25,9 @@ use std::collections::BTreeSet;
 use uuid::Uuid;
 
 use super::assignor::TopicAssignment;
-use super::codec::{
-    put_compact_len, put_compact_nullable, put_compact_str, put_i16, put_i32, put_i64, put_str,
-    put_uuid, put_uvarint, CodecError, Reader,
+use crate::wire::{
+    put_compact_len, put_compact_nullable, put_compact_str, put_i16, put_i32, put_i64,
+    put_str_cut_at_byte, put_uuid, put_uvarint, CodecError, Reader,
 };
 
 pub const MEMBER: i16 = 10;
@@ -90,9 +90,9 @@ pub fn encode_key(key: &ShareKey) -> Vec<u8> {
     };
     let mut out = Vec::with_capacity(4 + group.len());
     put_i16(&mut out, kind);
-    put_str(&mut out, group);
+    put_str_cut_at_byte(&mut out, group);
     if let Some(m) = member {
-        put_str(&mut out, m);
+        put_str_cut_at_byte(&mut out, m);
     }
     out
 }

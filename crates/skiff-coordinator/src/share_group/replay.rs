@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 
 use super::assignor::TopicAssignment;
-use super::codec::CodecError;
 use super::group::ShareGroup;
 use super::member::ShareMember;
 use super::records::{
@@ -16,6 +15,7 @@ use super::records::{
     encode_target_metadata, CurrentAssignment, MemberMetadata, ShareKey, STATE_STABLE,
 };
 use crate::host::TopicCatalog;
+use crate::wire::CodecError;
 
 /// One record: key bytes, and value bytes or `None` for a tombstone.
 pub type RawRecord = (Vec<u8>, Option<Vec<u8>>);

@@ -8,7 +8,7 @@
 //! snapshot and the updates after it, combining state batches as Kafka's
 //! `PersisterStateBatchCombiner` does.
 //!
-//! - `records.rs`: the key and value formats, byte for byte (`wire.rs`: their primitives).
+//! - `records.rs`: the key and value formats, byte for byte (`crate::wire`: their primitives).
 //! - `combine.rs`: folding state batches together (pure).
 //! - `state.rs`: the latest state of every share partition and which record a write appends
 //!   (pure).
@@ -28,7 +28,8 @@ mod prune;
 pub mod records;
 mod state;
 mod store;
-mod wire;
+/// The crate's record primitives, under the name this module's codecs have always used.
+use crate::wire;
 
 pub use combine::combine;
 pub use error::ShareStateError;

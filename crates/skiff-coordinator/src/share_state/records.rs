@@ -258,17 +258,14 @@ fn read_batches(r: &mut Reader<'_>) -> Result<Vec<StateBatch>, CodecError> {
 /// later Kafka may add some; they are optional by definition).
 fn read_value_tags(r: &mut Reader<'_>) -> Result<i32, CodecError> {
     let mut delivery_complete_count = UNKNOWN_DELIVERY_COMPLETE_COUNT;
-    let tags = r.uvarint("tagged fields")?;
-    for _ in 0..tags {
-        let tag = r.uvarint("tag")?;
-        let size = r.uvarint("tag size")? as usize;
-        let body = r.take(size, "tag value")?;
+    r.tags(|tag, body| {
         if tag == DELIVERY_COMPLETE_COUNT_TAG {
             let bytes: [u8; 4] = body
                 .try_into()
                 .map_err(|_| CodecError::Invalid("delivery complete count"))?;
             delivery_complete_count = i32::from_be_bytes(bytes);
         }
-    }
+        Ok(())
+    })?;
     Ok(delivery_complete_count)
 }

@@ -23,6 +23,7 @@ use super::placement::partition_for;
 use super::prune::RedundantOffsets;
 use super::records::{self, Key, SharePartitionKey};
 use super::state::{Record, ShareStates, ShareWrite, StoredShare, DEFAULT_UPDATES_PER_SNAPSHOT};
+use super::wire::CodecError;
 use crate::host::{InternalPartition, Storage, LEADER_EPOCH};
 use crate::share::ShareSnapshot;
 
@@ -302,8 +303,10 @@ fn replay<P: InternalPartition>(
                 .map_err(|e| ShareStateError::corrupt(index, header.base_offset, e))?;
             for r in recs {
                 let at = header.base_offset + i64::from(r.offset_delta);
-                if let Some(record) = decode_record(r.key.as_deref(), r.value.as_deref())
-                    .map_err(|e| ShareStateError::corrupt(index, at, e))?
+                if let Some(record) =
+                    decode_record(r.key.as_deref(), r.value.as_deref()).map_err(|e| {
+                        ShareStateError::corrupt(index, at, e.in_topic(SHARE_STATE_TOPIC))
+                    })?
                 {
                     inner.apply(slot, at, record, updates_per_snapshot);
                     count += 1;
@@ -329,11 +332,8 @@ fn replay<P: InternalPartition>(
 }
 
 /// The record a replayed key and value are, or `None` for a record type Kafka may add later.
-fn decode_record(
-    key: Option<&[u8]>,
-    value: Option<&[u8]>,
-) -> Result<Option<Record>, super::wire::CodecError> {
-    let key = key.ok_or(super::wire::CodecError::Invalid("record without a key"))?;
+fn decode_record(key: Option<&[u8]>, value: Option<&[u8]>) -> Result<Option<Record>, CodecError> {
+    let key = key.ok_or(CodecError::Invalid("record without a key"))?;
     Ok(match records::decode_key(key)? {
         Key::Snapshot(k) => Some(Record::Snapshot(
             k,
