@@ -19,12 +19,16 @@
 //! arrays (unsigned varint length + 1, 0 = null) and a tagged-field section after every
 //! struct. Skiff writes no tags and skips any it reads. Type 4 (partition metadata) is not
 //! used. Pure functions: safe from any thread; decoding is bounds-checked.
+//!
+//! The value framing and the topic-partition lists are shared with the share group records
+//! (`assignment_codec.rs`).
 
 use uuid::Uuid;
 
+use super::assignment_codec::{self, read_topic_partitions, start_value, value_reader};
 use crate::wire::{
-    put_compact_len, put_compact_nullable, put_compact_str, put_i16, put_i32, put_str, put_uuid,
-    CodecError, Reader,
+    put_compact_len, put_compact_nullable, put_compact_str, put_i16, put_i32, put_str, CodecError,
+    Reader,
 };
 
 pub const METADATA: i16 = 3;
@@ -124,21 +128,7 @@ pub(super) fn decode_key(kind: i16, r: &mut Reader<'_>) -> Result<Option<Consume
 // ---------------------------------------------------------------- value writers
 
 fn put_topic_partitions(out: &mut Vec<u8>, tps: &TopicPartitions) {
-    put_compact_len(out, tps.len());
-    for (id, parts) in tps {
-        put_uuid(out, id);
-        put_compact_len(out, parts.len());
-        for p in parts {
-            put_i32(out, *p);
-        }
-        out.push(0);
-    }
-}
-/// Version 0, then the flexible body.
-fn start_value() -> Vec<u8> {
-    let mut out = Vec::with_capacity(32);
-    put_i16(&mut out, 0);
-    out
+    assignment_codec::put_topic_partitions(out, tps.iter().map(|(id, parts)| (id, parts)));
 }
 
 /// ConsumerGroupMetadataValue and ConsumerGroupTargetAssignmentMetadataValue: one epoch.
@@ -186,32 +176,6 @@ pub fn encode_current(c: &CurrentAssignment) -> Vec<u8> {
 
 // ---------------------------------------------------------------- decoding
 
-fn value_reader(buf: &[u8]) -> Result<Reader<'_>, CodecError> {
-    let mut r = Reader::new(buf);
-    let version = r.i16("value version")?;
-    if version != 0 {
-        return Err(CodecError::UnknownVersion(version));
-    }
-    r.flexible = true;
-    Ok(r)
-}
-
-fn topic_partitions(r: &mut Reader<'_>) -> Result<TopicPartitions, CodecError> {
-    let n = r.array_len(18, "topic partitions")?;
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        let id = r.uuid("topic id")?;
-        let count = r.array_len(4, "partitions")?;
-        let mut parts = Vec::with_capacity(count);
-        for _ in 0..count {
-            parts.push(r.i32("partition")?);
-        }
-        r.skip_tags()?;
-        out.push((id, parts));
-    }
-    Ok(out)
-}
-
 pub fn decode_epoch(buf: &[u8]) -> Result<i32, CodecError> {
     let mut r = value_reader(buf)?;
     let epoch = r.i32("epoch")?;
@@ -248,7 +212,7 @@ pub fn decode_member(buf: &[u8]) -> Result<MemberMetadata, CodecError> {
 
 pub fn decode_target_member(buf: &[u8]) -> Result<TopicPartitions, CodecError> {
     let mut r = value_reader(buf)?;
-    let tps = topic_partitions(&mut r)?;
+    let tps = read_topic_partitions(&mut r)?;
     r.skip_tags()?;
     Ok(tps)
 }
@@ -258,8 +222,8 @@ pub fn decode_current(buf: &[u8]) -> Result<CurrentAssignment, CodecError> {
     let epoch = r.i32("member epoch")?;
     let previous_epoch = r.i32("previous member epoch")?;
     let state = r.take(1, "member state")?[0] as i8;
-    let assigned = topic_partitions(&mut r)?;
-    let revoking = topic_partitions(&mut r)?;
+    let assigned = read_topic_partitions(&mut r)?;
+    let revoking = read_topic_partitions(&mut r)?;
     r.skip_tags()?;
     Ok(CurrentAssignment {
         epoch,

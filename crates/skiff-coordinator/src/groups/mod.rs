@@ -27,6 +27,7 @@ pub mod store;
 pub mod txn_offsets;
 
 mod admin;
+pub(crate) mod assignment_codec;
 mod commits;
 mod membership;
 

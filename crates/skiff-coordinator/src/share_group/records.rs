@@ -19,15 +19,17 @@
 //! Values are `int16` version 0, then the flexible encoding with a tagged-field section after
 //! every struct. Skiff writes the metadata hash as 0: it does not compute Kafka's topic hash,
 //! and a Kafka reading it would only see a metadata change and bump the epoch once.
-
-use std::collections::BTreeSet;
-
-use uuid::Uuid;
+//!
+//! The value framing and the topic-partition lists are encoded as in the consumer group
+//! records, by `groups/assignment_codec.rs`.
 
 use super::assignor::TopicAssignment;
+use crate::groups::assignment_codec::{
+    put_topic_partitions, read_topic_partitions, start_value, value_reader,
+};
 use crate::wire::{
     put_compact_len, put_compact_nullable, put_compact_str, put_i16, put_i32, put_i64,
-    put_str_cut_at_byte, put_uuid, put_uvarint, CodecError, Reader,
+    put_str_cut_at_byte, put_uvarint, CodecError, Reader,
 };
 
 pub const MEMBER: i16 = 10;
@@ -125,24 +127,6 @@ pub fn decode_key(buf: &[u8]) -> Result<Option<ShareKey>, CodecError> {
     Ok(Some(key))
 }
 
-fn start_value() -> Vec<u8> {
-    let mut out = Vec::with_capacity(32);
-    put_i16(&mut out, 0);
-    out
-}
-
-fn put_assignment(out: &mut Vec<u8>, a: &TopicAssignment) {
-    put_compact_len(out, a.len());
-    for (id, parts) in a {
-        put_uuid(out, id);
-        put_compact_len(out, parts.len());
-        for p in parts {
-            put_i32(out, *p);
-        }
-        out.push(0);
-    }
-}
-
 pub fn encode_member(m: &MemberMetadata) -> Vec<u8> {
     let mut out = start_value();
     put_compact_nullable(&mut out, m.rack_id.as_deref());
@@ -183,7 +167,7 @@ pub fn encode_target_metadata(assignment_epoch: i32, timestamp: Option<i64>) -> 
 
 pub fn encode_target_member(a: &TopicAssignment) -> Vec<u8> {
     let mut out = start_value();
-    put_assignment(&mut out, a);
+    put_topic_partitions(&mut out, a.iter());
     out.push(0);
     out
 }
@@ -193,31 +177,15 @@ pub fn encode_current(c: &CurrentAssignment) -> Vec<u8> {
     put_i32(&mut out, c.epoch);
     put_i32(&mut out, c.previous_epoch);
     out.push(c.state as u8);
-    put_assignment(&mut out, &c.assigned);
+    put_topic_partitions(&mut out, c.assigned.iter());
     out.push(0);
     out
 }
 
-fn value_reader(buf: &[u8]) -> Result<Reader<'_>, CodecError> {
-    let mut r = Reader::new(buf);
-    let version = r.i16("value version")?;
-    if version != 0 {
-        return Err(CodecError::UnknownVersion(version));
-    }
-    Ok(r)
-}
-
+/// The assignment as read, duplicates merged.
 fn assignment(r: &mut Reader<'_>) -> Result<TopicAssignment, CodecError> {
-    let n = r.array_len(18, "topic partitions")?;
     let mut out = TopicAssignment::new();
-    for _ in 0..n {
-        let id: Uuid = r.uuid("topic id")?;
-        let count = r.array_len(4, "partitions")?;
-        let mut parts = BTreeSet::new();
-        for _ in 0..count {
-            parts.insert(r.i32("partition")?);
-        }
-        r.skip_tags()?;
+    for (id, parts) in read_topic_partitions(r)? {
         out.entry(id).or_default().extend(parts);
     }
     Ok(out)

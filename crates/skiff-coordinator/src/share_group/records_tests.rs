@@ -1,5 +1,9 @@
 //! Share group record codecs against hand-built bytes of Kafka's schemas.
 
+use std::collections::BTreeSet;
+
+use uuid::Uuid;
+
 use super::*;
 
 #[test]

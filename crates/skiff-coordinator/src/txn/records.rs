@@ -6,38 +6,35 @@
 //! UTF-8, arrays i32-count-prefixed, all big-endian. Version 1 (flexible, KIP-890 tagged
 //! fields) is not written; reading one is refused with an error (the record is skipped).
 //!
-//! Pure functions; bounds-checked decoding of bytes read from disk.
+//! Pure functions; bounds-checked decoding of bytes read from disk, with the primitives of
+//! `crate::wire`. Errors do not name the topic: log them with `in_topic(TXN_STATE_TOPIC)`.
 
 use std::collections::BTreeSet;
 
 use super::state::{TxnMetadata, TxnState};
+use crate::wire::{put_i16, put_i32, put_i64, put_str_cut_at_byte, Reader};
+
+/// Shared with every internal-topic codec; log it with `in_topic(TXN_STATE_TOPIC)` to name
+/// the topic.
+pub use crate::wire::CodecError;
 
 const KEY_VERSION: i16 = 0;
 const VALUE_VERSION: i16 = 0;
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("__transaction_state record: {0}")]
-pub struct CodecError(String);
-
-fn put_str(out: &mut Vec<u8>, s: &str) {
-    let len = i16::try_from(s.len()).unwrap_or(i16::MAX);
-    out.extend_from_slice(&len.to_be_bytes());
-    out.extend_from_slice(s.as_bytes().get(..len.max(0) as usize).unwrap_or(&[]));
-}
-
+/// Strings are cut at exactly `i16::MAX` bytes, as this topic has always been written.
 pub fn encode_key(transactional_id: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(4 + transactional_id.len());
-    out.extend_from_slice(&KEY_VERSION.to_be_bytes());
-    put_str(&mut out, transactional_id);
+    put_i16(&mut out, KEY_VERSION);
+    put_str_cut_at_byte(&mut out, transactional_id);
     out
 }
 
 pub fn encode_value(m: &TxnMetadata) -> Vec<u8> {
     let mut out = Vec::with_capacity(64);
-    out.extend_from_slice(&VALUE_VERSION.to_be_bytes());
-    out.extend_from_slice(&m.producer_id.to_be_bytes());
-    out.extend_from_slice(&m.producer_epoch.to_be_bytes());
-    out.extend_from_slice(&m.timeout_ms.to_be_bytes());
+    put_i16(&mut out, VALUE_VERSION);
+    put_i64(&mut out, m.producer_id);
+    put_i16(&mut out, m.producer_epoch);
+    put_i32(&mut out, m.timeout_ms);
     out.push(m.state.id() as u8);
     let mut by_topic: Vec<(&str, Vec<i32>)> = Vec::new();
     for (topic, p) in &m.partitions {
@@ -46,82 +43,46 @@ pub fn encode_value(m: &TxnMetadata) -> Vec<u8> {
             _ => by_topic.push((topic.as_str(), vec![*p])),
         }
     }
-    out.extend_from_slice(&(by_topic.len() as i32).to_be_bytes());
+    put_i32(&mut out, by_topic.len() as i32);
     for (topic, ps) in by_topic {
-        put_str(&mut out, topic);
-        out.extend_from_slice(&(ps.len() as i32).to_be_bytes());
+        put_str_cut_at_byte(&mut out, topic);
+        put_i32(&mut out, ps.len() as i32);
         for p in ps {
-            out.extend_from_slice(&p.to_be_bytes());
+            put_i32(&mut out, p);
         }
     }
-    out.extend_from_slice(&m.last_update_ms.to_be_bytes());
-    out.extend_from_slice(&m.start_ms.to_be_bytes());
+    put_i64(&mut out, m.last_update_ms);
+    put_i64(&mut out, m.start_ms);
     out
 }
 
-struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], CodecError> {
-        let end = self.pos.checked_add(n).filter(|e| *e <= self.buf.len());
-        let Some(end) = end else {
-            return Err(CodecError(format!("truncated at {what}")));
-        };
-        let s = self.buf.get(self.pos..end).unwrap_or(&[]);
-        self.pos = end;
-        Ok(s)
-    }
-    fn arr<const N: usize>(&mut self, what: &str) -> Result<[u8; N], CodecError> {
-        <[u8; N]>::try_from(self.take(N, what)?).map_err(|_| CodecError(what.to_string()))
-    }
-    fn i8(&mut self, what: &str) -> Result<i8, CodecError> {
-        Ok(i8::from_be_bytes(self.arr(what)?))
-    }
-    fn i16(&mut self, what: &str) -> Result<i16, CodecError> {
-        Ok(i16::from_be_bytes(self.arr(what)?))
-    }
-    fn i32(&mut self, what: &str) -> Result<i32, CodecError> {
-        Ok(i32::from_be_bytes(self.arr(what)?))
-    }
-    fn i64(&mut self, what: &str) -> Result<i64, CodecError> {
-        Ok(i64::from_be_bytes(self.arr(what)?))
-    }
-    fn string(&mut self, what: &str) -> Result<String, CodecError> {
-        let len = self.i16(what)?;
-        let len = usize::try_from(len).map_err(|_| CodecError(format!("null {what}")))?;
-        let bytes = self.take(len, what)?;
-        String::from_utf8(bytes.to_vec()).map_err(|_| CodecError(format!("{what} is not UTF-8")))
-    }
-}
-
+/// The transactional id. Trailing bytes after it are ignored.
 pub fn decode_key(buf: &[u8]) -> Result<String, CodecError> {
-    let mut r = Reader { buf, pos: 0 };
+    let mut r = Reader::new(buf);
     let version = r.i16("key version")?;
     if version != KEY_VERSION {
-        return Err(CodecError(format!("unknown key version {version}")));
+        return Err(CodecError::UnsupportedVersion("key", version));
     }
-    r.string("transactional id")
+    r.str("transactional id")
 }
 
+/// Version 0 only; version 1 (which Kafka defines) is refused. Negative array counts read
+/// as empty, and trailing bytes are ignored.
 pub fn decode_value(transactional_id: &str, buf: &[u8]) -> Result<TxnMetadata, CodecError> {
-    let mut r = Reader { buf, pos: 0 };
+    let mut r = Reader::new(buf);
     let version = r.i16("value version")?;
     if version != VALUE_VERSION {
-        return Err(CodecError(format!("unsupported value version {version}")));
+        return Err(CodecError::UnsupportedVersion("value", version));
     }
     let producer_id = r.i64("producer id")?;
     let producer_epoch = r.i16("producer epoch")?;
     let timeout_ms = r.i32("timeout")?;
     let status = r.i8("status")?;
-    let state =
-        TxnState::from_id(status).ok_or_else(|| CodecError(format!("unknown status {status}")))?;
+    let state = TxnState::from_id(status).ok_or(CodecError::Invalid("transaction status"))?;
     let mut partitions = BTreeSet::new();
     let topics = r.i32("partition count")?;
     for _ in 0..topics.max(0) {
-        let topic = r.string("topic")?;
+        let topic = r.str("topic")?;
         let n = r.i32("partition id count")?;
         for _ in 0..n.max(0) {
             partitions.insert((topic.clone(), r.i32("partition id")?));
@@ -168,5 +129,26 @@ mod tests {
         let mut bad = v.clone();
         bad[16] = 9; // status byte
         assert!(decode_value("tx-1", &bad).is_err());
+    }
+
+    #[test]
+    fn errors_name_the_topic_and_what_was_refused() {
+        let topic = super::super::TXN_STATE_TOPIC;
+        let e = decode_value("tx-1", &[0, 1]).unwrap_err();
+        assert_eq!(
+            e.in_topic(topic).to_string(),
+            "__transaction_state value version 1 is not one Skiff reads"
+        );
+        let e = decode_key(&[0, 0, 0, 4, b't']).unwrap_err();
+        assert_eq!(
+            e.in_topic(topic).to_string(),
+            "__transaction_state record truncated while reading transactional id"
+        );
+        let mut v = encode_value(&TxnMetadata::new("tx-1", 42, 60_000, 1234));
+        v[16] = 9; // status byte
+        assert_eq!(
+            decode_value("tx-1", &v).unwrap_err(),
+            CodecError::Invalid("transaction status")
+        );
     }
 }

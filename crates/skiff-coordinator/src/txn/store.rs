@@ -127,7 +127,7 @@ pub fn replay<P: InternalPartition>(partitions: &[Arc<P>]) -> (Vec<TxnMetadata>,
                     let id = match records::decode_key(key) {
                         Ok(id) => id,
                         Err(e) => {
-                            warn!(error = %e, "skipping a record with an unreadable key");
+                            warn!(error = %e.in_topic(TXN_STATE_TOPIC), "skipping a record with an unreadable key");
                             continue;
                         }
                     };
@@ -139,7 +139,9 @@ pub fn replay<P: InternalPartition>(partitions: &[Arc<P>]) -> (Vec<TxnMetadata>,
                         Some(Ok(m)) => {
                             latest.insert(id, Some(m));
                         }
-                        Some(Err(e)) => warn!(error = %e, "skipping an unreadable value"),
+                        Some(Err(e)) => {
+                            warn!(error = %e.in_topic(TXN_STATE_TOPIC), "skipping an unreadable value")
+                        }
                     }
                 }
             }

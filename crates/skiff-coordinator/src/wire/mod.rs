@@ -1,7 +1,7 @@
 //! The byte-level primitives of Kafka's internal-topic records (big-endian integers, int16
 //! and compact strings, unsigned varints, uuids, tag sections), shared by every record
-//! codec of this crate: `__consumer_offsets` (`groups/`, `share_group/`) and
-//! `__share_group_state` (`share_state/`).
+//! codec of this crate: `__consumer_offsets` (`groups/`, `share_group/`),
+//! `__share_group_state` (`share_state/`) and `__transaction_state` (`txn/`).
 //!
 //! One copy so that a fix to bounds checking or to an encoding reaches every topic. What is
 //! topic-specific (which versions exist, whether trailing bytes are refused, which tags mean
@@ -23,6 +23,10 @@ pub enum CodecError {
     Invalid(&'static str),
     #[error("value version {0} is not one Kafka defines")]
     UnknownVersion(i16),
+    /// A key or value version this codec does not read, whether or not Kafka defines it
+    /// (`__transaction_state` value version 1, which Kafka writes with KIP-890).
+    #[error("{0} version {1} is not one Skiff reads")]
+    UnsupportedVersion(&'static str, i16),
 }
 
 impl CodecError {

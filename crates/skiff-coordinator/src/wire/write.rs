@@ -34,7 +34,8 @@ pub(crate) fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&s.as_bytes()[..end]);
 }
 /// A non-null int16-length string cut at exactly `i16::MAX` bytes, even inside a char: the
-/// share group records have always been written this way, and their bytes must not change.
+/// share group and `__transaction_state` records have always been written this way, and
+/// their bytes must not change.
 pub(crate) fn put_str_cut_at_byte(out: &mut Vec<u8>, s: &str) {
     put_i16(out, i16::try_from(s.len()).unwrap_or(i16::MAX));
     out.extend_from_slice(&s.as_bytes()[..s.len().min(i16::MAX as usize)]);

@@ -1,0 +1,70 @@
+//! What the KIP-848 consumer group records (types 3-8, `consumer_records.rs`) and the share
+//! group records (types 10-15, `share_group/records.rs`) of `__consumer_offsets` encode the
+//! same way in Kafka's schemas: the value framing (`int16` version 0, then the flexible
+//! encoding) and the topic-partition lists of the target-member and current-assignment
+//! values (`[]` of topicId `uuid`, partitions `[]int32`, tagged fields).
+//!
+//! The rest stays with each codec: their keys cut long strings differently, and their
+//! member, metadata and current-assignment values have different fields.
+
+use uuid::Uuid;
+
+use crate::wire::{put_compact_len, put_i16, put_i32, put_uuid, CodecError, Reader};
+
+/// Version 0, then the flexible body.
+pub(crate) fn start_value() -> Vec<u8> {
+    let mut out = Vec::with_capacity(32);
+    put_i16(&mut out, 0);
+    out
+}
+
+/// A reader past the value's version, which must be 0, switched to the flexible encoding.
+pub(crate) fn value_reader(buf: &[u8]) -> Result<Reader<'_>, CodecError> {
+    let mut r = Reader::new(buf);
+    let version = r.i16("value version")?;
+    if version != 0 {
+        return Err(CodecError::UnknownVersion(version));
+    }
+    r.flexible = true;
+    Ok(r)
+}
+
+/// A compact array of (topic id, compact array of partitions, empty tag section), in the
+/// order given.
+pub(crate) fn put_topic_partitions<'a, P>(
+    out: &mut Vec<u8>,
+    tps: impl ExactSizeIterator<Item = (&'a Uuid, P)>,
+) where
+    P: IntoIterator<Item = &'a i32>,
+    P::IntoIter: ExactSizeIterator,
+{
+    put_compact_len(out, tps.len());
+    for (id, parts) in tps {
+        put_uuid(out, id);
+        let parts = parts.into_iter();
+        put_compact_len(out, parts.len());
+        for p in parts {
+            put_i32(out, *p);
+        }
+        out.push(0);
+    }
+}
+
+/// What [`put_topic_partitions`] writes, in the order read; each entry's tags are skipped.
+pub(crate) fn read_topic_partitions(
+    r: &mut Reader<'_>,
+) -> Result<Vec<(Uuid, Vec<i32>)>, CodecError> {
+    let n = r.array_len(18, "topic partitions")?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let id = r.uuid("topic id")?;
+        let count = r.array_len(4, "partitions")?;
+        let mut parts = Vec::with_capacity(count);
+        for _ in 0..count {
+            parts.push(r.i32("partition")?);
+        }
+        r.skip_tags()?;
+        out.push((id, parts));
+    }
+    Ok(out)
+}
