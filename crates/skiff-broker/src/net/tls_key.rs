@@ -22,6 +22,9 @@ use sha1::{Digest, Sha1};
 const PBE_SHA1_3DES: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.12.1.3");
 /// More iterations than this are refused before any work (a hostile file could ask for 2^31).
 const MAX_ITERATIONS: u64 = 10_000_000;
+/// scrypt memory (128 · N · r bytes) above this is refused before any work; OpenSSL's own
+/// `-scrypt` defaults need 16 MiB.
+const MAX_SCRYPT_MEMORY: u64 = 256 << 20;
 
 /// The private key in `pem`; `password` is `ssl.key.password`; `what` names the source in
 /// errors (which never contain the password).
@@ -86,6 +89,7 @@ fn decrypt(der: &[u8], password: &str) -> Result<Vec<u8>, String> {
     } else {
         let info = pkcs8::EncryptedPrivateKeyInfo::from_der(der)
             .map_err(|e| format!("unsupported key encryption {algorithm}: {e}"))?;
+        bounded_work(&info.encryption_algorithm)?;
         info.decrypt(password.as_bytes())
             .map_err(|_| wrong_password())?
             .as_bytes()
@@ -94,6 +98,37 @@ fn decrypt(der: &[u8], password: &str) -> Result<Vec<u8>, String> {
     // A wrong password usually fails the padding; when it does not, the result is not DER.
     pkcs8::PrivateKeyInfo::from_der(&plain).map_err(|_| wrong_password())?;
     Ok(plain)
+}
+
+/// Refuses PBES2 parameters that would take minutes or gigabytes to derive the key from.
+fn bounded_work(scheme: &pkcs8::pkcs5::EncryptionScheme<'_>) -> Result<(), String> {
+    use pkcs8::pkcs5::pbes2::Kdf;
+    let Some(params) = scheme.pbes2() else {
+        return Ok(());
+    };
+    match &params.kdf {
+        Kdf::Pbkdf2(p) if u64::from(p.iteration_count) > MAX_ITERATIONS => Err(format!(
+            "PBKDF2 iteration count {} is above {MAX_ITERATIONS}",
+            p.iteration_count
+        )),
+        Kdf::Scrypt(p) => {
+            let memory = 128u64
+                .saturating_mul(p.cost_parameter)
+                .saturating_mul(u64::from(p.block_size));
+            if memory > MAX_SCRYPT_MEMORY || p.parallelization > 16 {
+                Err(format!(
+                    "scrypt parameters (N={}, r={}, p={}) need more than {} MiB or 16 lanes",
+                    p.cost_parameter,
+                    p.block_size,
+                    p.parallelization,
+                    MAX_SCRYPT_MEMORY >> 20
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        _ => Ok(()),
+    }
 }
 
 fn wrong_password() -> String {
@@ -252,6 +287,24 @@ mod tests {
     fn hostile_iteration_counts_are_refused_before_any_work() {
         let e = pkcs12_3des_decrypt("p", b"salt", u64::from(u32::MAX), &[0; 16]).unwrap_err();
         assert!(e.contains("iteration count"), "{e}");
+        // The same key re-encrypted by openssl with -iter 4000000000 would take hours.
+        let der = pem_block(
+            &String::from_utf8(read("pbes2-aes256.pem")).unwrap(),
+            "ENCRYPTED PRIVATE KEY",
+        )
+        .unwrap()
+        .unwrap();
+        let mut info = pkcs8::EncryptedPrivateKeyInfo::from_der(&der).unwrap();
+        let pkcs8::pkcs5::EncryptionScheme::Pbes2(params) = &mut info.encryption_algorithm else {
+            panic!("the fixture is PBES2")
+        };
+        let pkcs8::pkcs5::pbes2::Kdf::Pbkdf2(kdf) = &mut params.kdf else {
+            panic!("the fixture uses PBKDF2")
+        };
+        kdf.iteration_count = 4_000_000_000;
+        let hostile = pkcs8::der::Encode::to_der(&info).unwrap();
+        let e = decrypt(&hostile, "kafka-secret").unwrap_err();
+        assert!(e.contains("PBKDF2 iteration count 4000000000"), "{e}");
     }
 
     #[test]
