@@ -427,11 +427,6 @@ fn first_cert_der(pem: &str) -> Vec<u8> {
 
 #[tokio::test]
 async fn certificates_are_reloaded_from_disk_and_by_incremental_alter_configs() {
-    use kafka_protocol::messages::incremental_alter_configs_request::{
-        AlterConfigsResource, AlterableConfig,
-    };
-    use kafka_protocol::messages::{IncrementalAlterConfigsRequest, RequestKind, ResponseKind};
-
     let t = start("none", &[]).await;
     let first = presented(&t).await;
     assert_eq!(first, first_cert_der(&t.pki.server_pem));
@@ -457,28 +452,14 @@ async fn certificates_are_reloaded_from_disk_and_by_incremental_alter_configs() 
     let third_pem = server_pem(&t.pki.ca);
     let third = t.certs.join("server3.pem");
     std::fs::write(&third, &third_pem).unwrap();
-    let request = IncrementalAlterConfigsRequest::default().with_resources(vec![
-        AlterConfigsResource::default()
-            .with_resource_type(4)
-            .with_resource_name(StrBytes::from_static_str("1"))
-            .with_configs(vec![AlterableConfig::default()
-                .with_name(StrBytes::from_static_str(
-                    "listener.name.ssl.ssl.keystore.location",
-                ))
-                .with_config_operation(0)
-                .with_value(Some(StrBytes::from_string(third.display().to_string())))]),
-    ]);
-    let response = common::call(
-        &t.served.broker,
-        ApiKey::IncrementalAlterConfigs,
-        1,
-        RequestKind::IncrementalAlterConfigs(request),
+    let (code, message) = set_broker_config(
+        &t,
+        "listener.name.ssl.ssl.keystore.location",
+        &third.display().to_string(),
+        false,
     )
     .await;
-    let ResponseKind::IncrementalAlterConfigs(response) = response else {
-        panic!("{response:?}")
-    };
-    assert_eq!(response.responses[0].error_code, 0, "{response:?}");
+    assert_eq!(code, 0, "{message}");
     assert_eq!(
         presented(&t).await,
         first_cert_der(&third_pem),
