@@ -7,26 +7,10 @@
 //! Skipped (with a message) when kcat is missing or built without SSL/SASL.
 #![allow(clippy::unwrap_used)]
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn skiff() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("SKIFF_") {
-            cmd.env_remove(name);
-        }
-    }
-    cmd
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use common::{free_port, kcat, run, skiff};
+use std::process::Command;
 
 fn kcat_has_sasl_and_ssl() -> bool {
     match Command::new("kcat").arg("-V").output() {
@@ -36,28 +20,6 @@ fn kcat_has_sasl_and_ssl() -> bool {
         }
         Err(_) => false,
     }
-}
-
-fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    if let Some(text) = stdin {
-        input.write_all(text.as_bytes()).unwrap();
-    }
-    drop(input);
-    child.wait_with_output().unwrap()
-}
-
-fn kcat(args: &[String], stdin: Option<&str>) -> Output {
-    run(
-        Command::new("timeout").arg("30").arg("kcat").args(args),
-        stdin,
-    )
 }
 
 #[test]

@@ -6,55 +6,16 @@
 //! The kcat test is skipped (with a message) when kcat is missing or built without SSL.
 #![allow(clippy::unwrap_used)]
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn skiff() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skiff"));
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("SKIFF_") {
-            cmd.env_remove(name);
-        }
-    }
-    cmd
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use common::{free_port, kcat, skiff};
+use std::process::{Command, Output};
 
 fn kcat_has_ssl() -> bool {
     match Command::new("kcat").arg("-V").output() {
         Ok(out) => String::from_utf8_lossy(&out.stdout).contains("ssl"),
         Err(_) => false,
     }
-}
-
-fn kcat(args: &[String], stdin: Option<&str>) -> Output {
-    let mut child = Command::new("timeout")
-        .arg("30")
-        .arg("kcat")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    if let Some(text) = stdin {
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-    } else {
-        drop(child.stdin.take());
-    }
-    child.wait_with_output().unwrap()
 }
 
 #[test]

@@ -1,0 +1,50 @@
+//! What the command-line tests share: the `skiff` binary with a clean environment, a free
+//! loopback port, and kcat runs bounded by `timeout`.
+#![allow(clippy::unwrap_used, dead_code)]
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+/// The `skiff` binary, without the caller's `SKIFF_*` variables (they would override the
+/// test's settings).
+pub fn skiff() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skiff"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("SKIFF_") {
+            cmd.env_remove(name);
+        }
+    }
+    cmd
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Runs `cmd` to its end with `stdin` (if any) written and closed, capturing its output.
+pub fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+/// kcat with `args`, killed after 30 s so a hung client fails the test instead of stalling it.
+pub fn kcat(args: &[String], stdin: Option<&str>) -> Output {
+    run(
+        Command::new("timeout").arg("30").arg("kcat").args(args),
+        stdin,
+    )
+}
