@@ -364,6 +364,11 @@ fn server_config_with(
 pub fn subject_dn(der: &[u8]) -> Result<String, String> {
     let (_, cert) = x509_parser::parse_x509_certificate(der)
         .map_err(|e| format!("unreadable client certificate: {e}"))?;
+    Ok(subject_dn_of(&cert))
+}
+
+/// The RFC 2253 subject of a certificate already parsed.
+pub fn subject_dn_of(cert: &x509_parser::certificate::X509Certificate<'_>) -> String {
     let mut rdns: Vec<Vec<(String, Vec<u8>)>> = Vec::new();
     for rdn in cert.subject().iter() {
         let mut attrs = Vec::new();
@@ -381,7 +386,7 @@ pub fn subject_dn(der: &[u8]) -> Result<String, String> {
                 .collect()
         })
         .collect();
-    Ok(skiff_acl::dn::rfc2253(&borrowed))
+    skiff_acl::dn::rfc2253(&borrowed)
 }
 
 /// The complete DER encoding (tag, length, contents) of a parsed attribute value.

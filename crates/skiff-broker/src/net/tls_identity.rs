@@ -27,9 +27,9 @@ impl CertIdentity {
         let leaf = chain
             .first()
             .ok_or_else(|| "the keystore has no certificate".to_string())?;
-        let dn = super::tls::subject_dn(leaf.as_ref())?;
         let (_, cert) = x509_parser::parse_x509_certificate(leaf.as_ref())
             .map_err(|e| format!("unreadable server certificate: {e}"))?;
+        let dn = super::tls::subject_dn_of(&cert);
         let mut sans = BTreeSet::new();
         let extension = cert
             .subject_alternative_name()
