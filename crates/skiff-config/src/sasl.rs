@@ -277,13 +277,7 @@ pub fn check_listener_sasl(cfg: &BrokerConfig, listener: &str) -> Result<(), (St
 mod tests {
     use super::*;
 
-    fn cfg(pairs: &[(&str, &str)]) -> BrokerConfig {
-        let mut c = BrokerConfig::default();
-        for (k, v) in pairs {
-            c.explicit.insert(k.to_string(), v.to_string());
-        }
-        c
-    }
+    use crate::tests::explicit_config as cfg;
 
     #[test]
     fn override_keys_are_recognised() {

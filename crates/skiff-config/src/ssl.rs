@@ -295,13 +295,7 @@ pub fn listener_ssl(cfg: &BrokerConfig, listener: &str) -> Result<ListenerSsl, S
 mod tests {
     use super::*;
 
-    fn cfg(pairs: &[(&str, &str)]) -> BrokerConfig {
-        let mut c = BrokerConfig::default();
-        for (k, v) in pairs {
-            c.explicit.insert(k.to_string(), v.to_string());
-        }
-        c
-    }
+    use crate::tests::explicit_config as cfg;
 
     #[test]
     fn per_listener_keys_win_over_plain_ones() {

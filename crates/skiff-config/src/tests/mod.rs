@@ -22,6 +22,16 @@ fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// A default configuration with `pairs` set as explicit keys (as a TOML file would set them),
+/// for unit tests of the readers of one key family.
+pub(crate) fn explicit_config(pairs: &[(&str, &str)]) -> BrokerConfig {
+    let mut c = BrokerConfig::default();
+    for (k, v) in pairs {
+        c.explicit.insert(k.to_string(), v.to_string());
+    }
+    c
+}
+
 fn no_env() -> Vec<(String, String)> {
     Vec::new()
 }
