@@ -45,14 +45,7 @@ fn frame<R: Encodable>(key: ApiKey, version: i16, correlation_id: i32, body: &R)
 }
 
 async fn read_response(stream: &mut TcpStream) -> Option<Bytes> {
-    let mut size = [0u8; 4];
-    tokio::time::timeout(Duration::from_secs(5), stream.read_exact(&mut size))
-        .await
-        .ok()?
-        .ok()?;
-    let mut body = vec![0u8; usize::try_from(i32::from_be_bytes(size)).ok()?];
-    stream.read_exact(&mut body).await.ok()?;
-    Some(Bytes::from(body))
+    common::read_frame(stream, Duration::from_secs(5)).await
 }
 
 /// True when the server closed the connection (EOF) within a few seconds.

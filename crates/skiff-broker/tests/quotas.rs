@@ -419,14 +419,9 @@ async fn produce_over(
         ))
         .await
         .unwrap();
-    let mut size = [0u8; 4];
-    tokio::time::timeout(Duration::from_secs(20), stream.read_exact(&mut size))
+    let mut body = common::read_frame(stream, Duration::from_secs(20))
         .await
-        .unwrap()
-        .unwrap();
-    let mut body = vec![0u8; usize::try_from(i32::from_be_bytes(size)).unwrap()];
-    stream.read_exact(&mut body).await.unwrap();
-    let mut body = Bytes::from(body);
+        .expect("a Produce response within 20 s");
     let header = ResponseHeader::decode(&mut body, 1).unwrap();
     assert_eq!(header.correlation_id, corr);
     let r = ProduceResponse::decode(&mut body, 9).unwrap();

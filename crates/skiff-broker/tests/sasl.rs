@@ -63,14 +63,7 @@ where
 }
 
 async fn read_frame<S: AsyncRead + Unpin>(s: &mut S) -> Option<Bytes> {
-    let mut size = [0u8; 4];
-    tokio::time::timeout(Duration::from_secs(10), s.read_exact(&mut size))
-        .await
-        .ok()?
-        .ok()?;
-    let mut body = vec![0u8; usize::try_from(i32::from_be_bytes(size)).ok()?];
-    s.read_exact(&mut body).await.ok()?;
-    Some(Bytes::from(body))
+    common::read_frame(s, Duration::from_secs(10)).await
 }
 
 async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(

@@ -184,14 +184,7 @@ async fn api_versions_from<S: AsyncRead + AsyncWrite + Unpin>(
 ) -> Option<()> {
     s.write_all(&frame_from(id, client_id)).await.ok()?;
     s.flush().await.ok()?;
-    let mut size = [0u8; 4];
-    tokio::time::timeout(Duration::from_secs(5), s.read_exact(&mut size))
-        .await
-        .ok()?
-        .ok()?;
-    let mut body = vec![0u8; usize::try_from(i32::from_be_bytes(size)).ok()?];
-    s.read_exact(&mut body).await.ok()?;
-    let mut body = Bytes::from(body);
+    let mut body = common::read_frame(s, Duration::from_secs(5)).await?;
     let header = ResponseHeader::decode(&mut body, 0).ok()?;
     assert_eq!(header.correlation_id, id);
     let response = ApiVersionsResponse::decode(&mut body, 3).ok()?;

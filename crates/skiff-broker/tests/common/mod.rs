@@ -206,6 +206,23 @@ pub fn request_frame<R: Encodable>(
     buf.freeze()
 }
 
+/// The body of the next size-prefixed frame from `s`; `None` when the peer closed the
+/// connection or nothing came within `bound`.
+pub async fn read_frame<S: tokio::io::AsyncRead + Unpin>(
+    s: &mut S,
+    bound: Duration,
+) -> Option<Bytes> {
+    use tokio::io::AsyncReadExt;
+    let mut size = [0u8; 4];
+    tokio::time::timeout(bound, s.read_exact(&mut size))
+        .await
+        .ok()?
+        .ok()?;
+    let mut body = vec![0u8; usize::try_from(i32::from_be_bytes(size)).ok()?];
+    s.read_exact(&mut body).await.ok()?;
+    Some(Bytes::from(body))
+}
+
 /// A small deterministic generator (xorshift64*) for hostile-input tests, so a failing case
 /// can be replayed from its seed.
 pub struct Noise(pub u64);
