@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{free_port, kcat, run, skiff};
+use common::{dev_certs, free_port, kcat, run, skiff};
 use std::process::Command;
 
 fn kcat_has_sasl_and_ssl() -> bool {
@@ -49,17 +49,7 @@ fn kcat_over_sasl_plaintext_and_sasl_ssl() {
     }
     let dir = tempfile::tempdir().unwrap();
     let certs = dir.path().join("certs");
-    let out = skiff()
-        .args(["dev-certs", "--dir"])
-        .arg(&certs)
-        .args(["--host", "localhost", "--host", "127.0.0.1"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    dev_certs(&certs);
     let c = |f: &str| certs.join(f).display().to_string();
     let hashed = run(
         skiff().args(["hash-password", "--user", "erin"]),

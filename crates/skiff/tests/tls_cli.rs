@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{free_port, kcat, skiff};
+use common::{dev_certs, free_port, kcat, skiff};
 use std::process::{Command, Output};
 
 fn kcat_has_ssl() -> bool {
@@ -26,17 +26,7 @@ fn dev_certs_then_kcat_produces_and_consumes_over_mutual_tls() {
     }
     let dir = tempfile::tempdir().unwrap();
     let certs = dir.path().join("certs");
-    let out = skiff()
-        .args(["dev-certs", "--dir"])
-        .arg(&certs)
-        .args(["--host", "localhost", "--host", "127.0.0.1"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = dev_certs(&certs);
     assert!(String::from_utf8_lossy(&out.stderr).contains("DO NOT USE IN PRODUCTION"));
     let lines = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(lines.contains("ssl.keystore.location"), "{lines}");

@@ -48,3 +48,19 @@ pub fn kcat(args: &[String], stdin: Option<&str>) -> Output {
         stdin,
     )
 }
+
+/// `skiff dev-certs` into `dir` for localhost and 127.0.0.1; fails the test if it fails.
+pub fn dev_certs(dir: &std::path::Path) -> Output {
+    let out = skiff()
+        .args(["dev-certs", "--dir"])
+        .arg(dir)
+        .args(["--host", "localhost", "--host", "127.0.0.1"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
