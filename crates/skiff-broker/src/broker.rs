@@ -75,6 +75,8 @@ pub struct Broker {
     pub quotas: Arc<crate::quotas::QuotaManager>,
     /// The ACLs and authorizer when `authorizer.class.name` is set (see [`crate::authz`]).
     pub acls: Option<Arc<skiff_acl::Acls>>,
+    /// Share partitions and share sessions (KIP-932; `__share_group_state`).
+    pub share: Arc<crate::share::ShareManager>,
 }
 
 /// The ACLs when `authorizer.class.name` names Kafka's StandardAuthorizer; `None` when it is
@@ -183,6 +185,15 @@ impl Broker {
         )?;
         let producer_ids = ProducerIds::open(log_dir.root())?;
         let txn = TxnCoordinator::start(&*storage, &config, clock.clone())?;
+        // The share state topic is created on the first share fetch; when an earlier run
+        // created it, it is replayed now, with the other coordinators' topics, so the first
+        // share fetch after a restart does not wait for the replay.
+        let share = Arc::new(crate::share::ShareManager::new(
+            storage.clone(),
+            topics.clone(),
+            clock.clone(),
+        ));
+        share.open_existing();
         let broker = Arc::new(Broker {
             scram,
             sasl,
@@ -202,6 +213,7 @@ impl Broker {
             log_dir,
             clock,
             acls,
+            share,
         });
         broker.apply_configured_topics()?;
         skiff_coordinator::txn::spawn(&broker).map_err(|e| StartError::Io {
@@ -445,11 +457,12 @@ impl Broker {
     /// and the clean-shutdown marker. Call it once the listeners have stopped and their
     /// connections ended (`serve_listener` returned), so no request appends meanwhile.
     ///
-    /// Order: the transaction coordinator (it may hand work to the group coordinator), the
+    /// Order: the share lock-expiry timer, the transaction coordinator (it may hand work to the group coordinator), the
     /// group coordinator (it writes the jobs already queued first), the cleaner, the flusher;
     /// each is joined before the next is stopped, and only then are the logs closed. The
     /// housekeeping thread belongs to the caller and must be stopped before this.
     pub fn shutdown(&self) -> Result<(), LogError> {
+        self.share.stop();
         self.txn.stop();
         self.coordinator.stop();
         let cleaner = self

@@ -1,0 +1,625 @@
+//! [`ShareManager`]: the broker's share partitions, (group, topic id, partition) →
+//! [`SharePartition`], each behind its own lock, with their durable state in
+//! `__share_group_state` ([`ShareStateStore`]), the share sessions, and the waiting fetches.
+//!
+//! A share partition is loaded on first use: from the store when it has state for it (a
+//! restored partition gets back what it had delivered, with no locks), else started at
+//! `share.auto.offset.reset` and that initial state written as a ShareSnapshot. Every change
+//! Kafka persists — acknowledgements, releases (member leaving, session closing, connection
+//! dropping), lock expiry — is written as a ShareUpdate of the share partition's state before
+//! its lock is let go, so the records of one share partition reach the log in the order they
+//! were decided. The writes return [`Pending`] durability that the caller waits for
+//! ([`ShareManager::wait_durable`]) before answering acknowledgements.
+//!
+//! The store is opened lazily (first share fetch or acknowledgement), which creates the
+//! 50-partition topic; at start the broker opens it only when the topic already exists
+//! ([`ShareManager::open_existing`]), so replay happens once, at start, like the other
+//! coordinators' topics, and a broker that never served a share group has no such topic.
+//!
+//! Thread safety: the partition map, the store handle and the sessions are std `Mutex`es held
+//! only for lookups; a share partition's `Mutex` is held for one operation, which may read the
+//! data log and append to `__share_group_state` (no fsync): every method that takes it is
+//! blocking and runs on the blocking pool. Nothing here is held across `.await`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+
+use bytes::Bytes;
+use skiff_coordinator::host::Storage;
+use skiff_coordinator::share::{
+    initial_start_offset, AckBatch, AckContext, Acknowledged, AcquireMode, AcquiredRecords, Fetch,
+    Released, SharePartition,
+};
+use skiff_coordinator::share_state::{
+    Appended, BatchWrite, SharePartitionKey, ShareStateConfig, ShareStateStore, ShareWrite,
+    SHARE_STATE_TOPIC,
+};
+use skiff_log::Clock;
+use tokio::sync::Notify;
+use tracing::{error, info, warn};
+
+use super::log_view::{self, LogView};
+use super::membership::{AnyMember, ShareMembership};
+use super::metrics::ShareMetrics;
+use super::session::{SessionKey, ShareSessions, TopicIdPartition};
+use super::settings::{KafkaDefaults, ShareGroupSettings, ShareIsolation, ShareSettings};
+use crate::coordinator_host::CoordinatorStorage;
+use crate::errors::BrokerError;
+use crate::partition::Partition;
+use crate::topics::Topics;
+
+/// The durable share-state store as the broker runs it.
+pub type StateStore = ShareStateStore<CoordinatorStorage>;
+
+/// Writes to `__share_group_state` not yet known durable.
+#[derive(Default)]
+pub struct Pending(Vec<Appended<Partition>>);
+
+impl Pending {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    pub fn extend(&mut self, other: Pending) {
+        self.0.extend(other.0);
+    }
+    fn push(&mut self, appended: Appended<Partition>) {
+        self.0.push(appended);
+    }
+}
+
+/// No lock deadline (the slot's cached earliest deadline).
+const NO_DEADLINE: i64 = i64::MAX;
+
+/// One share partition: its state once loaded, and the fetches waiting for it.
+pub struct Slot {
+    state: Mutex<Option<SharePartition>>,
+    /// ShareFetches parked until records become available again (release, expiry).
+    waiters: Mutex<Vec<Weak<Notify>>>,
+    /// The state's earliest lock deadline, kept beside it so the expiry timer never takes the
+    /// state lock (which may be held across a log read) on a runtime thread.
+    next_deadline: AtomicI64,
+}
+
+impl Slot {
+    fn new() -> Slot {
+        Slot {
+            state: Mutex::new(None),
+            waiters: Mutex::new(Vec::new()),
+            next_deadline: AtomicI64::new(NO_DEADLINE),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<SharePartition>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn park(&self, waiter: &Arc<Notify>) {
+        let mut waiters = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+        waiters.retain(|w| w.strong_count() > 0);
+        waiters.push(Arc::downgrade(waiter));
+    }
+
+    fn wake(&self) {
+        let drained = std::mem::take(&mut *self.waiters.lock().unwrap_or_else(|e| e.into_inner()));
+        for waiter in drained.iter().filter_map(Weak::upgrade) {
+            waiter.notify_one();
+        }
+    }
+}
+
+/// What one acquisition asks for.
+#[derive(Debug, Clone, Copy)]
+pub struct AcquireLimits {
+    pub max_records: u32,
+    pub batch_size: u32,
+    pub max_bytes: usize,
+}
+
+/// What one acquisition handed out.
+#[derive(Debug, Default)]
+pub struct AcquiredData {
+    pub records: Vec<AcquiredRecords>,
+    pub bytes: Bytes,
+}
+
+impl AcquiredData {
+    pub fn count(&self) -> u64 {
+        self.records
+            .iter()
+            .map(|r| (r.last_offset - r.first_offset + 1).max(0) as u64)
+            .sum()
+    }
+}
+
+/// The broker's share partitions and sessions; see the module documentation.
+pub struct ShareManager {
+    storage: Arc<CoordinatorStorage>,
+    topics: Arc<Topics>,
+    clock: Arc<dyn Clock>,
+    settings: RwLock<Arc<dyn ShareSettings>>,
+    membership: RwLock<Arc<dyn ShareMembership>>,
+    /// `__share_group_state`, once opened. Held while opening (creating and replaying the
+    /// topic), so concurrent first uses open it once.
+    store: Mutex<Option<Arc<StateStore>>>,
+    partitions: Mutex<HashMap<SharePartitionKey, Arc<Slot>>>,
+    sessions: Mutex<ShareSessions>,
+    pub metrics: ShareMetrics,
+    pub(super) timer: super::timer::TimerHandle,
+}
+
+impl ShareManager {
+    pub fn new(
+        storage: Arc<CoordinatorStorage>,
+        topics: Arc<Topics>,
+        clock: Arc<dyn Clock>,
+    ) -> ShareManager {
+        ShareManager {
+            storage,
+            topics,
+            clock,
+            settings: RwLock::new(Arc::new(KafkaDefaults)),
+            membership: RwLock::new(Arc::new(AnyMember)),
+            store: Mutex::new(None),
+            partitions: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(ShareSessions::default()),
+            metrics: ShareMetrics::default(),
+            timer: super::timer::TimerHandle::default(),
+        }
+    }
+
+    /// Opens the store at start when `__share_group_state` already exists (blocking: replays
+    /// the topic). A store that does not replay is logged and left closed: share requests then
+    /// fail per partition until it can be opened, and the rest of the broker serves on.
+    pub fn open_existing(&self) {
+        if self.storage.topic_partitions(SHARE_STATE_TOPIC).is_none() {
+            return;
+        }
+        if let Err(e) = self.store() {
+            error!(error = %e, "share state not loaded; share fetches will fail until it is");
+        }
+    }
+
+    /// Replaces the per-group settings resolver (group configs, once wired).
+    pub fn set_settings(&self, settings: Arc<dyn ShareSettings>) {
+        *self.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
+    }
+
+    /// Replaces the membership check (the share group coordinator, once wired).
+    pub fn set_membership(&self, membership: Arc<dyn ShareMembership>) {
+        *self.membership.write().unwrap_or_else(|e| e.into_inner()) = membership;
+    }
+
+    pub fn settings(&self, group: &str) -> ShareGroupSettings {
+        let resolver = self
+            .settings
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        resolver.for_group(group)
+    }
+
+    pub fn is_member(&self, group: &str, member: &str) -> bool {
+        let membership = self
+            .membership
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        membership.is_member(group, member)
+    }
+
+    pub fn sessions(&self) -> MutexGuard<'_, ShareSessions> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// The store, opened (and the topic created) on first use. Blocking.
+    pub fn store(&self) -> Result<Arc<StateStore>, BrokerError> {
+        let mut store = self.store.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = store.as_ref() {
+            return Ok(s.clone());
+        }
+        let opened = Arc::new(StateStore::open(
+            &*self.storage,
+            ShareStateConfig::default(),
+        )?);
+        *store = Some(opened.clone());
+        Ok(opened)
+    }
+
+    /// Whether the store is open (tests; the topic exists once it is).
+    pub fn store_is_open(&self) -> bool {
+        self.store
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    fn slot(&self, key: &SharePartitionKey) -> Arc<Slot> {
+        let mut map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(key.clone())
+            .or_insert_with(|| Arc::new(Slot::new()))
+            .clone()
+    }
+
+    fn slots_of_group(&self, group: &str) -> Vec<(SharePartitionKey, Arc<Slot>)> {
+        let map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
+        map.iter()
+            .filter(|(k, _)| k.group == group)
+            .map(|(k, s)| (k.clone(), s.clone()))
+            .collect()
+    }
+
+    /// Parks `waiter` on the share partition: woken when records are given back.
+    pub fn park(&self, key: &SharePartitionKey, waiter: &Arc<Notify>) {
+        self.slot(key).park(waiter);
+    }
+
+    /// Runs `op` on the share partition `key` of `data`, loading it first, expiring its lapsed
+    /// locks and following the log start. `op` answers its result and whether it changed
+    /// state that must be persisted. Blocking.
+    fn with_partition<T>(
+        &self,
+        key: &SharePartitionKey,
+        data: &Partition,
+        settings: &ShareGroupSettings,
+        pending: &mut Pending,
+        op: impl FnOnce(&mut SharePartition) -> Result<(T, bool), BrokerError>,
+    ) -> Result<T, BrokerError> {
+        let slot = self.slot(key);
+        let now = self.now_ms();
+        let mut guard = slot.lock();
+        if guard.is_none() {
+            *guard = Some(self.load(key, data, settings, now, pending)?);
+        }
+        let Some(sp) = guard.as_mut() else {
+            return Err(BrokerError::Internal("share partition not loaded".into()));
+        };
+        sp.set_limits(settings.limits());
+        sp.log_start_moved(data.log.log_start_offset());
+        let expired = sp.expire(now);
+        self.metrics.expired(expired);
+        let result = op(sp);
+        let changed = match &result {
+            Ok((_, changed)) => *changed,
+            Err(_) => false,
+        };
+        if changed || expired.made_available + expired.archived_at_limit > 0 {
+            match self.persist(key, sp, now) {
+                Ok(appended) => pending.push(appended),
+                Err(e) => {
+                    // The memory is ahead of the log: reload from the store next time.
+                    *guard = None;
+                    slot.next_deadline.store(NO_DEADLINE, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+        }
+        slot.next_deadline.store(
+            sp.next_lock_deadline().unwrap_or(NO_DEADLINE),
+            Ordering::Relaxed,
+        );
+        drop(guard);
+        if expired.made_available > 0 {
+            slot.wake();
+        }
+        result.map(|(t, _)| t)
+    }
+
+    /// Loads a share partition: its stored state, else a new one at
+    /// `share.auto.offset.reset`, whose initial state is written as a snapshot.
+    fn load(
+        &self,
+        key: &SharePartitionKey,
+        data: &Partition,
+        settings: &ShareGroupSettings,
+        now: i64,
+        pending: &mut Pending,
+    ) -> Result<SharePartition, BrokerError> {
+        let store = self.store()?;
+        if let Some(stored) = store.get(key) {
+            let sp = SharePartition::restore(&stored.state, settings.limits())?;
+            return Ok(sp);
+        }
+        let start = initial_start_offset(settings.auto_offset_reset, now, &LogView(data))?;
+        let sp = SharePartition::new(start, 0, settings.limits());
+        pending.push(store.write(key, ShareWrite::Snapshot(sp.snapshot()), now)?);
+        info!(group = %key.group, topic = %data.topic, partition = data.index, start,
+            "share partition initialised");
+        Ok(sp)
+    }
+
+    /// Writes the share partition's state as a ShareUpdate (or the snapshot the store decides
+    /// is due). The whole window is written: combining it over the stored state gives the
+    /// state now, since a newer write of an offset never loses to an older one.
+    fn persist(
+        &self,
+        key: &SharePartitionKey,
+        sp: &SharePartition,
+        now: i64,
+    ) -> Result<Appended<Partition>, BrokerError> {
+        let snapshot = sp.snapshot();
+        let write = ShareWrite::Batches(BatchWrite {
+            state_epoch: snapshot.state_epoch,
+            start_offset: Some(snapshot.start_offset),
+            delivery_complete_count: snapshot.delivery_complete_count,
+            state_batches: snapshot.state_batches,
+        });
+        Ok(self.store()?.write(key, write, now)?)
+    }
+
+    /// Applies a member's acknowledgements to one share partition and writes the result.
+    /// Blocking.
+    pub fn acknowledge(
+        &self,
+        key: &SharePartitionKey,
+        data: &Partition,
+        member: &str,
+        batches: &[AckBatch],
+        pending: &mut Pending,
+    ) -> Result<Acknowledged, BrokerError> {
+        let settings = self.settings(&key.group);
+        let ctx = AckContext {
+            now_ms: self.now_ms(),
+            lock_duration_ms: settings.lock_duration_ms,
+            renew_supported: false,
+            is_renew_ack: false,
+            renew_enabled: settings.renew_enabled,
+        };
+        let slot = self.slot(key);
+        let acked = self.with_partition(key, data, &settings, pending, |sp| {
+            let acked = sp.acknowledge(member, batches, &ctx)?;
+            Ok((acked, true))
+        })?;
+        self.metrics.acknowledged(&acked);
+        if acked.released > 0 {
+            slot.wake();
+        }
+        Ok(acked)
+    }
+
+    /// Reads the log from the share partition's next fetch offset and acquires what it can
+    /// for `member`. Nothing is persisted for an acquisition (Kafka does not either; a restart
+    /// redelivers). Blocking.
+    pub fn acquire(
+        &self,
+        key: &SharePartitionKey,
+        data: &Partition,
+        member: &str,
+        limits: AcquireLimits,
+        pending: &mut Pending,
+    ) -> Result<AcquiredData, BrokerError> {
+        let settings = self.settings(&key.group);
+        let read_committed = settings.isolation == ShareIsolation::ReadCommitted;
+        let now = self.now_ms();
+        let acquired = self.with_partition(key, data, &settings, pending, |sp| {
+            if limits.max_records == 0 || limits.max_bytes == 0 {
+                return Ok((AcquiredData::default(), false));
+            }
+            let offset = sp.next_fetch_offset();
+            let read = log_view::read(data, offset, limits.max_bytes, read_committed)?;
+            let records = sp.acquire(&Fetch {
+                member_id: member,
+                fetch_offset: read.fetch_offset,
+                batches: &read.batches,
+                isolation: &read.isolation,
+                max_records: limits.max_records,
+                batch_size: limits.batch_size,
+                mode: AcquireMode::BatchOptimized,
+                lock_duration_ms: settings.lock_duration_ms,
+                now_ms: now,
+            });
+            let bytes = read.bytes_for(&records);
+            Ok((AcquiredData { records, bytes }, false))
+        })?;
+        self.metrics.acquired(acquired.count());
+        if !acquired.records.is_empty() {
+            self.timer.kick();
+        }
+        Ok(acquired)
+    }
+
+    /// Gives back everything `member` holds in `group` (in `only` when given), as Kafka does
+    /// when a share session closes, and writes the new states. Blocking.
+    pub fn release(&self, group: &str, member: &str, only: Option<&[TopicIdPartition]>) -> Pending {
+        let mut pending = Pending::default();
+        let now = self.now_ms();
+        for (key, slot) in self.slots_of_group(group) {
+            if only.is_some_and(|o| !o.contains(&(key.topic_id, key.partition))) {
+                continue;
+            }
+            let mut guard = slot.lock();
+            let Some(sp) = guard.as_mut() else { continue };
+            let released = sp.release_member(member);
+            if released == Released::default() {
+                continue;
+            }
+            self.metrics.released(released);
+            match self.persist(&key, sp, now) {
+                Ok(a) => pending.push(a),
+                Err(e) => {
+                    warn!(group, member, error = %e, "share release not persisted; reloading");
+                    *guard = None;
+                }
+            }
+            slot.next_deadline.store(
+                guard
+                    .as_ref()
+                    .and_then(SharePartition::next_lock_deadline)
+                    .unwrap_or(NO_DEADLINE),
+                Ordering::Relaxed,
+            );
+            drop(guard);
+            slot.wake();
+        }
+        pending
+    }
+
+    /// Closes a member's share session and releases its records there. Blocking.
+    pub fn close_session(&self, group: &str, member: &str) -> Pending {
+        let key = SessionKey {
+            group: group.to_string(),
+            member: member.to_string(),
+        };
+        match self.sessions().remove(&key) {
+            Some(partitions) => self.release(group, member, Some(&partitions)),
+            None => Pending::default(),
+        }
+    }
+
+    /// The group coordinator removed `member` from share group `group` (it left or its session
+    /// timed out): its share session goes, and everything it holds in the group is released
+    /// (its delivery counts kept), as Kafka's `ShareGroupListener.onMemberLeave` does.
+    /// Blocking (appends): call it from a blocking thread. Durability is not awaited (nobody
+    /// is answered); a crash before the flush redelivers, which is what a release does anyway.
+    pub fn member_removed(&self, group: &str, member: &str) {
+        let key = SessionKey {
+            group: group.to_string(),
+            member: member.to_string(),
+        };
+        self.sessions().remove(&key);
+        let _ = self.release(group, member, None);
+    }
+
+    /// Share group `group` was deleted: its sessions and in-memory share partitions are dropped
+    /// and its stored state deleted (tombstones in `__share_group_state`). Blocking.
+    pub fn group_deleted(&self, group: &str) {
+        self.sessions().remove_group(group);
+        let slots = {
+            let mut map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
+            let keys: Vec<SharePartitionKey> =
+                map.keys().filter(|k| k.group == group).cloned().collect();
+            keys.into_iter()
+                .filter_map(|k| map.remove(&k))
+                .collect::<Vec<_>>()
+        };
+        for slot in &slots {
+            slot.wake();
+        }
+        let Ok(store) = self.store() else { return };
+        let now = self.now_ms();
+        for key in store.snapshots().into_keys().filter(|k| k.group == group) {
+            if let Err(e) = store.delete(&key, now) {
+                warn!(group, error = %e, "share state of a deleted group not deleted");
+            }
+        }
+    }
+
+    /// A client connection ended: the share sessions it opened close and their members'
+    /// records are released (Kafka's connection disconnect listener). Cheap when the
+    /// connection opened none; else the release runs on the blocking pool.
+    pub fn connection_closed(self: &Arc<Self>, connection: u64) {
+        let closed = self.sessions().connection_closed(connection);
+        if closed.is_empty() {
+            return;
+        }
+        let me = self.clone();
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn_blocking(move || {
+            for (key, partitions) in closed {
+                let _ = me.release(&key.group, &key.member, Some(&partitions));
+            }
+        });
+    }
+
+    /// Expires every lapsed lock (the timer's job) and writes the changed states. Blocking.
+    pub fn expire_locks(&self) -> Pending {
+        let now = self.now_ms();
+        let due: Vec<(SharePartitionKey, Arc<Slot>)> = {
+            let map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
+            map.iter()
+                .filter(|(_, s)| s.next_deadline.load(Ordering::Relaxed) <= now)
+                .map(|(k, s)| (k.clone(), s.clone()))
+                .collect()
+        };
+        let mut pending = Pending::default();
+        for (key, slot) in due {
+            let mut guard = slot.lock();
+            let Some(sp) = guard.as_mut() else { continue };
+            let expired = sp.expire(now);
+            self.metrics.expired(expired);
+            let next = sp.next_lock_deadline().unwrap_or(NO_DEADLINE);
+            if expired != Released::default() {
+                match self.persist(&key, sp, now) {
+                    Ok(a) => pending.push(a),
+                    Err(e) => {
+                        warn!(group = %key.group, error = %e, "lock expiry not persisted; reloading");
+                        *guard = None;
+                    }
+                }
+            }
+            slot.next_deadline.store(next, Ordering::Relaxed);
+            drop(guard);
+            if expired.made_available > 0 {
+                slot.wake();
+            }
+        }
+        pending
+    }
+
+    /// The earliest lock deadline of any loaded share partition (no lock taken).
+    pub fn next_lock_deadline(&self) -> Option<i64> {
+        let map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
+        map.values()
+            .map(|s| s.next_deadline.load(Ordering::Relaxed))
+            .min()
+            .filter(|d| *d != NO_DEADLINE)
+    }
+
+    /// Waits until every write in `pending` is durable. On failure the store and every
+    /// loaded share partition are dropped, so the next use replays the topic (the memory may
+    /// be ahead of what survived), and the caller answers KAFKA_STORAGE_ERROR.
+    pub async fn wait_durable(&self, pending: Pending) -> Result<(), BrokerError> {
+        for appended in pending.0 {
+            if let Err(e) = self
+                .storage
+                .wait_durable(appended.partition, appended.end_offset)
+                .await
+            {
+                error!(error = %e, "share state not durable; reloading it");
+                self.reload();
+                return Err(BrokerError::StorageFailure(format!(
+                    "{SHARE_STATE_TOPIC} write not durable: {e}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn reload(&self) {
+        *self.store.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        let slots: Vec<Arc<Slot>> = {
+            let mut map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
+            map.drain().map(|(_, s)| s).collect()
+        };
+        for slot in slots {
+            slot.wake();
+        }
+    }
+
+    /// Start, end and in-flight count of every loaded share partition (metrics, tests).
+    pub fn partition_states(&self) -> Vec<(SharePartitionKey, i64, i64, u64)> {
+        let slots: Vec<(SharePartitionKey, Arc<Slot>)> = {
+            let map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
+            map.iter().map(|(k, s)| (k.clone(), s.clone())).collect()
+        };
+        slots
+            .into_iter()
+            .filter_map(|(k, s)| {
+                let guard = s.state.try_lock().ok()?;
+                let sp = guard.as_ref()?;
+                Some((k, sp.start_offset(), sp.end_offset(), sp.in_flight_count()))
+            })
+            .collect()
+    }
+
+    /// The data partition `(topic id, index)` if it exists.
+    pub fn data_partition(&self, topic_id: uuid::Uuid, index: i32) -> Option<Arc<Partition>> {
+        self.topics.get_by_id(topic_id)?.partition(index)
+    }
+}
