@@ -376,3 +376,7 @@ fn build(
     }
     ShareFetchResponse::default().with_responses(topics)
 }
+
+#[cfg(test)]
+#[path = "share_tests.rs"]
+mod tests;

@@ -1,0 +1,527 @@
+//! ShareFetch and ShareAcknowledge called directly on a real broker (temp data dir, manual
+//! clock): acquisition, each acknowledgement type, lock expiry, the delivery limit, share
+//! session errors, durability across a restart, and releases when a connection ends.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kafka_protocol::messages::share_acknowledge_request::{
+    AcknowledgePartition, AcknowledgeTopic, AcknowledgementBatch as AckReqBatch,
+};
+use kafka_protocol::messages::share_fetch_request::{
+    AcknowledgementBatch, FetchPartition, FetchTopic,
+};
+use kafka_protocol::messages::{
+    ApiKey, GroupId, ResponseKind, ShareAcknowledgeRequest, ShareAcknowledgeResponse,
+    ShareFetchRequest, ShareFetchResponse,
+};
+use skiff_coordinator::share::AutoOffsetReset;
+use skiff_log::ManualClock;
+use skiff_records::{BatchBuilder, Compression};
+use uuid::Uuid;
+
+use crate::broker::Broker;
+use crate::context::RequestContext;
+use crate::dispatch::Reply;
+use crate::handlers::str_bytes;
+use crate::share::ShareGroupSettings;
+
+const T0: i64 = 1_700_000_000_000;
+
+async fn start(dir: &Path, clock: Arc<ManualClock>) -> Arc<Broker> {
+    let sets = vec![
+        format!("log.dirs={}", dir.display()),
+        "offsets.topic.num.partitions=1".to_string(),
+    ];
+    let (config, _) = skiff_config::load(None, &sets, Vec::<(String, String)>::new()).unwrap();
+    let broker = tokio::task::spawn_blocking(move || Broker::builder(config).clock(clock).start())
+        .await
+        .unwrap()
+        .unwrap();
+    set_limit(&broker, 5);
+    broker
+}
+
+/// Every group starts at the earliest offset, with `limit` deliveries.
+fn set_limit(broker: &Arc<Broker>, limit: u16) {
+    broker
+        .share
+        .set_settings(Arc::new(move |_: &str| ShareGroupSettings {
+            auto_offset_reset: AutoOffsetReset::Earliest,
+            delivery_count_limit: limit,
+            ..ShareGroupSettings::default()
+        }));
+}
+
+async fn topic(broker: &Arc<Broker>) -> Uuid {
+    let b = broker.clone();
+    tokio::task::spawn_blocking(move || b.topics.create("t", 1, Default::default(), false))
+        .await
+        .unwrap()
+        .unwrap()
+        .id
+}
+
+/// Appends one batch of `n` records to t-0.
+async fn produce(broker: &Arc<Broker>, n: usize) {
+    let b = broker.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut builder = BatchBuilder::new(0, Compression::None);
+        for i in 0..n {
+            builder.push(T0, None, Some(format!("v{i}").as_bytes()), &[]);
+        }
+        let batch = builder.build().unwrap();
+        let p = b.topics.get("t").unwrap().partition(0).unwrap();
+        p.log.append_internal(&batch, 0, T0).unwrap();
+        p.wake_all();
+    })
+    .await
+    .unwrap();
+}
+
+async fn answer(
+    broker: &Arc<Broker>,
+    key: ApiKey,
+    reply: impl FnOnce(RequestContext) -> Reply,
+) -> ResponseKind {
+    let _ = broker;
+    match reply(RequestContext::new(broker.clone(), key, 1)) {
+        Reply::Respond(r) => r,
+        Reply::Later(f) => f.await,
+        _ => panic!("no answer"),
+    }
+}
+
+fn fetch_request(
+    member: &str,
+    epoch: i32,
+    id: Uuid,
+    acks: &[(i64, i64, i8)],
+    wait_ms: i32,
+) -> ShareFetchRequest {
+    let batches = acks
+        .iter()
+        .map(|(f, l, t)| {
+            AcknowledgementBatch::default()
+                .with_first_offset(*f)
+                .with_last_offset(*l)
+                .with_acknowledge_types(vec![*t])
+        })
+        .collect();
+    ShareFetchRequest::default()
+        .with_group_id(Some(GroupId(str_bytes("g"))))
+        .with_member_id(Some(str_bytes(member)))
+        .with_share_session_epoch(epoch)
+        .with_max_wait_ms(wait_ms)
+        .with_min_bytes(1)
+        .with_max_bytes(1 << 20)
+        .with_max_records(500)
+        .with_topics(vec![FetchTopic::default()
+            .with_topic_id(id)
+            .with_partitions(vec![FetchPartition::default()
+                .with_partition_index(0)
+                .with_acknowledgement_batches(batches)])])
+}
+
+async fn share_fetch(broker: &Arc<Broker>, request: ShareFetchRequest) -> ShareFetchResponse {
+    let reply = crate::handlers::share_fetch::handle(
+        &RequestContext::new(broker.clone(), ApiKey::ShareFetch, 1),
+        request,
+    )
+    .await;
+    match answer(broker, ApiKey::ShareFetch, |_| reply).await {
+        ResponseKind::ShareFetch(r) => r,
+        other => panic!("{other:?}"),
+    }
+}
+
+async fn share_ack(
+    broker: &Arc<Broker>,
+    member: &str,
+    epoch: i32,
+    id: Uuid,
+    acks: &[(i64, i64, i8)],
+) -> ShareAcknowledgeResponse {
+    let request = ShareAcknowledgeRequest::default()
+        .with_group_id(Some(GroupId(str_bytes("g"))))
+        .with_member_id(Some(str_bytes(member)))
+        .with_share_session_epoch(epoch)
+        .with_topics(vec![AcknowledgeTopic::default()
+            .with_topic_id(id)
+            .with_partitions(vec![AcknowledgePartition::default()
+                .with_partition_index(0)
+                .with_acknowledgement_batches(
+                    acks.iter()
+                        .map(|(f, l, t)| {
+                            AckReqBatch::default()
+                                .with_first_offset(*f)
+                                .with_last_offset(*l)
+                                .with_acknowledge_types(vec![*t])
+                        })
+                        .collect(),
+                )])]);
+    let reply = crate::handlers::share_acknowledge::handle(
+        &RequestContext::new(broker.clone(), ApiKey::ShareAcknowledge, 1),
+        request,
+    )
+    .await;
+    match answer(broker, ApiKey::ShareAcknowledge, |_| reply).await {
+        ResponseKind::ShareAcknowledge(r) => r,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// (first, last, delivery count) of every acquired range.
+fn acquired(r: &ShareFetchResponse) -> Vec<(i64, i64, i16)> {
+    assert_eq!(r.error_code, 0, "{r:?}");
+    r.responses
+        .iter()
+        .flat_map(|t| t.partitions.iter())
+        .flat_map(|p| p.acquired_records.iter())
+        .map(|a| (a.first_offset, a.last_offset, a.delivery_count))
+        .collect()
+}
+
+fn ack_code(r: &ShareFetchResponse) -> i16 {
+    r.responses[0].partitions[0].acknowledge_error_code
+}
+
+fn spso(broker: &Broker) -> i64 {
+    broker.share.partition_states()[0].1
+}
+
+#[tokio::test]
+async fn accepted_records_are_done_and_the_bytes_come_with_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
+    let id = topic(&b).await;
+    produce(&b, 3).await;
+    assert!(
+        !b.share.store_is_open(),
+        "no share state topic before a share fetch"
+    );
+    let r = share_fetch(&b, fetch_request("m1", 0, id, &[], 0)).await;
+    assert_eq!(acquired(&r), vec![(0, 2, 1)]);
+    assert_eq!(r.acquisition_lock_timeout_ms, 30_000);
+    let records = r.responses[0].partitions[0].records.clone().unwrap();
+    assert!(!records.is_empty());
+    assert!(b.share.store_is_open());
+    let r = share_fetch(&b, fetch_request("m1", 1, id, &[(0, 2, 1)], 0)).await;
+    assert_eq!(ack_code(&r), 0);
+    assert!(acquired(&r).is_empty());
+    assert_eq!(spso(&b), 3);
+}
+
+#[tokio::test]
+async fn a_release_redelivers_with_the_next_delivery_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
+    let id = topic(&b).await;
+    produce(&b, 3).await;
+    assert_eq!(
+        acquired(&share_fetch(&b, fetch_request("m1", 0, id, &[], 0)).await),
+        vec![(0, 2, 1)]
+    );
+    let r = share_fetch(&b, fetch_request("m1", 1, id, &[(0, 2, 2)], 0)).await;
+    assert_eq!(ack_code(&r), 0);
+    assert_eq!(acquired(&r), vec![(0, 2, 2)]);
+}
+
+#[tokio::test]
+async fn a_reject_archives_and_is_never_redelivered() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
+    let id = topic(&b).await;
+    produce(&b, 3).await;
+    acquired(&share_fetch(&b, fetch_request("m1", 0, id, &[], 0)).await);
+    let r = share_ack(&b, "m1", 1, id, &[(0, 2, 3)]).await;
+    assert_eq!(r.error_code, 0);
+    assert_eq!(r.responses[0].partitions[0].error_code, 0);
+    let r = share_fetch(&b, fetch_request("m1", 2, id, &[], 0)).await;
+    assert!(acquired(&r).is_empty());
+    assert_eq!(spso(&b), 3);
+    // Acknowledging records the member does not hold: INVALID_RECORD_STATE (121).
+    let r = share_ack(&b, "m1", 3, id, &[(0, 0, 1)]).await;
+    assert_eq!(
+        r.responses[0].partitions[0].error_code, 0,
+        "below the start offset: ignored"
+    );
+    produce(&b, 1).await;
+    let r = share_ack(&b, "m1", 4, id, &[(3, 3, 1)]).await;
+    assert_ne!(r.responses[0].partitions[0].error_code, 0);
+}
+
+#[tokio::test]
+async fn an_expired_lock_redelivers_to_another_member() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(T0));
+    let b = start(dir.path(), clock.clone()).await;
+    let id = topic(&b).await;
+    produce(&b, 3).await;
+    acquired(&share_fetch(&b, fetch_request("m1", 0, id, &[], 0)).await);
+    assert!(acquired(&share_fetch(&b, fetch_request("m2", 0, id, &[], 0)).await).is_empty());
+    clock.advance(30_000);
+    let r = share_fetch(&b, fetch_request("m2", 1, id, &[], 0)).await;
+    assert_eq!(acquired(&r), vec![(0, 2, 2)]);
+    // m1's lock is gone: its acknowledgement fails.
+    let r = share_ack(&b, "m1", 1, id, &[(0, 2, 1)]).await;
+    assert_eq!(r.responses[0].partitions[0].error_code, 121);
+    assert_eq!(
+        b.share
+            .metrics
+            .lock_expiries
+            .load(std::sync::atomic::Ordering::Relaxed),
+        3
+    );
+}
+
+#[tokio::test]
+async fn the_expiry_timer_wakes_a_waiting_fetch() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(T0));
+    let b = start(dir.path(), clock.clone()).await;
+    let id = topic(&b).await;
+    produce(&b, 1).await;
+    acquired(&share_fetch(&b, fetch_request("m1", 0, id, &[], 0)).await);
+    let b2 = b.clone();
+    let waiting =
+        tokio::spawn(
+            async move { share_fetch(&b2, fetch_request("m2", 0, id, &[], 10_000)).await },
+        );
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    clock.advance(30_000);
+    let r = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(acquired(&r), vec![(0, 0, 2)]);
+}
+
+#[tokio::test]
+async fn a_waiting_fetch_is_answered_when_records_arrive() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
+    let id = topic(&b).await;
+    let b2 = b.clone();
+    let waiting =
+        tokio::spawn(
+            async move { share_fetch(&b2, fetch_request("m1", 0, id, &[], 10_000)).await },
+        );
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    produce(&b, 2).await;
+    let r = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(acquired(&r), vec![(0, 1, 1)]);
+}
+
+#[tokio::test]
+async fn the_delivery_limit_archives_a_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
+    set_limit(&b, 2);
+    let id = topic(&b).await;
+    produce(&b, 1).await;
+    assert_eq!(
+        acquired(&share_fetch(&b, fetch_request("m1", 0, id, &[], 0)).await),
+        vec![(0, 0, 1)]
+    );
+    assert_eq!(
+        acquired(&share_fetch(&b, fetch_request("m1", 1, id, &[(0, 0, 2)], 0)).await),
+        vec![(0, 0, 2)]
+    );
+    let r = share_fetch(&b, fetch_request("m1", 2, id, &[(0, 0, 2)], 0)).await;
+    assert_eq!(ack_code(&r), 0);
+    assert!(acquired(&r).is_empty());
+    assert_eq!(spso(&b), 1);
+    assert_eq!(
+        b.share
+            .metrics
+            .archived_at_limit
+            .load(std::sync::atomic::Ordering::Relaxed),
+        1
+    );
+}
+
+#[tokio::test]
+async fn share_session_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
+    let id = topic(&b).await;
+    // SHARE_SESSION_NOT_FOUND (122), INVALID_SHARE_SESSION_EPOCH (123), INVALID_REQUEST (42).
+    assert_eq!(
+        share_fetch(&b, fetch_request("m1", 1, id, &[], 0))
+            .await
+            .error_code,
+        122
+    );
+    assert_eq!(
+        share_fetch(&b, fetch_request("m1", 0, id, &[(0, 0, 1)], 0))
+            .await
+            .error_code,
+        42
+    );
+    assert_eq!(
+        share_fetch(&b, fetch_request("m1", 0, id, &[], 0))
+            .await
+            .error_code,
+        0
+    );
+    assert_eq!(
+        share_fetch(&b, fetch_request("m1", 5, id, &[], 0))
+            .await
+            .error_code,
+        123
+    );
+    assert_eq!(share_ack(&b, "m1", 0, id, &[]).await.error_code, 123);
+    assert_eq!(share_ack(&b, "m2", 1, id, &[]).await.error_code, 122);
+    assert_eq!(
+        share_fetch(&b, fetch_request("", 0, id, &[], 0))
+            .await
+            .error_code,
+        42
+    );
+    let long = "x".repeat(37);
+    assert_eq!(
+        share_fetch(&b, fetch_request(&long, 0, id, &[], 0))
+            .await
+            .error_code,
+        42
+    );
+    // Closing with -1, then the session is gone.
+    assert_eq!(
+        share_fetch(&b, fetch_request("m1", -1, id, &[], 0))
+            .await
+            .error_code,
+        0
+    );
+    assert_eq!(
+        share_fetch(&b, fetch_request("m1", 1, id, &[], 0))
+            .await
+            .error_code,
+        122
+    );
+    // An unknown topic id answers UNKNOWN_TOPIC_ID (100) for its partition.
+    let r = share_fetch(
+        &b,
+        fetch_request("m1", 0, Uuid::from_u64_pair(9, 9), &[], 0),
+    )
+    .await;
+    assert_eq!(r.responses[0].partitions[0].error_code, 100);
+}
+
+#[tokio::test]
+async fn closing_a_session_releases_the_members_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
+    let id = topic(&b).await;
+    produce(&b, 2).await;
+    acquired(&share_fetch(&b, fetch_request("m1", 0, id, &[], 0)).await);
+    assert_eq!(
+        share_ack(&b, "m1", -1, id, &[(0, 0, 1)]).await.error_code,
+        0
+    );
+    let r = share_fetch(&b, fetch_request("m2", 0, id, &[], 0)).await;
+    assert_eq!(acquired(&r), vec![(1, 1, 2)]);
+}
+
+#[tokio::test]
+async fn a_dropped_connection_releases_its_sessions_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
+    let id = topic(&b).await;
+    produce(&b, 2).await;
+    let r =
+        crate::share::connection::scope(42, share_fetch(&b, fetch_request("m1", 0, id, &[], 0)))
+            .await;
+    assert_eq!(acquired(&r), vec![(0, 1, 1)]);
+    b.share.connection_closed(7); // another connection: nothing happens
+    assert!(acquired(&share_fetch(&b, fetch_request("m2", 0, id, &[], 0)).await).is_empty());
+    b.share.connection_closed(42);
+    let mut got = Vec::new();
+    for epoch in 1..200 {
+        got = acquired(&share_fetch(&b, fetch_request("m2", epoch, id, &[], 0)).await);
+        if !got.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(got, vec![(0, 1, 2)]);
+    assert_eq!(
+        share_fetch(&b, fetch_request("m1", 1, id, &[], 0))
+            .await
+            .error_code,
+        122
+    );
+}
+
+#[tokio::test]
+async fn member_removed_releases_and_group_deleted_forgets() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
+    let id = topic(&b).await;
+    produce(&b, 2).await;
+    acquired(&share_fetch(&b, fetch_request("m1", 0, id, &[], 0)).await);
+    let b2 = b.clone();
+    tokio::task::spawn_blocking(move || b2.share.member_removed("g", "m1"))
+        .await
+        .unwrap();
+    assert_eq!(
+        acquired(&share_fetch(&b, fetch_request("m2", 0, id, &[], 0)).await),
+        vec![(0, 1, 2)]
+    );
+    let b2 = b.clone();
+    tokio::task::spawn_blocking(move || b2.share.group_deleted("g"))
+        .await
+        .unwrap();
+    assert!(b.share.partition_states().is_empty());
+    assert!(b.share.store().unwrap().snapshots().is_empty());
+}
+
+/// Acknowledged records stay done after a crash; records acquired but not acknowledged come
+/// back, with their delivery counted. The data dir is copied while the broker runs (no clean
+/// shutdown, as after kill -9), once the acknowledgement was answered.
+#[tokio::test]
+async fn acknowledgements_survive_a_crash_and_unacknowledged_records_come_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
+    let id = topic(&b).await;
+    produce(&b, 3).await;
+    produce(&b, 3).await;
+    let r = share_fetch(&b, fetch_request("m1", 0, id, &[], 0)).await;
+    assert_eq!(acquired(&r), vec![(0, 5, 1)]);
+    let r = share_ack(&b, "m1", 1, id, &[(0, 2, 1)]).await;
+    assert_eq!(r.responses[0].partitions[0].error_code, 0);
+    let copy = tempfile::tempdir().unwrap();
+    copy_dir(dir.path(), copy.path());
+    let c = start(copy.path(), Arc::new(ManualClock::new(T0 + 1))).await;
+    assert!(
+        c.share.store_is_open(),
+        "an existing share state topic is replayed at start"
+    );
+    let r = share_fetch(&c, fetch_request("m2", 0, id, &[], 0)).await;
+    assert_eq!(acquired(&r), vec![(3, 5, 2)]);
+    drop(c);
+    // And after a clean restart of the original.
+    let b2 = b.clone();
+    tokio::task::spawn_blocking(move || b2.shutdown())
+        .await
+        .unwrap()
+        .unwrap();
+    drop(b);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_dir(&entry.path(), &target);
+        } else if entry.file_name() != ".lock" {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
