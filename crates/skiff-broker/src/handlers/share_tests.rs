@@ -131,7 +131,10 @@ async fn share_fetch(broker: &Arc<Broker>, request: ShareFetchRequest) -> ShareF
     )
     .await;
     match answer(broker, ApiKey::ShareFetch, |_| reply).await {
-        ResponseKind::ShareFetch(r) => r,
+        ResponseKind::ShareFetch(r) => {
+            encodes(ApiKey::ShareFetch, ResponseKind::ShareFetch(r.clone()));
+            r
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -167,9 +170,20 @@ async fn share_ack(
     )
     .await;
     match answer(broker, ApiKey::ShareAcknowledge, |_| reply).await {
-        ResponseKind::ShareAcknowledge(r) => r,
+        ResponseKind::ShareAcknowledge(r) => {
+            encodes(
+                ApiKey::ShareAcknowledge,
+                ResponseKind::ShareAcknowledge(r.clone()),
+            );
+            r
+        }
         other => panic!("{other:?}"),
     }
+}
+
+/// Every answer is a valid v1 response.
+fn encodes(key: ApiKey, response: ResponseKind) {
+    skiff_protocol::encode_response(1, key, 1, &response).unwrap();
 }
 
 /// (first, last, delivery count) of every acquired range.
@@ -211,6 +225,15 @@ async fn accepted_records_are_done_and_the_bytes_come_with_them() {
     assert_eq!(ack_code(&r), 0);
     assert!(acquired(&r).is_empty());
     assert_eq!(spso(&b), 3);
+    let text = crate::metrics::render::render(&b);
+    assert!(
+        text.contains("skiff_share_records_accepted_total 3"),
+        "{text}"
+    );
+    assert!(
+        text.contains("skiff_share_partition_in_flight_records{group=\"g\""),
+        "{text}"
+    );
 }
 
 #[tokio::test]

@@ -79,6 +79,22 @@ pub struct Slot {
     /// The state's earliest lock deadline, kept beside it so the expiry timer never takes the
     /// state lock (which may be held across a log read) on a runtime thread.
     next_deadline: AtomicI64,
+    /// This share partition's counters (the broker-wide ones are their sums).
+    counters: ShareMetrics,
+}
+
+/// One loaded share partition's figures, for `/metrics`.
+#[derive(Debug, Clone, Default)]
+pub struct SharePartitionFacts {
+    pub group: String,
+    pub topic_id: uuid::Uuid,
+    pub partition: i32,
+    pub start_offset: i64,
+    pub end_offset: i64,
+    /// Offsets between the start and the end offset (counted against the record-lock limit).
+    pub in_flight: u64,
+    /// `(name, help, value)` of the share partition's counters.
+    pub counters: Vec<(&'static str, &'static str, u64)>,
 }
 
 impl Slot {
@@ -87,6 +103,7 @@ impl Slot {
             state: Mutex::new(None),
             waiters: Mutex::new(Vec::new()),
             next_deadline: AtomicI64::new(NO_DEADLINE),
+            counters: ShareMetrics::default(),
         }
     }
 
@@ -282,6 +299,7 @@ impl ShareManager {
         sp.log_start_moved(data.log.log_start_offset());
         let expired = sp.expire(now);
         self.metrics.expired(expired);
+        slot.counters.expired(expired);
         let result = op(sp);
         let changed = match &result {
             Ok((_, changed)) => *changed,
@@ -375,6 +393,7 @@ impl ShareManager {
             Ok((acked, true))
         })?;
         self.metrics.acknowledged(&acked);
+        slot.counters.acknowledged(&acked);
         if acked.released > 0 {
             slot.wake();
         }
@@ -395,6 +414,7 @@ impl ShareManager {
         let settings = self.settings(&key.group);
         let read_committed = settings.isolation == ShareIsolation::ReadCommitted;
         let now = self.now_ms();
+        let slot = self.slot(key);
         let acquired = self.with_partition(key, data, &settings, pending, |sp| {
             if limits.max_records == 0 || limits.max_bytes == 0 {
                 return Ok((AcquiredData::default(), false));
@@ -416,6 +436,7 @@ impl ShareManager {
             Ok((AcquiredData { records, bytes }, false))
         })?;
         self.metrics.acquired(acquired.count());
+        slot.counters.acquired(acquired.count());
         if !acquired.records.is_empty() {
             self.timer.kick();
         }
@@ -438,6 +459,7 @@ impl ShareManager {
                 continue;
             }
             self.metrics.released(released);
+            slot.counters.released(released);
             match self.persist(&key, sp, now) {
                 Ok(a) => pending.push(a),
                 Err(e) => {
@@ -543,6 +565,7 @@ impl ShareManager {
             let Some(sp) = guard.as_mut() else { continue };
             let expired = sp.expire(now);
             self.metrics.expired(expired);
+            slot.counters.expired(expired);
             let next = sp.next_lock_deadline().unwrap_or(NO_DEADLINE);
             if expired != Released::default() {
                 match self.persist(&key, sp, now) {
@@ -604,16 +627,41 @@ impl ShareManager {
 
     /// Start, end and in-flight count of every loaded share partition (metrics, tests).
     pub fn partition_states(&self) -> Vec<(SharePartitionKey, i64, i64, u64)> {
-        let slots: Vec<(SharePartitionKey, Arc<Slot>)> = {
+        self.partition_facts()
+            .into_iter()
+            .map(|f| {
+                let key = SharePartitionKey {
+                    group: f.group,
+                    topic_id: f.topic_id,
+                    partition: f.partition,
+                };
+                (key, f.start_offset, f.end_offset, f.in_flight)
+            })
+            .collect()
+    }
+
+    /// Every loaded share partition's figures, sorted by key. A share partition busy with an
+    /// operation (its lock taken) is left out of this scrape rather than waited for.
+    pub fn partition_facts(&self) -> Vec<SharePartitionFacts> {
+        let mut slots: Vec<(SharePartitionKey, Arc<Slot>)> = {
             let map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
             map.iter().map(|(k, s)| (k.clone(), s.clone())).collect()
         };
+        slots.sort_by(|a, b| a.0.cmp(&b.0));
         slots
             .into_iter()
             .filter_map(|(k, s)| {
                 let guard = s.state.try_lock().ok()?;
                 let sp = guard.as_ref()?;
-                Some((k, sp.start_offset(), sp.end_offset(), sp.in_flight_count()))
+                Some(SharePartitionFacts {
+                    group: k.group,
+                    topic_id: k.topic_id,
+                    partition: k.partition,
+                    start_offset: sp.start_offset(),
+                    end_offset: sp.end_offset(),
+                    in_flight: sp.in_flight_count(),
+                    counters: s.counters.counters().to_vec(),
+                })
             })
             .collect()
     }

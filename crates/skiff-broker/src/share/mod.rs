@@ -28,7 +28,9 @@ pub mod session;
 pub mod settings;
 pub mod timer;
 
-pub use manager::{AcquireLimits, AcquiredData, Pending, ShareManager, StateStore};
+pub use manager::{
+    AcquireLimits, AcquiredData, Pending, ShareManager, SharePartitionFacts, StateStore,
+};
 pub use membership::{member_id_valid, AnyMember, ShareMembership};
 pub use session::{FetchContext, SessionError, SessionKey, ShareSessions, MAX_SHARE_SESSIONS};
 pub use settings::{KafkaDefaults, ShareGroupSettings, ShareIsolation, ShareSettings};
