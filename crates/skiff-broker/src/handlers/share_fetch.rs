@@ -276,7 +276,8 @@ async fn acquire_loop(
                 Err(e) => w.acquired = Some(Err(code(&e))),
             }
         }
-        let done = bytes_so_far >= params.min_bytes.max(1)
+        let done = (bytes_so_far > 0 && bytes_so_far >= params.min_bytes)
+            || params.min_bytes == 0
             || u64::from(params.max_records) <= records_so_far
             || tokio::time::Instant::now() >= deadline;
         if done {
