@@ -4,7 +4,7 @@
 //! In Kafka's order: GROUP READ on the group (GROUP_AUTHORIZATION_FAILED for the whole
 //! request), a member id of 1 to 36 characters (INVALID_REQUEST), the share session
 //! (`share::session`: SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH,
-//! SHARE_SESSION_LIMIT_REACHED, INVALID_REQUEST for acknowledgements in an opening request);
+//! SHARE_SESSION_LIMIT_REACHED after `MaxWaitMs` as Kafka, INVALID_REQUEST for acknowledgements in an opening request);
 //! then the acknowledgements, durable before the answer (`AcknowledgeErrorCode` per
 //! partition); then, unless the session is closing (epoch -1), acquisition: per partition
 //! UNKNOWN_TOPIC_ID, TOPIC_AUTHORIZATION_FAILED (TOPIC READ), UNKNOWN_TOPIC_OR_PARTITION, or
@@ -38,7 +38,7 @@ use crate::errors::BrokerError;
 use crate::partition::Partition;
 use crate::share::acks::{acknowledge_all, batches, AckItem, AckOutcome};
 use crate::share::{
-    member_id_valid, AcquireLimits, AcquiredData, FetchContext, Pending, SessionKey,
+    member_id_valid, AcquireLimits, AcquiredData, FetchContext, Pending, SessionError, SessionKey,
 };
 
 pub async fn handle(ctx: &RequestContext, request: ShareFetchRequest) -> Reply {
@@ -108,6 +108,16 @@ pub async fn handle(ctx: &RequestContext, request: ShareFetchRequest) -> Reply {
     );
     let context = match session {
         Ok(c) => c,
+        // Kafka holds the answer for MaxWaitMs first, so a consumer does not retry at once
+        // against a full cache.
+        Err(e @ SessionError::LimitReached) => {
+            let code = ctx.code(&BrokerError::ShareSession(e));
+            let wait = Duration::from_millis(u64::try_from(request.max_wait_ms).unwrap_or(0));
+            return Reply::Later(Box::pin(async move {
+                tokio::time::sleep(wait).await;
+                ResponseKind::ShareFetch(ShareFetchResponse::default().with_error_code(code))
+            }));
+        }
         Err(e) => return refuse(BrokerError::ShareSession(e)),
     };
     broker.share.ensure_timer();
