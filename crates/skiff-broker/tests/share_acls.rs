@@ -1,5 +1,6 @@
 //! ShareFetch and ShareAcknowledge under Kafka's StandardAuthorizer: GROUP READ on the share
 //! group for the whole request, then TOPIC READ per topic, as Kafka 4.3's KafkaApis checks.
+#![allow(clippy::unwrap_used)]
 
 mod acl_support;
 mod common;
