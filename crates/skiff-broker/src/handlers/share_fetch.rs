@@ -230,46 +230,62 @@ async fn acquire_loop(
         let b = broker.clone();
         let (g, m) = (group.to_string(), member.to_string());
         let (bytes_before, records_before) = (bytes_so_far, records_so_far);
+        // What this round acquires from: the open partitions, in request order.
+        let jobs: Vec<(usize, SharePartitionKey, Arc<Partition>)> = wanted
+            .iter()
+            .enumerate()
+            .filter_map(|(i, w)| match (&w.partition, &w.acquired) {
+                (Ok(p), None) => Some((
+                    i,
+                    SharePartitionKey {
+                        group: g.clone(),
+                        topic_id: w.topic_id,
+                        partition: w.index,
+                    },
+                    p.clone(),
+                )),
+                _ => None,
+            })
+            .collect();
+        let indexes: Vec<usize> = jobs.iter().map(|j| j.0).collect();
         let round = blocking(move || {
             let mut pending = Pending::default();
             let mut bytes = bytes_before;
             let mut records = records_before;
             let mut got: Vec<(usize, Result<AcquiredData, BrokerError>)> = Vec::new();
-            for (i, w) in wanted.iter().enumerate() {
-                let (Ok(partition), None) = (&w.partition, &w.acquired) else {
-                    continue;
-                };
+            for (i, key, partition) in jobs {
                 let left_records = u64::from(params.max_records).saturating_sub(records);
                 let left_bytes = params.max_bytes.saturating_sub(bytes);
                 if left_records == 0 || left_bytes == 0 {
                     break;
                 }
-                let key = SharePartitionKey {
-                    group: g.clone(),
-                    topic_id: w.topic_id,
-                    partition: w.index,
-                };
                 let limits = AcquireLimits {
                     max_records: u32::try_from(left_records).unwrap_or(u32::MAX),
                     batch_size: params.batch_size,
                     max_bytes: left_bytes,
                 };
-                let r = b.share.acquire(&key, partition, &m, limits, &mut pending);
+                let r = b.share.acquire(&key, &partition, &m, limits, &mut pending);
                 if let Ok(data) = &r {
                     bytes += data.bytes.len();
                     records += data.count();
                 }
                 got.push((i, r));
             }
-            (wanted, got, pending)
+            (got, pending)
         })
         .await;
-        let (back, got, pending) = match round {
+        let (got, pending) = match round {
             Ok(r) => r,
-            // The task failed: nothing can be said of the partitions it held.
-            Err(_) => return Vec::new(),
+            // The task failed: every partition it was acquiring from answers the failure.
+            Err(e) => {
+                for i in indexes {
+                    if let Some(w) = wanted.get_mut(i) {
+                        w.acquired = Some(Err(code(&e)));
+                    }
+                }
+                return wanted;
+            }
         };
-        wanted = back;
         let durable = broker.share.wait_durable(pending).await;
         for (i, r) in got {
             let Some(w) = wanted.get_mut(i) else { continue };
