@@ -29,7 +29,7 @@ use bytes::Bytes;
 use skiff_coordinator::host::Storage;
 use skiff_coordinator::share::{
     initial_start_offset, AckBatch, AckContext, Acknowledged, AcquireMode, AcquiredRecords, Fetch,
-    Released, SharePartition,
+    SharePartition,
 };
 use skiff_coordinator::share_state::{
     Appended, BatchWrite, SharePartitionKey, ShareStateConfig, ShareStateStore, ShareWrite,
@@ -37,12 +37,12 @@ use skiff_coordinator::share_state::{
 };
 use skiff_log::Clock;
 use tokio::sync::Notify;
-use tracing::{error, info, warn};
+use tracing::{error, info};
 
 use super::log_view::{self, LogView};
 use super::membership::{AnyMember, ShareMembership};
 use super::metrics::ShareMetrics;
-use super::session::{SessionKey, ShareSessions, TopicIdPartition};
+use super::session::ShareSessions;
 use super::settings::{KafkaDefaults, ShareGroupSettings, ShareIsolation, ShareSettings};
 use crate::coordinator_host::CoordinatorStorage;
 use crate::errors::BrokerError;
@@ -63,24 +63,24 @@ impl Pending {
     pub fn extend(&mut self, other: Pending) {
         self.0.extend(other.0);
     }
-    fn push(&mut self, appended: Appended<Partition>) {
+    pub(super) fn push(&mut self, appended: Appended<Partition>) {
         self.0.push(appended);
     }
 }
 
 /// No lock deadline (the slot's cached earliest deadline).
-const NO_DEADLINE: i64 = i64::MAX;
+pub(super) const NO_DEADLINE: i64 = i64::MAX;
 
 /// One share partition: its state once loaded, and the fetches waiting for it.
 pub struct Slot {
-    state: Mutex<Option<SharePartition>>,
+    pub(super) state: Mutex<Option<SharePartition>>,
     /// ShareFetches parked until records become available again (release, expiry).
-    waiters: Mutex<Vec<Weak<Notify>>>,
+    pub(super) waiters: Mutex<Vec<Weak<Notify>>>,
     /// The state's earliest lock deadline, kept beside it so the expiry timer never takes the
     /// state lock (which may be held across a log read) on a runtime thread.
-    next_deadline: AtomicI64,
+    pub(super) next_deadline: AtomicI64,
     /// This share partition's counters (the broker-wide ones are their sums).
-    counters: ShareMetrics,
+    pub(super) counters: ShareMetrics,
 }
 
 /// One loaded share partition's figures, for `/metrics`.
@@ -107,7 +107,7 @@ impl Slot {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Option<SharePartition>> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, Option<SharePartition>> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -117,7 +117,7 @@ impl Slot {
         waiters.push(Arc::downgrade(waiter));
     }
 
-    fn wake(&self) {
+    pub(super) fn wake(&self) {
         let drained = std::mem::take(&mut *self.waiters.lock().unwrap_or_else(|e| e.into_inner()));
         for waiter in drained.iter().filter_map(Weak::upgrade) {
             waiter.notify_one();
@@ -159,7 +159,7 @@ pub struct ShareManager {
     /// `__share_group_state`, once opened. Held while opening (creating and replaying the
     /// topic), so concurrent first uses open it once.
     store: Mutex<Option<Arc<StateStore>>>,
-    partitions: Mutex<HashMap<SharePartitionKey, Arc<Slot>>>,
+    pub(super) partitions: Mutex<HashMap<SharePartitionKey, Arc<Slot>>>,
     sessions: Mutex<ShareSessions>,
     pub metrics: ShareMetrics,
     pub(super) timer: super::timer::TimerHandle,
@@ -262,7 +262,7 @@ impl ShareManager {
             .clone()
     }
 
-    fn slots_of_group(&self, group: &str) -> Vec<(SharePartitionKey, Arc<Slot>)> {
+    pub(super) fn slots_of_group(&self, group: &str) -> Vec<(SharePartitionKey, Arc<Slot>)> {
         let map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
         map.iter()
             .filter(|(k, _)| k.group == group)
@@ -353,7 +353,7 @@ impl ShareManager {
     /// Writes the share partition's state as a ShareUpdate (or the snapshot the store decides
     /// is due). The whole window is written: combining it over the stored state gives the
     /// state now, since a newer write of an offset never loses to an older one.
-    fn persist(
+    pub(super) fn persist(
         &self,
         key: &SharePartitionKey,
         sp: &SharePartition,
@@ -441,148 +441,6 @@ impl ShareManager {
             self.timer.kick();
         }
         Ok(acquired)
-    }
-
-    /// Gives back everything `member` holds in `group` (in `only` when given), as Kafka does
-    /// when a share session closes, and writes the new states. Blocking.
-    pub fn release(&self, group: &str, member: &str, only: Option<&[TopicIdPartition]>) -> Pending {
-        let mut pending = Pending::default();
-        let now = self.now_ms();
-        for (key, slot) in self.slots_of_group(group) {
-            if only.is_some_and(|o| !o.contains(&(key.topic_id, key.partition))) {
-                continue;
-            }
-            let mut guard = slot.lock();
-            let Some(sp) = guard.as_mut() else { continue };
-            let released = sp.release_member(member);
-            if released == Released::default() {
-                continue;
-            }
-            self.metrics.released(released);
-            slot.counters.released(released);
-            match self.persist(&key, sp, now) {
-                Ok(a) => pending.push(a),
-                Err(e) => {
-                    warn!(group, member, error = %e, "share release not persisted; reloading");
-                    *guard = None;
-                }
-            }
-            slot.next_deadline.store(
-                guard
-                    .as_ref()
-                    .and_then(SharePartition::next_lock_deadline)
-                    .unwrap_or(NO_DEADLINE),
-                Ordering::Relaxed,
-            );
-            drop(guard);
-            slot.wake();
-        }
-        pending
-    }
-
-    /// Closes a member's share session and releases its records there. Blocking.
-    pub fn close_session(&self, group: &str, member: &str) -> Pending {
-        let key = SessionKey {
-            group: group.to_string(),
-            member: member.to_string(),
-        };
-        match self.sessions().remove(&key) {
-            Some(partitions) => self.release(group, member, Some(&partitions)),
-            None => Pending::default(),
-        }
-    }
-
-    /// The group coordinator removed `member` from share group `group` (it left or its session
-    /// timed out): its share session goes, and everything it holds in the group is released
-    /// (its delivery counts kept), as Kafka's `ShareGroupListener.onMemberLeave` does.
-    /// Blocking (appends): call it from a blocking thread. Durability is not awaited (nobody
-    /// is answered); a crash before the flush redelivers, which is what a release does anyway.
-    pub fn member_removed(&self, group: &str, member: &str) {
-        let key = SessionKey {
-            group: group.to_string(),
-            member: member.to_string(),
-        };
-        self.sessions().remove(&key);
-        let _ = self.release(group, member, None);
-    }
-
-    /// Share group `group` was deleted: its sessions and in-memory share partitions are dropped
-    /// and its stored state deleted (tombstones in `__share_group_state`). Blocking.
-    pub fn group_deleted(&self, group: &str) {
-        self.sessions().remove_group(group);
-        let slots = {
-            let mut map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
-            let keys: Vec<SharePartitionKey> =
-                map.keys().filter(|k| k.group == group).cloned().collect();
-            keys.into_iter()
-                .filter_map(|k| map.remove(&k))
-                .collect::<Vec<_>>()
-        };
-        for slot in &slots {
-            slot.wake();
-        }
-        let Ok(store) = self.store() else { return };
-        let now = self.now_ms();
-        for key in store.snapshots().into_keys().filter(|k| k.group == group) {
-            if let Err(e) = store.delete(&key, now) {
-                warn!(group, error = %e, "share state of a deleted group not deleted");
-            }
-        }
-    }
-
-    /// A client connection ended: the share sessions it opened close and their members'
-    /// records are released (Kafka's connection disconnect listener). Cheap when the
-    /// connection opened none; else the release runs on the blocking pool.
-    pub fn connection_closed(self: &Arc<Self>, connection: u64) {
-        let closed = self.sessions().connection_closed(connection);
-        if closed.is_empty() {
-            return;
-        }
-        let me = self.clone();
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        runtime.spawn_blocking(move || {
-            for (key, partitions) in closed {
-                let _ = me.release(&key.group, &key.member, Some(&partitions));
-            }
-        });
-    }
-
-    /// Expires every lapsed lock (the timer's job) and writes the changed states. Blocking.
-    pub fn expire_locks(&self) -> Pending {
-        let now = self.now_ms();
-        let due: Vec<(SharePartitionKey, Arc<Slot>)> = {
-            let map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
-            map.iter()
-                .filter(|(_, s)| s.next_deadline.load(Ordering::Relaxed) <= now)
-                .map(|(k, s)| (k.clone(), s.clone()))
-                .collect()
-        };
-        let mut pending = Pending::default();
-        for (key, slot) in due {
-            let mut guard = slot.lock();
-            let Some(sp) = guard.as_mut() else { continue };
-            let expired = sp.expire(now);
-            self.metrics.expired(expired);
-            slot.counters.expired(expired);
-            let next = sp.next_lock_deadline().unwrap_or(NO_DEADLINE);
-            if expired != Released::default() {
-                match self.persist(&key, sp, now) {
-                    Ok(a) => pending.push(a),
-                    Err(e) => {
-                        warn!(group = %key.group, error = %e, "lock expiry not persisted; reloading");
-                        *guard = None;
-                    }
-                }
-            }
-            slot.next_deadline.store(next, Ordering::Relaxed);
-            drop(guard);
-            if expired.made_available > 0 {
-                slot.wake();
-            }
-        }
-        pending
     }
 
     /// The earliest lock deadline of any loaded share partition (no lock taken).

@@ -3,8 +3,9 @@
 //! `skiff_coordinator::share` (pure); its durable form is `skiff_coordinator::share_state`.
 //!
 //! - `manager.rs`: [`ShareManager`], the share partitions behind per-partition locks, loading
-//!   and persisting them, releases, lock expiry, the lead's hooks (`member_removed`,
-//!   `group_deleted`, `connection_closed`).
+//!   and persisting them, acquiring and acknowledging, waiting for durability.
+//! - `release.rs`: releases and the group coordinator's hooks (`close_session`,
+//!   `connection_closed`, `member_removed`, `group_deleted`) and lock expiry.
 //! - `session.rs`: share sessions (epochs, partitions, the connection that opened them).
 //! - `settings.rs`: per-group settings and their one resolver.
 //! - `membership.rs`: "is this member in this share group" and member id checks.
@@ -24,6 +25,7 @@ pub mod log_view;
 pub mod manager;
 pub mod membership;
 pub mod metrics;
+pub mod release;
 pub mod session;
 pub mod settings;
 pub mod timer;
