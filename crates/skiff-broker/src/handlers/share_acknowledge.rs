@@ -76,8 +76,14 @@ pub async fn handle(ctx: &RequestContext, request: ShareAcknowledgeRequest) -> R
             })
         })
         .collect();
+    let version = ctx.version();
     let code = move |e: &BrokerError| {
-        crate::errors::kafka_error(kafka_protocol::messages::ApiKey::ShareAcknowledge, 1, e).code()
+        crate::errors::kafka_error(
+            kafka_protocol::messages::ApiKey::ShareAcknowledge,
+            version,
+            e,
+        )
+        .code()
     };
     Reply::Later(Box::pin(async move {
         let outcomes = acknowledge_all(&broker, &authz, &group, &member, items).await;

@@ -122,8 +122,9 @@ pub async fn handle(ctx: &RequestContext, request: ShareFetchRequest) -> Reply {
     };
     broker.share.ensure_timer();
     let settings = broker.share.settings(&group);
+    let version = ctx.version();
     let code = move |e: &BrokerError| {
-        crate::errors::kafka_error(kafka_protocol::messages::ApiKey::ShareFetch, 1, e).code()
+        crate::errors::kafka_error(kafka_protocol::messages::ApiKey::ShareFetch, version, e).code()
     };
     let max_bytes =
         usize::try_from(request.max_bytes.min(broker.config.fetch_max_bytes)).unwrap_or(0);

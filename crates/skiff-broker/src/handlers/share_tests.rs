@@ -527,13 +527,16 @@ async fn acknowledgements_survive_a_crash_and_unacknowledged_records_come_back()
     let r = share_fetch(&c, fetch_request("m2", 0, id, &[], 0)).await;
     assert_eq!(acquired(&r), vec![(3, 5, 2)]);
     drop(c);
-    // And after a clean restart of the original.
+    // And the same after a clean restart on the same data dir.
     let b2 = b.clone();
     tokio::task::spawn_blocking(move || b2.shutdown())
         .await
         .unwrap()
         .unwrap();
     drop(b);
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0 + 2))).await;
+    let r = share_fetch(&b, fetch_request("m3", 0, id, &[], 0)).await;
+    assert_eq!(acquired(&r), vec![(3, 5, 2)]);
 }
 
 fn copy_dir(from: &Path, to: &Path) {
