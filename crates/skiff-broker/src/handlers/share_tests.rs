@@ -517,6 +517,8 @@ async fn acknowledgements_survive_a_crash_and_unacknowledged_records_come_back()
     assert_eq!(acquired(&r), vec![(0, 5, 1)]);
     let r = share_ack(&b, "m1", 1, id, &[(0, 2, 1)]).await;
     assert_eq!(r.responses[0].partitions[0].error_code, 0);
+    // The answer came after the fsync: everything written to the share state is flushed.
+    assert_all_flushed(&b);
     let copy = tempfile::tempdir().unwrap();
     copy_dir(dir.path(), copy.path());
     let c = start(copy.path(), Arc::new(ManualClock::new(T0 + 1))).await;
@@ -537,6 +539,21 @@ async fn acknowledgements_survive_a_crash_and_unacknowledged_records_come_back()
     let b = start(dir.path(), Arc::new(ManualClock::new(T0 + 2))).await;
     let r = share_fetch(&b, fetch_request("m3", 0, id, &[], 0)).await;
     assert_eq!(acquired(&r), vec![(3, 5, 2)]);
+}
+
+fn assert_all_flushed(b: &Broker) {
+    let topic = b.topics.get("__share_group_state").unwrap();
+    let mut written = 0;
+    for p in topic.partitions() {
+        assert_eq!(
+            p.log.flushed_offset(),
+            p.log.log_end_offset(),
+            "partition {}",
+            p.index
+        );
+        written += p.log.log_end_offset();
+    }
+    assert!(written >= 2, "the initial snapshot and the acknowledgement");
 }
 
 fn copy_dir(from: &Path, to: &Path) {
