@@ -368,6 +368,51 @@ async fn the_delivery_limit_archives_a_record() {
     );
 }
 
+/// read_committed: an open transaction holds the fetch back at the last stable offset; an
+/// aborted one is archived, never handed out; the marker offsets go out as Kafka hands them.
+#[tokio::test]
+async fn read_committed_skips_aborted_transactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
+    b.share.set_settings(Arc::new(|_: &str| ShareGroupSettings {
+        auto_offset_reset: AutoOffsetReset::Earliest,
+        isolation: crate::share::ShareIsolation::ReadCommitted,
+        ..ShareGroupSettings::default()
+    }));
+    let id = topic(&b).await;
+    let b2 = b.clone();
+    tokio::task::spawn_blocking(move || {
+        let p = b2.topics.get("t").unwrap().partition(0).unwrap();
+        let mut txn = BatchBuilder::new(0, Compression::None)
+            .producer_id(7)
+            .producer_epoch(0)
+            .base_sequence(0)
+            .transactional(true);
+        txn.push(T0, None, Some(b"aborted-0"), &[]);
+        txn.push(T0, None, Some(b"aborted-1"), &[]);
+        let validation = skiff_log::AppendValidation { now_ms: T0 };
+        p.log.append(&txn.build().unwrap(), 0, &validation).unwrap();
+    })
+    .await
+    .unwrap();
+    // The transaction is open: nothing is stable yet.
+    assert!(acquired(&share_fetch(&b, fetch_request("m1", 0, id, &[], 0)).await).is_empty());
+    let b2 = b.clone();
+    tokio::task::spawn_blocking(move || {
+        let p = b2.topics.get("t").unwrap().partition(0).unwrap();
+        p.log
+            .write_txn_marker(7, 0, 0, skiff_log::ControlType::Abort, 0, T0)
+            .unwrap();
+    })
+    .await
+    .unwrap();
+    produce(&b, 1).await;
+    let r = share_fetch(&b, fetch_request("m1", 1, id, &[], 0)).await;
+    // 0-1 aborted (archived), 2 the ABORT marker (handed out; the consumer skips it), 3 data.
+    assert_eq!(acquired(&r), vec![(2, 3, 1)]);
+    assert_eq!(spso(&b), 2);
+}
+
 #[tokio::test]
 async fn share_session_errors() {
     let dir = tempfile::tempdir().unwrap();
