@@ -21,6 +21,7 @@ mod core;
 mod groups;
 mod quotas;
 mod scram;
+mod share;
 mod txn;
 
 use kafka_protocol::messages::ApiKey;
@@ -201,6 +202,8 @@ static SCHEMAS: &[(ApiKey, i16, i16, &Struct)] = &[
     ),
     (ApiKey::SaslHandshake, 0, 1, &scram::SASL_HANDSHAKE),
     (ApiKey::SaslAuthenticate, 0, 2, &scram::SASL_AUTHENTICATE),
+    (ApiKey::ShareFetch, 1, 1, &share::SHARE_FETCH),
+    (ApiKey::ShareAcknowledge, 1, 1, &share::SHARE_ACKNOWLEDGE),
 ];
 
 /// `(api key, min, max)` of every API that has a guard schema, in table order. Any of these
