@@ -481,6 +481,67 @@ async fn share_session_errors() {
 }
 
 #[tokio::test]
+async fn the_session_cache_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
+    let id = topic(&b).await;
+    for i in 0..crate::share::MAX_SHARE_SESSIONS {
+        let r = share_fetch(
+            &b,
+            fetch_request(&format!("m{i}"), 0, id, &[], 0).with_max_records(0),
+        )
+        .await;
+        assert_eq!(r.error_code, 0);
+    }
+    // SHARE_SESSION_LIMIT_REACHED (133); an existing member may still reopen its own.
+    let r = share_fetch(&b, fetch_request("late", 0, id, &[], 0)).await;
+    assert_eq!(r.error_code, 133);
+    let r = share_fetch(&b, fetch_request("m7", 0, id, &[], 0).with_max_records(0)).await;
+    assert_eq!(r.error_code, 0);
+}
+
+/// MaxRecords is met with whole log batches; a continued session fetches its partitions
+/// without naming them, answers only those with something to say, and forgets what the
+/// request lists in ForgottenTopicsData.
+#[tokio::test]
+async fn max_records_whole_batches_and_forgotten_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
+    let id = topic(&b).await;
+    produce(&b, 2).await;
+    produce(&b, 2).await;
+    produce(&b, 2).await;
+    let r = share_fetch(&b, fetch_request("m1", 0, id, &[], 0).with_max_records(1)).await;
+    assert_eq!(acquired(&r), vec![(0, 1, 1)]);
+    let continued = ShareFetchRequest::default()
+        .with_group_id(Some(GroupId(str_bytes("g"))))
+        .with_member_id(Some(str_bytes("m1")))
+        .with_share_session_epoch(1)
+        .with_max_bytes(1 << 20)
+        .with_max_records(3);
+    let r = share_fetch(&b, continued.clone()).await;
+    assert_eq!(acquired(&r), vec![(2, 5, 1)]);
+    // Nothing left: a continued session leaves the partition out of the answer.
+    let r = share_fetch(&b, continued.clone().with_share_session_epoch(2)).await;
+    assert!(r.responses.is_empty(), "{r:?}");
+    let forget = kafka_protocol::messages::share_fetch_request::ForgottenTopic::default()
+        .with_topic_id(id)
+        .with_partitions(vec![0]);
+    let r = share_fetch(
+        &b,
+        continued
+            .clone()
+            .with_share_session_epoch(3)
+            .with_forgotten_topics_data(vec![forget]),
+    )
+    .await;
+    assert!(r.responses.is_empty());
+    produce(&b, 1).await;
+    let r = share_fetch(&b, continued.with_share_session_epoch(4)).await;
+    assert!(acquired(&r).is_empty(), "the partition was forgotten");
+}
+
+#[tokio::test]
 async fn closing_a_session_releases_the_members_records() {
     let dir = tempfile::tempdir().unwrap();
     let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
