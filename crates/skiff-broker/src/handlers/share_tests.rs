@@ -444,6 +444,16 @@ async fn share_session_errors() {
         123
     );
     assert_eq!(share_ack(&b, "m1", 0, id, &[]).await.error_code, 123);
+    // Acknowledging in a share partition never fetched: UNKNOWN_TOPIC_OR_PARTITION (3).
+    let b2 = b.clone();
+    let other =
+        tokio::task::spawn_blocking(move || b2.topics.create("u", 1, Default::default(), false))
+            .await
+            .unwrap()
+            .unwrap()
+            .id;
+    let r = share_ack(&b, "m1", 1, other, &[(0, 0, 1)]).await;
+    assert_eq!(r.responses[0].partitions[0].error_code, 3);
     assert_eq!(share_ack(&b, "m2", 1, id, &[]).await.error_code, 122);
     assert_eq!(
         share_fetch(&b, fetch_request("", 0, id, &[], 0))

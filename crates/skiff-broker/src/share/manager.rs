@@ -275,14 +275,16 @@ impl ShareManager {
         self.slot(key).park(waiter);
     }
 
-    /// Runs `op` on the share partition `key` of `data`, loading it first, expiring its lapsed
-    /// locks and following the log start. `op` answers its result and whether it changed
+    /// Runs `op` on the share partition `key` of `data`, loading it first when `load` (a
+    /// fetch; an acknowledgement of a share partition not loaded is UNKNOWN_TOPIC_OR_PARTITION,
+    /// as Kafka answers), expiring its lapsed locks and following the log start. `op` answers its result and whether it changed
     /// state that must be persisted. Blocking.
     fn with_partition<T>(
         &self,
         key: &SharePartitionKey,
         data: &Partition,
         settings: &ShareGroupSettings,
+        load: bool,
         pending: &mut Pending,
         op: impl FnOnce(&mut SharePartition) -> Result<(T, bool), BrokerError>,
     ) -> Result<T, BrokerError> {
@@ -290,6 +292,12 @@ impl ShareManager {
         let now = self.now_ms();
         let mut guard = slot.lock();
         if guard.is_none() {
+            if !load {
+                return Err(BrokerError::UnknownPartition {
+                    topic: data.topic.clone(),
+                    partition: data.index,
+                });
+            }
             *guard = Some(self.load(key, data, settings, now, pending)?);
         }
         let Some(sp) = guard.as_mut() else {
@@ -388,7 +396,7 @@ impl ShareManager {
             renew_enabled: settings.renew_enabled,
         };
         let slot = self.slot(key);
-        let acked = self.with_partition(key, data, &settings, pending, |sp| {
+        let acked = self.with_partition(key, data, &settings, false, pending, |sp| {
             let acked = sp.acknowledge(member, batches, &ctx)?;
             Ok((acked, true))
         })?;
@@ -415,7 +423,7 @@ impl ShareManager {
         let read_committed = settings.isolation == ShareIsolation::ReadCommitted;
         let now = self.now_ms();
         let slot = self.slot(key);
-        let acquired = self.with_partition(key, data, &settings, pending, |sp| {
+        let acquired = self.with_partition(key, data, &settings, true, pending, |sp| {
             if limits.max_records == 0 || limits.max_bytes == 0 {
                 return Ok((AcquiredData::default(), false));
             }
