@@ -211,10 +211,19 @@ async fn accepted_records_are_done_and_the_bytes_come_with_them() {
     let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
     let id = topic(&b).await;
     produce(&b, 3).await;
+    // The group hooks of a group that never used share groups create nothing.
+    let b2 = b.clone();
+    tokio::task::spawn_blocking(move || {
+        b2.share.group_deleted("other");
+        b2.share.member_removed("other", "m");
+    })
+    .await
+    .unwrap();
     assert!(
         !b.share.store_is_open(),
         "no share state topic before a share fetch"
     );
+    assert!(b.topics.get("__share_group_state").is_none());
     let r = share_fetch(&b, fetch_request("m1", 0, id, &[], 0)).await;
     assert_eq!(acquired(&r), vec![(0, 2, 1)]);
     assert_eq!(r.acquisition_lock_timeout_ms, 30_000);

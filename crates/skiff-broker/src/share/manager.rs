@@ -247,6 +247,15 @@ impl ShareManager {
         Ok(opened)
     }
 
+    /// The store when `__share_group_state` exists (opening it if needed), never creating it.
+    /// Blocking.
+    pub fn store_if_exists(&self) -> Option<Arc<StateStore>> {
+        if !self.store_is_open() && self.storage.topic_partitions(SHARE_STATE_TOPIC).is_none() {
+            return None;
+        }
+        self.store().ok()
+    }
+
     /// Whether the store is open (tests; the topic exists once it is).
     pub fn store_is_open(&self) -> bool {
         self.store

@@ -96,7 +96,10 @@ impl ShareManager {
         for slot in &slots {
             slot.wake();
         }
-        let Ok(store) = self.store() else { return };
+        // A group that never used share groups has no state, and must not create the topic.
+        let Some(store) = self.store_if_exists() else {
+            return;
+        };
         let now = self.now_ms();
         for key in store.snapshots().into_keys().filter(|k| k.group == group) {
             if let Err(e) = store.delete(&key, now) {
