@@ -264,6 +264,20 @@ mod tests {
         assert_eq!(s.acknowledge(&k, -1), Err(SessionError::NotFound));
     }
 
+    /// A member that reopened its session on a new connection keeps it when the old
+    /// connection ends (Kafka marks the old mapping stale for the same reason).
+    #[test]
+    fn only_the_connection_that_opened_a_session_closes_it() {
+        let mut s = ShareSessions::new(10);
+        let k = key("m");
+        assert!(s.fetch(&k, 0, &[], &[], false, Some(1)).is_ok());
+        assert!(s.fetch(&k, 0, &[], &[], false, Some(2)).is_ok());
+        assert!(s.connection_closed(1).is_empty());
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.connection_closed(2).len(), 1);
+        assert!(s.is_empty());
+    }
+
     #[test]
     fn the_cache_is_bounded_and_reopening_replaces() {
         let mut s = ShareSessions::new(1);
