@@ -4,8 +4,8 @@
 //! In Kafka's order: GROUP READ on the group (GROUP_AUTHORIZATION_FAILED for the whole
 //! request), a member id of 1 to 36 characters (INVALID_REQUEST), the share session
 //! (`share::session`: SHARE_SESSION_NOT_FOUND, INVALID_SHARE_SESSION_EPOCH,
-//! SHARE_SESSION_LIMIT_REACHED after `MaxWaitMs` as Kafka, INVALID_REQUEST for acknowledgements in an opening request);
-//! then the acknowledgements, durable before the answer (`AcknowledgeErrorCode` per
+//! SHARE_SESSION_LIMIT_REACHED after `MaxWaitMs` as Kafka, INVALID_REQUEST for
+//! acknowledgements in an opening request); then the acknowledgements, durable before the answer (`AcknowledgeErrorCode` per
 //! partition); then, unless the session is closing (epoch -1), acquisition: per partition
 //! UNKNOWN_TOPIC_ID, TOPIC_AUTHORIZATION_FAILED (TOPIC READ), UNKNOWN_TOPIC_OR_PARTITION, or
 //! the acquired ranges with the batches holding them. `MaxBytes` (capped by `fetch.max.bytes`)

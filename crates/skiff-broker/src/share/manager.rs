@@ -286,8 +286,8 @@ impl ShareManager {
 
     /// Runs `op` on the share partition `key` of `data`, loading it first when `load` (a
     /// fetch; an acknowledgement of a share partition not loaded is UNKNOWN_TOPIC_OR_PARTITION,
-    /// as Kafka answers), expiring its lapsed locks and following the log start. `op` answers its result and whether it changed
-    /// state that must be persisted. Blocking.
+    /// as Kafka answers), expiring its lapsed locks and following the log start. `op` answers
+    /// its result and whether it changed state that must be persisted. Blocking.
     fn with_partition<T>(
         &self,
         key: &SharePartitionKey,

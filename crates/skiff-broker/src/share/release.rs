@@ -149,7 +149,8 @@ impl ShareManager {
                 match self.persist(&key, sp, now) {
                     Ok(a) => pending.push(a),
                     Err(e) => {
-                        warn!(group = %key.group, error = %e, "lock expiry not persisted; reloading");
+                        warn!(group = %key.group, error = %e,
+                            "lock expiry not persisted; reloading");
                         *guard = None;
                     }
                 }
