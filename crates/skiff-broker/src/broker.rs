@@ -301,7 +301,8 @@ impl Broker {
 
     /// Delete a topic, first stopping any cleaning pass on its partitions and keeping them
     /// paused (Kafka's `abortAndPauseCleaning`) until the log is gone; then the cleaner forgets
-    /// them (including an uncleanable mark), so a re-created topic starts afresh.
+    /// them (including an uncleanable mark), so a re-created topic starts afresh. Its share
+    /// partitions and their stored state go too.
     pub fn delete_topic(&self, name: &str) -> Result<uuid::Uuid, TopicError> {
         let cleaner = self.cleaner_handle();
         let indexes: Vec<i32> = self
@@ -315,6 +316,10 @@ impl Broker {
             }
         }
         let result = self.topics.delete(name);
+        if let Ok(id) = &result {
+            // Share partitions of the topic go with it (their state would never be read).
+            self.share.topic_deleted(*id);
+        }
         if let Some(c) = &cleaner {
             for &i in &indexes {
                 if result.is_ok() {

@@ -628,6 +628,25 @@ async fn member_removed_releases_and_group_deleted_forgets() {
     assert!(b.share.store().unwrap().snapshots().is_empty());
 }
 
+#[tokio::test]
+async fn deleting_the_topic_deletes_its_share_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
+    let id = topic(&b).await;
+    produce(&b, 1).await;
+    acquired(&share_fetch(&b, fetch_request("m1", 0, id, &[], 0)).await);
+    assert_eq!(b.share.store().unwrap().snapshots().len(), 1);
+    let b2 = b.clone();
+    tokio::task::spawn_blocking(move || b2.delete_topic("t"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(b.share.partition_states().is_empty());
+    assert!(b.share.store().unwrap().snapshots().is_empty());
+    let r = share_fetch(&b, fetch_request("m1", 1, id, &[], 0)).await;
+    assert_eq!(r.responses[0].partitions[0].error_code, 100);
+}
+
 /// Acknowledged records stay done after a crash; records acquired but not acknowledged come
 /// back, with their delivery counted. The data dir is copied while the broker runs (no clean
 /// shutdown, as after kill -9), once the acknowledgement was answered.

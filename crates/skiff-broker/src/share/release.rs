@@ -85,10 +85,22 @@ impl ShareManager {
     /// and its stored state deleted (tombstones in `__share_group_state`). Blocking.
     pub fn group_deleted(&self, group: &str) {
         self.sessions().remove_group(group);
+        self.forget(|k| k.group == group);
+    }
+
+    /// The data topic `topic_id` was deleted: its share partitions, in every group, are
+    /// dropped and their stored state deleted, so a topic re-created with a new id starts
+    /// afresh and nothing is left to replay for the old one. Sessions keep naming it and
+    /// answer UNKNOWN_TOPIC_ID for it, as Kafka's do. Blocking.
+    pub fn topic_deleted(&self, topic_id: uuid::Uuid) {
+        self.forget(|k| k.topic_id == topic_id);
+    }
+
+    /// Drops the loaded share partitions whose key matches and tombstones their stored state.
+    fn forget(&self, matches: impl Fn(&SharePartitionKey) -> bool) {
         let slots = {
             let mut map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
-            let keys: Vec<SharePartitionKey> =
-                map.keys().filter(|k| k.group == group).cloned().collect();
+            let keys: Vec<SharePartitionKey> = map.keys().filter(|k| matches(k)).cloned().collect();
             keys.into_iter()
                 .filter_map(|k| map.remove(&k))
                 .collect::<Vec<_>>()
@@ -96,14 +108,15 @@ impl ShareManager {
         for slot in &slots {
             slot.wake();
         }
-        // A group that never used share groups has no state, and must not create the topic.
+        // Without share state there is nothing to delete, and the topic must not be created.
         let Some(store) = self.store_if_exists() else {
             return;
         };
         let now = self.now_ms();
-        for key in store.snapshots().into_keys().filter(|k| k.group == group) {
+        for key in store.snapshots().into_keys().filter(|k| matches(k)) {
             if let Err(e) = store.delete(&key, now) {
-                warn!(group, error = %e, "share state of a deleted group not deleted");
+                warn!(group = %key.group, partition = key.partition, error = %e,
+                    "share state not deleted");
             }
         }
     }
