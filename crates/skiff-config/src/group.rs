@@ -148,9 +148,8 @@ pub fn validate_group_configs(
         };
         let parsed = parse_value(name, def.kind, value, validator).map_err(|e| e.message)?;
         if name == "share.auto.offset.reset" {
-            group_share::parse_share_offset_reset(value.trim()).map_err(|m| {
-                crate::error::TopicConfigError::invalid(name, value, &m).message
-            })?;
+            group_share::parse_share_offset_reset(value.trim())
+                .map_err(|m| crate::error::TopicConfigError::invalid(name, value, &m).message)?;
         }
         let crate::types::Parsed::Int(v) = parsed else {
             continue;
@@ -275,8 +274,10 @@ mod tests {
         assert_eq!(check("share.session.timeout.ms", "50000"), Ok(()));
         assert_eq!(
             check("share.record.lock.duration.ms", "10000"),
-            Err("share.record.lock.duration.ms must be in the range 15000 to 60000 inclusive."
-                .into())
+            Err(
+                "share.record.lock.duration.ms must be in the range 15000 to 60000 inclusive."
+                    .into()
+            )
         );
         assert_eq!(
             check("share.record.lock.duration.ms", "999"),

@@ -135,7 +135,11 @@ fn iso_duration_ms(s: &str) -> Option<i64> {
             }
             add(whole, 1000)?;
             let millis: i64 = format!("{fraction:0<3}")[..3].parse().ok()?;
-            let millis = if whole.starts_with('-') { -millis } else { millis };
+            let millis = if whole.starts_with('-') {
+                -millis
+            } else {
+                millis
+            };
             total = total.checked_add(millis)?;
         }
     }
@@ -234,10 +238,7 @@ mod tests {
             "by_duration:PT1H2",
         ] {
             let e = parse_share_offset_reset(bad).unwrap_err();
-            assert!(
-                e.ends_with("'by_duration:<PnDTnHnMn.nS>'."),
-                "{bad}: {e}"
-            );
+            assert!(e.ends_with("'by_duration:<PnDTnHnMn.nS>'."), "{bad}: {e}");
         }
     }
 

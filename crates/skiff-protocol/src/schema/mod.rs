@@ -21,6 +21,7 @@ mod core;
 mod groups;
 mod quotas;
 mod scram;
+mod share;
 mod txn;
 
 use kafka_protocol::messages::ApiKey;
@@ -155,6 +156,38 @@ static SCHEMAS: &[(ApiKey, i16, i16, &Struct)] = &[
         0,
         1,
         &groups::CONSUMER_GROUP_DESCRIBE,
+    ),
+    (
+        ApiKey::ShareGroupHeartbeat,
+        1,
+        1,
+        &share::SHARE_GROUP_HEARTBEAT,
+    ),
+    (
+        ApiKey::ShareGroupDescribe,
+        1,
+        1,
+        &share::SHARE_GROUP_DESCRIBE,
+    ),
+    (ApiKey::ShareFetch, 1, 1, &share::SHARE_FETCH),
+    (ApiKey::ShareAcknowledge, 1, 1, &share::SHARE_ACKNOWLEDGE),
+    (
+        ApiKey::DescribeShareGroupOffsets,
+        0,
+        0,
+        &share::DESCRIBE_SHARE_GROUP_OFFSETS,
+    ),
+    (
+        ApiKey::AlterShareGroupOffsets,
+        0,
+        0,
+        &share::ALTER_SHARE_GROUP_OFFSETS,
+    ),
+    (
+        ApiKey::DeleteShareGroupOffsets,
+        0,
+        0,
+        &share::DELETE_SHARE_GROUP_OFFSETS,
     ),
     (ApiKey::InitProducerId, 0, 5, &txn::INIT_PRODUCER_ID),
     (

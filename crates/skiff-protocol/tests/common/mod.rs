@@ -43,6 +43,7 @@ mod acls;
 mod groups;
 mod quotas;
 mod scram;
+mod share;
 mod txn;
 
 /// Every (key, version) pair in SUPPORTED.
@@ -444,6 +445,7 @@ pub fn sample_request(key: ApiKey, v: i16) -> RequestKind {
             .or_else(|| acls::sample(other, v, f))
             .or_else(|| scram::sample(other, v, f))
             .or_else(|| quotas::sample(other, v, f))
+            .or_else(|| share::sample(other, v, f))
             .unwrap_or_else(|| panic!("no sample for {other:?}: add one with its schema")),
     }
 }
