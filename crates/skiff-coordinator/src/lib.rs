@@ -30,4 +30,7 @@ mod host_tests;
 #[cfg(test)]
 mod memory;
 
-pub use host::{GroupConfigs, InternalPartition, StartError, Storage, TopicCatalog, LEADER_EPOCH};
+pub use host::{
+    GroupConfigs, InternalPartition, ShareGroupListener, StartError, Storage, TopicCatalog,
+    LEADER_EPOCH,
+};

@@ -1,6 +1,10 @@
 //! Group membership requests: the classic protocol (JoinGroup, SyncGroup, Heartbeat,
 //! LeaveGroup) and KIP-848's ConsumerGroupHeartbeat. Each runs under the groups lock and
 //! queues the records the change produced; none waits for I/O.
+//!
+//! A share group's id is not in the groups map, so SyncGroup, Heartbeat and LeaveGroup
+//! answer it as an unknown group (UNKNOWN_MEMBER_ID), as Kafka does; JoinGroup and
+//! ConsumerGroupHeartbeat, which would create a group, check the share groups first.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -17,6 +21,11 @@ impl<S: Storage> Coordinator<S> {
         }
         let now = self.now();
         let mut groups = self.ready()?;
+        // A share group's id: Kafka answers a classic join with INCONSISTENT_GROUP_PROTOCOL
+        // (before any member check).
+        if self.shared.share().groups.get(group_id).is_some() {
+            return Err(ResponseError::InconsistentGroupProtocol);
+        }
         if !groups.contains_key(group_id) && !req.member_id.is_empty() {
             return Err(ResponseError::UnknownMemberId);
         }
@@ -121,6 +130,10 @@ impl<S: Storage> Coordinator<S> {
         }
         let now = self.now();
         let mut groups = self.ready()?;
+        // A share group's id: GROUP_ID_NOT_FOUND, as Kafka (no conversion between the two).
+        if self.shared.share().groups.get(group_id).is_some() {
+            return Err(ResponseError::GroupIdNotFound);
+        }
         // Only a join (epoch 0) creates the group or converts an empty classic one; any
         // other heartbeat (a leave too) to a missing or classic group is GROUP_ID_NOT_FOUND,
         // as in Kafka.
