@@ -4,7 +4,9 @@
 //! `consumer_store.rs` for consumer group snapshots, `store.rs` for the topic and the
 //! writer thread). The requests are split by job: `membership.rs` (join, sync, heartbeats,
 //! leave), `commits.rs` (offset commit, fetch and delete), `admin.rs` (describe, list,
-//! delete groups) and `txn_offsets.rs` (offsets committed inside transactions).
+//! delete groups), `txn_offsets.rs` (offsets committed inside transactions) and `share.rs`
+//! (share groups: ShareGroupHeartbeat, ShareGroupDescribe, their records and expiry, the
+//! [`crate::host::ShareGroupListener`]).
 //!
 //! Storage, the topic catalogue and group configs come from the broker through the traits of
 //! [`crate::host`]; time from the injected [`Clock`].
@@ -13,10 +15,11 @@
 //! `offsets.topic.num.partitions` partitions and a group's records go to
 //! `abs(javaHash(group)) % partitions`, exactly where Kafka puts them.
 //!
-//! Thread safety: all groups live behind one std `Mutex`, held only for in-memory work and
-//! to queue records (never across `.await`, never during I/O). Records are written by the
-//! coordinator thread in queue order; commits and deletions wait for the fsync (group
-//! commit) before they are applied and answered.
+//! Thread safety: classic and consumer groups live behind one std `Mutex`, share groups
+//! behind a second one taken after the first when both are needed (never the other way);
+//! both are held only for in-memory work and to queue records (never across `.await`, never
+//! during I/O). Records are written by the coordinator thread in queue order; commits and
+//! deletions wait for the fsync (group commit) before they are applied and answered.
 
 pub mod consumer;
 pub mod consumer_records;

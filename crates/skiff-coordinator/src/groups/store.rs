@@ -7,6 +7,9 @@
 //! and between jobs drives the coordinator's deadlines and offset expiry (decided on the
 //! injected clock; a test runs a pass at once with `Coordinator::tick_now`).
 //!
+//! Replay rebuilds classic groups, consumer groups (types 3-8), committed offsets and share
+//! groups (types 10-15, through `share_group::ShareReplay`); other record types are skipped.
+//!
 //! On-disk format: Kafka's record schemas (see `records.rs`), one uncompressed batch per job,
 //! appended with [`InternalPartition::append`] (the broker's `Log::append_internal`). The topic is compacted (`cleanup.policy=compact`,
 //! `segment.bytes` 100 MiB, as Kafka creates it).

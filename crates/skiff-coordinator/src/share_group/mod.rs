@@ -24,9 +24,10 @@
 //! - `settings.rs`: the limits and their defaults.
 //! - `error.rs`: refusals, and the one place they become Kafka error codes.
 //!
-//! Pure and not wired: no I/O, no timers; records are encoded and replayed here but written
-//! and read by nobody yet (see docs/share-groups.md, "Share group membership"). Thread
-//! safety: none inside; the owner serialises calls.
+//! Pure: no I/O, no timers, no locks. The group coordinator owns a [`ShareGroups`] behind
+//! its share lock, writes the records [`Persisted::changes`] returns and replays them with
+//! [`ShareReplay`] at load (`crate::groups`, `share.rs`; docs/share-groups.md, "Share group
+//! membership"). Thread safety: none inside; the owner serialises calls.
 
 mod assignor;
 mod describe;
