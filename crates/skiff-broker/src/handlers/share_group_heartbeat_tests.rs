@@ -274,6 +274,7 @@ async fn share_and_consumer_group_ids_refuse_each_other_as_kafka_does() {
         r.error_code,
         ResponseError::InconsistentGroupProtocol.code()
     );
+    assert_eq!(r.member_id.as_str(), "");
 
     // OffsetCommit, DescribeGroups and ConsumerGroupDescribe: not a group of theirs.
     let commit = OffsetCommitRequest::default()

@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use kafka_protocol::ResponseError;
 
-use super::group::{Group, GroupState, JoinOutcome, JoinRequest, SyncOutcome};
+use super::group::{Group, GroupState, JoinOutcome, JoinRequest, JoinResult, SyncOutcome};
 use super::{consumer, Coordinator};
 use crate::host::Storage;
 
@@ -21,10 +21,17 @@ impl<S: Storage> Coordinator<S> {
         }
         let now = self.now();
         let mut groups = self.ready()?;
-        // A share group's id: Kafka answers a classic join with INCONSISTENT_GROUP_PROTOCOL
-        // (before any member check).
+        // A share group's id: after the session timeout check, Kafka answers a classic join
+        // with INCONSISTENT_GROUP_PROTOCOL and an empty member id, before any member check.
         if self.shared.share().groups.get(group_id).is_some() {
-            return Err(ResponseError::InconsistentGroupProtocol);
+            let cfg = &self.shared.settings.group;
+            if req.session_timeout_ms < cfg.min_session_timeout_ms
+                || req.session_timeout_ms > cfg.max_session_timeout_ms
+            {
+                return Err(ResponseError::InvalidSessionTimeout);
+            }
+            let refused = JoinResult::error(ResponseError::InconsistentGroupProtocol, "");
+            return Ok(JoinOutcome::Ready(refused));
         }
         if !groups.contains_key(group_id) && !req.member_id.is_empty() {
             return Err(ResponseError::UnknownMemberId);

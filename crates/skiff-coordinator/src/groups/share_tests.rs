@@ -14,7 +14,7 @@ use kafka_protocol::ResponseError;
 use skiff_config::BrokerConfig;
 use skiff_log::{Clock, ManualClock};
 
-use super::group::JoinRequest;
+use super::group::{JoinOutcome, JoinRequest};
 use super::{consumer, CommitEntry, Coordinator, OFFSETS_TOPIC};
 use crate::host::{ShareGroupListener, TopicCatalog};
 use crate::memory::{MemGroupConfigs, MemStorage};
@@ -244,9 +244,18 @@ async fn share_and_other_groups_refuse_each_others_ids_as_kafka_does() {
     beat(&c, hb("sg", "a", 0, Some(&["t"])));
 
     // Classic requests to a share group's id.
+    let Ok(JoinOutcome::Ready(joined)) = c.join("sg", join_request()) else {
+        panic!("a join to a share group's id is answered at once")
+    };
     assert_eq!(
-        c.join("sg", join_request()).err(),
-        Some(ResponseError::InconsistentGroupProtocol)
+        (joined.error, joined.member_id.as_str()),
+        (ResponseError::InconsistentGroupProtocol.code(), "")
+    );
+    let mut bad_timeout = join_request();
+    bad_timeout.session_timeout_ms = 1;
+    assert_eq!(
+        c.join("sg", bad_timeout).err(),
+        Some(ResponseError::InvalidSessionTimeout)
     );
     assert_eq!(
         c.heartbeat("sg", "a", None, 1).err(),
