@@ -61,7 +61,8 @@ impl<S: Storage> Coordinator<S> {
         let group_id = request.group_id.0.to_string();
         let settings = self.shared.group_configs.share_group_settings(&group_id);
         let now = self.now();
-        let removed = {
+        // Both locks are released at the end of this block, before the listener is told.
+        let (response, removed) = {
             let groups = self.ready()?;
             let mut share = self.shared.share();
             let ctx = HeartbeatContext {
@@ -79,10 +80,8 @@ impl<S: Storage> Coordinator<S> {
                 .map(|r| r.member_id.as_str())
                 .collect();
             self.shared.persist_share(&mut share, &group_id, &gone);
-            drop(groups);
             (outcome.response, outcome.removed)
         };
-        let (response, removed) = removed;
         if let Some(r) = removed {
             self.shared.tell_removed(&[r]);
         }
