@@ -5,7 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -42,6 +47,7 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.GroupNotEmptyException;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -56,12 +62,54 @@ import org.junit.jupiter.api.Timeout;
  * resource), as a share-group operator would. A share group starts at the latest offset unless
  * {@code share.auto.offset.reset=earliest} is set, so every test that produces before its
  * consumers join sets it first. Each test has its own topic and group; every wait is bounded.
+ *
+ * <p>Against Skiff the class is skipped while Skiff does not advertise ShareGroupHeartbeat
+ * (API key 76) in ApiVersions; against the reference Kafka it must be there.
  */
 @Timeout(180)
 class ShareConsumerTest {
 
     /** Kafka's lower bound for share.record.lock.duration.ms (group.share.min.record.lock.duration.ms). */
     private static final int MIN_LOCK_MS = 15_000;
+
+    /** API key -> max version from an ApiVersions v0 exchange on a plain socket. */
+    static Map<Integer, Integer> apiVersions() throws Exception {
+        String[] hp = Env.bootstrap().split(":");
+        try (Socket s = new Socket(hp[0], Integer.parseInt(hp[1]))) {
+            s.setSoTimeout(15_000);
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            byte[] clientId = "share-probe".getBytes(StandardCharsets.UTF_8);
+            out.writeInt(2 + 2 + 4 + 2 + clientId.length);
+            out.writeShort(18); // ApiVersions
+            out.writeShort(0);
+            out.writeInt(1);
+            out.writeShort(clientId.length);
+            out.write(clientId);
+            out.flush();
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            in.readInt(); // size
+            in.readInt(); // correlation id
+            short error = in.readShort();
+            assertEquals(0, error, "ApiVersions error");
+            int n = in.readInt();
+            Map<Integer, Integer> out2 = new HashMap<>();
+            for (int i = 0; i < n; i++) {
+                int key = in.readShort();
+                in.readShort(); // min
+                out2.put(key, (int) in.readShort());
+            }
+            return out2;
+        }
+    }
+
+    @BeforeAll
+    static void shareGroupsServed() throws Exception {
+        boolean served = apiVersions().containsKey(76);
+        if ("kafka".equals(System.getenv("E2E_BROKER"))) {
+            assertTrue(served, "the reference Kafka does not advertise ShareGroupHeartbeat (share.version?)");
+        }
+        assumeTrue(served, "the broker does not advertise ShareGroupHeartbeat (API 76): share groups not served yet");
+    }
 
     private static KafkaShareConsumer<String, String> shareConsumer(String group, Map<String, Object> overrides) {
         Properties p = new Properties();
