@@ -13,11 +13,13 @@ topic-name/partitions. Every case is skipped while Skiff does not advertise Shar
 (API 76) in ApiVersions.
 """
 
+import json
+import os
 import time
 import uuid
 
 import pytest
-from kafka.protocol.admin.configs import IncrementalAlterConfigsRequest
+from kafka.protocol.admin.configs import DescribeConfigsRequest, IncrementalAlterConfigsRequest
 from kafka.protocol.admin.groups import ListGroupsRequest
 from kafka.protocol.metadata.api_versions import ApiVersionsRequest
 from kafka.protocol.metadata.metadata import MetadataRequest
@@ -56,25 +58,51 @@ def set_group_config(c, group, key, value):
     r = to_plain(c.send(IAC, 1, validate_only=False, resources=[R(
         resource_type=32, resource_name=group, configs=[R.AlterableConfig(name=key, config_operation=0, value=value)])]))
     assert r["responses"][0]["error_code"] == 0, r
+    # Kafka applies group configs through its metadata log: wait until DescribeConfigs shows it.
+    D = DescribeConfigsRequest
+    deadline = time.monotonic() + 15
+    while True:
+        d = to_plain(c.send(D, 4, resources=[D.DescribeConfigsResource(
+            resource_type=32, resource_name=group, configuration_keys=[key])],
+            include_synonyms=False, include_documentation=False))
+        got = {e["name"]: e["value"] for e in d["results"][0]["configs"]}
+        if got.get(key) == value:
+            return
+        assert time.monotonic() < deadline, f"group config {key}={value} not visible: {d}"
+        time.sleep(0.1)
+
+
+def dump(test, out):
+    """SHARE_DIFF_DUMP=1 (with pytest -s) prints both sides' normalised answers."""
+    if os.environ.get("SHARE_DIFF_DUMP"):
+        print(f"\n==== {test}\n" + json.dumps(out, indent=1, default=str, sort_keys=True))
 
 
 class Norm:
     """Replaces the test's own member ids and the topic ids by stable names."""
 
-    def __init__(self, members=(), topics=None):
+    def __init__(self, members=(), topics=None, epochs=None):
+        """`epochs`: {member epoch: label}; member epochs depend on how many times the
+        coordinator bumped the group (timing), so fields named member_epoch and "(N)" in error
+        messages are replaced by these labels."""
         self.members = {m: f"<member{i}>" for i, m in enumerate(members)}
         self.topics = {str(k): v for k, v in (topics or {}).items()}
+        self.epochs = dict(epochs or {})
 
-    def __call__(self, v):
+    def __call__(self, v, key=None):
         if isinstance(v, dict):
-            return {k: self(x) for k, x in v.items()}
-        if isinstance(v, list):
+            return {k: self(x, k) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
             return [self(x) for x in v]
+        if key == "member_epoch" and v in self.epochs:
+            return self.epochs[v]
         if isinstance(v, uuid.UUID):
             return self.topics.get(str(v), "<other-topic-id>")
         if isinstance(v, str):
             for m, label in self.members.items():
                 v = v.replace(m, label)
+            for e, label in self.epochs.items():
+                v = v.replace(f"({e})", f"({label})")
         return v
 
 
@@ -82,7 +110,8 @@ def hb_view(h):
     """A heartbeat answer without the assignment's order (partitions sorted)."""
     h = dict(h)
     if h.get("assignment"):
-        h["assignment"] = sorted((str(t["topic_id"]), sorted(t["partitions"])) for t in h["assignment"]["topic_partitions"])
+        h["assignment"] = sorted(([t["topic_id"], sorted(t["partitions"])] for t in h["assignment"]["topic_partitions"]),
+                                 key=str)
     return h
 
 
@@ -123,10 +152,11 @@ def test_heartbeat(brokers, name):
             norm = Norm([m1, m2], {tid: topic})
             res = {}
             answers, epoch, assignment = join_until_assigned(c, group, m1, [topic])
-            res["join"] = hb_view(answers[0]) | {"assignment": "<varies>"}
+            res["join"] = hb_view(answers[0]) | {"assignment": "<varies>",
+                                                 "member_epoch": answers[0]["member_epoch"] > 0}
             res["join-epoch-positive"] = epoch > 0
-            res["assignment"] = sorted((str(t["topic_id"]), sorted(t["partitions"]))
-                                       for t in assignment["topic_partitions"])
+            res["assignment"] = sorted(([t["topic_id"], sorted(t["partitions"])]
+                                        for t in assignment["topic_partitions"]), key=str)
             # A steady heartbeat: same epoch, no new assignment.
             res["steady"] = hb_view(sp.heartbeat(c, group, m1, epoch))
             res["steady-epoch-same"] = res["steady"]["member_epoch"] == epoch
@@ -147,13 +177,16 @@ def test_heartbeat(brokers, name):
             res["epoch-minus-5"] = sp.heartbeat(c, group, m1, -5)
             res["unknown-topic"] = hb_view(sp.heartbeat(c, f"{group}-u", str(uuid.uuid4()), 0, [f"{topic}-nope"]))
             res["unknown-topic"]["member_id"] = res["unknown-topic"]["member_id"] is not None
+            res["unknown-topic"]["member_epoch"] = res["unknown-topic"]["member_epoch"] > 0
             for k in ("empty-rack",):
                 if res[k]["member_id"] not in (None, ""):
                     res[k]["member_id"] = "<generated>"
             # Leave, then heartbeat again as the departed member.
             res["leave"] = sp.heartbeat(c, group, m1, -1)
             res["after-leave"] = sp.heartbeat(c, group, m1, epoch)
+            norm.epochs = {epoch: "<epoch>", epoch + 5: "<epoch+5>", epoch - 1: "<epoch-1>"}
             out[side] = norm(res)
+    dump(__name__, out["kafka"])
     for case in out["kafka"]:
         col.check(f"share_group_heartbeat/{case}", {"case": case, "version": 1},
                   out["kafka"][case], out["skiff"].get(case, "<absent>"))
@@ -181,6 +214,7 @@ def test_heartbeat_consumer_group_id(brokers, name):
             res = {"heartbeat": sp.heartbeat(c, group, m, 0, [topic]),
                    "describe": sp.describe(c, [group])}
             out[side] = Norm([m])(res)
+    dump(__name__, out["kafka"])
     for case in out["kafka"]:
         col.check(f"share_group_heartbeat/consumer-group-id/{case}", {"group": group, "kind": "classic, offsets only"},
                   out["kafka"][case], out["skiff"][case])
@@ -204,16 +238,19 @@ def test_describe(brokers, name):
             sp.heartbeat(c, group, m, -1)
             after = sp.describe(c, [group])
             norm = Norm([m], {tid: topic})
+            # Kafka does not answer in request order: compare the groups sorted by id.
+            d["groups"].sort(key=lambda g: g["group_id"])
             res = {"described": d, "authorized_operations": d_ops["groups"][0]["authorized_operations"],
                    "listed": listed, "after_leave": after, "member_epoch_matches": None}
-            g0 = d["groups"][0]
+            g0 = next(g for g in d["groups"] if g["group_id"] == group)
             if g0["members"]:
                 res["member_epoch_matches"] = g0["members"][0]["member_epoch"] == epoch
                 for mem in g0["members"]:
                     mem["assignment"]["topic_partitions"] = sorted(
-                        ((str(t["topic_id"]), t["topic_name"], sorted(t["partitions"]))
-                         for t in mem["assignment"]["topic_partitions"]))
+                        ([t["topic_id"], t["topic_name"], sorted(t["partitions"])]
+                         for t in mem["assignment"]["topic_partitions"]), key=str)
             out[side] = norm(res)
+    dump(__name__, out["kafka"])
     for case in out["kafka"]:
         col.check(f"share_group_describe/{case}", {"groups": [group, f"{group}-nope", ""], "version": 1},
                   out["kafka"][case], out["skiff"][case])
@@ -256,7 +293,6 @@ def test_fetch_and_acknowledge_errors(brokers, name):
             tid = topic_id(c, topic)
             norm = Norm([m, stranger], {tid: topic})
             set_group_config(c, group, "share.auto.offset.reset", "earliest")
-            time.sleep(1.0)  # Kafka applies group configs through its metadata log
             assert produce(c, topic, 0, records=batch(10))[0]["partition_responses"][0]["error_code"] == 0
             join_until_assigned(c, group, m, [topic])
             res = {}
@@ -284,11 +320,32 @@ def test_fetch_and_acknowledge_errors(brokers, name):
             res["ack-wrong-epoch"] = ack([(5, 5, [ACCEPT])], e=epoch + 7)
             res["ack-epoch-0"] = ack([(5, 5, [ACCEPT])], e=0)
             res["ack-no-session"] = ack([(5, 5, [ACCEPT])], member=stranger, e=1)
-            # The released record (offset 3) comes back with delivery count 2, then the rest.
+            # Release 5..9 in a ShareFetch: the records released (3 by the per-offset types, 5..9
+            # here) come back with delivery count 2, in this answer or the next ones.
             f = sp.fetch(c, group, m, epoch, {tid: {0: [(5, 9, [RELEASE])]}})
             if f["error_code"] == 0:
                 epoch += 1
-            res["fetch-release-5-9-and-refetch"] = fetch_view(f, norm)
+            redelivered = []
+
+            def collect(f):
+                for t in f.get("responses") or []:
+                    for p in t["partitions"]:
+                        for a in p["acquired_records"] or []:
+                            redelivered.extend((o, a["delivery_count"]) for o in range(a["first_offset"], a["last_offset"] + 1))
+            collect(f)
+            view = fetch_view(f, norm)
+            for t in view.get("responses") or []:
+                for p in t["partitions"]:
+                    p["acquired_records"] = "<collected>"
+                    p["records"] = "<collected>"
+            res["fetch-release-5-9"] = view
+            deadline = time.monotonic() + 10
+            while len(redelivered) < 6 and time.monotonic() < deadline:
+                f = sp.fetch(c, group, m, epoch, {tid: {0: []}})
+                assert f["error_code"] == 0, f
+                epoch += 1
+                collect(f)
+            res["redelivered"] = sorted(redelivered)
             f = sp.fetch(c, group, m, epoch + 3, {tid: {0: []}})
             res["fetch-wrong-epoch"] = fetch_view(f, norm)
             f = sp.fetch(c, group, stranger, 4, {tid: {0: []}})
@@ -305,6 +362,7 @@ def test_fetch_and_acknowledge_errors(brokers, name):
             res["fetch-after-close"] = fetch_view(f, norm)
             sp.heartbeat(c, group, m, -1)
             out[side] = res
+    dump(__name__, out["kafka"])
     for case in out["kafka"]:
         col.check(f"share_fetch_ack/{case}", {"case": case, "versions": "ShareFetch v1, ShareAcknowledge v1"},
                   out["kafka"][case], out["skiff"][case])
