@@ -35,7 +35,7 @@ func runShareGroups(ctx context.Context, e *env) (string, error) {
 		}
 	})
 	if !served {
-		return "", fmt.Errorf("%w: the broker does not advertise ShareGroupHeartbeat (API 76)", errSkip)
+		return "", shareSkip{}
 	}
 
 	topic, group := e.name("share"), e.name("share-g")
@@ -227,3 +227,9 @@ func shareEarliest(ctx context.Context, cl *kgo.Client, group string) error {
 		return fmt.Errorf("share.auto.offset.reset=earliest not visible on group %s yet", group)
 	})
 }
+
+// shareSkip is errSkip (main reports the scenario as SKIP) with its own reason.
+type shareSkip struct{}
+
+func (shareSkip) Error() string     { return "the broker does not advertise ShareGroupHeartbeat (API 76)" }
+func (shareSkip) Is(err error) bool { return err == errSkip }
