@@ -11,6 +11,13 @@ is sent. Values that differ by nature are normalised before the comparison: memb
 test chose map to "<member>", topic ids to the topic's name, a heartbeat assignment to
 topic-name/partitions. Every case is skipped while Skiff does not advertise ShareGroupHeartbeat
 (API 76) in ApiVersions.
+
+The encodings and the normalisation were checked with two reference brokers (no difference):
+    bash tests/kafka/start.sh 19092 /tmp/k1 && bash tests/kafka/start.sh 19093 /tmp/k2
+    DIFF_ATTACH='{"kafka": ["127.0.0.1:19092", "/tmp/k1/logs"], "skiff": ["127.0.0.1:19093", "/tmp/k2/logs"]}' \
+        tests/python/.venv/bin/python -m pytest -q tests/diff/test_share_groups.py
+(run brokers.warm_up on a fresh one first, or the first join may meet NOT_COORDINATOR for
+longer than the 20 s the joins wait). SHARE_DIFF_DUMP=1 with -s prints Kafka's answers.
 """
 
 import json
