@@ -49,6 +49,7 @@ func scenarios() []scenario {
 		{"compaction", 90 * time.Second, runCompaction},
 		{"transactions", 90 * time.Second, runTransactions},
 		{"special", 90 * time.Second, runSpecial},
+		{"share_groups", 120 * time.Second, runShareGroups},
 	}
 }
 

@@ -3,6 +3,7 @@
 # kafka-topics, kafka-configs, kafka-console-producer/consumer, kafka-consumer-groups,
 # kafka-get-offsets, kafka-producer-perf-test, and kafka-dump-log (DumpLogSegments) on the
 # .log/.index/.timeindex files the broker wrote: Kafka's own reader checks the on-disk format.
+# Share groups (kafka-share-groups, kafka-console-share-consumer) are in share_tools.sh.
 #
 #   tests/java/tools.sh            # starts Skiff on a free port (same binary rules as run.sh)
 #   tests/java/tools.sh --kafka    # ... or the reference Kafka
@@ -293,6 +294,10 @@ for f in "$BASE.index" "$BASE.timeindex"; do
         ok "kafka-dump-log $(basename "$f"): $(grep -cE '^(timestamp: [0-9]+ )?offset: ' "$OUT/last.txt") entries"
     else show; bad "kafka-dump-log $f"; fi
 done
+
+# ---- share groups (KIP-932): kafka-share-groups, kafka-console-share-consumer ----
+# shellcheck source=tests/java/share_tools.sh
+source "$HERE/share_tools.sh"
 
 matrix_report
 echo "tools: $PASSED passed, $FAILED failed"

@@ -7,7 +7,8 @@
 #   tests/kafka/tool.sh org.apache.kafka.tools.GetOffsetShell --bootstrap-server ...
 #
 # Short names (Kafka 4.x classes): kafka-topics, kafka-configs, kafka-console-producer,
-# kafka-console-consumer, kafka-consumer-groups, kafka-get-offsets, kafka-dump-log,
+# kafka-console-consumer, kafka-consumer-groups, kafka-share-groups, kafka-console-share-consumer,
+# kafka-broker-api-versions, kafka-get-offsets, kafka-dump-log,
 # kafka-producer-perf-test, kafka-consumer-perf-test, kafka-storage. Logs go to stderr at WARN.
 set -euo pipefail
 [[ $# -ge 1 ]] || { echo "usage: $0 NAME|CLASS ARGS..." >&2; exit 2; }
@@ -20,6 +21,9 @@ case $NAME in
     kafka-console-producer) CLASS=org.apache.kafka.tools.ConsoleProducer ;;
     kafka-console-consumer) CLASS=org.apache.kafka.tools.consumer.ConsoleConsumer ;;
     kafka-consumer-groups) CLASS=org.apache.kafka.tools.consumer.group.ConsumerGroupCommand ;;
+    kafka-share-groups) CLASS=org.apache.kafka.tools.consumer.group.ShareGroupCommand ;;
+    kafka-console-share-consumer) CLASS=org.apache.kafka.tools.consumer.ConsoleShareConsumer ;;
+    kafka-broker-api-versions) CLASS=org.apache.kafka.tools.BrokerApiVersionsCommand ;;
     kafka-get-offsets) CLASS=org.apache.kafka.tools.GetOffsetShell ;;
     kafka-dump-log) CLASS=org.apache.kafka.tools.DumpLogSegments ;;
     kafka-producer-perf-test) CLASS=org.apache.kafka.tools.ProducerPerformance ;;

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use skiff_coordinator::groups::Coordinator;
 use skiff_coordinator::host::{GroupConfigs, InternalPartition, Storage, TopicCatalog};
+use skiff_coordinator::share_group::ShareGroupSettings;
 use skiff_coordinator::txn::TxnHost;
 use skiff_log::{ControlType, LogError};
 use uuid::Uuid;
@@ -139,6 +140,17 @@ impl TopicCatalog for Topics {
 impl GroupConfigs for DynamicConfigs {
     fn consumer_timeouts(&self, group_id: &str) -> (Option<i32>, Option<i32>) {
         self.group_consumer_timeouts(group_id)
+    }
+
+    fn share_group_settings(&self, group_id: &str) -> ShareGroupSettings {
+        let values = self.share_group_values(group_id);
+        ShareGroupSettings {
+            heartbeat_interval_ms: values.heartbeat_interval_ms,
+            session_timeout_ms: values.session_timeout_ms,
+            // Broker-wide only, as in Kafka.
+            max_size: usize::try_from(self.live().group_share_max_size).unwrap_or(0),
+            assignment_interval_ms: values.assignment_interval_ms,
+        }
     }
 }
 

@@ -132,6 +132,15 @@ impl DynamicConfigs {
         }
     }
 
+    /// The settings a share group runs with: its `share.*` overrides, else the broker's
+    /// `group.share.*` configs in force.
+    pub fn share_group_values(&self, group: &str) -> skiff_config::ShareGroupValues {
+        let stored = self.stored();
+        let empty = BTreeMap::new();
+        let overrides = stored.groups.get(group).unwrap_or(&empty);
+        skiff_config::share_group_values(overrides, &self.live())
+    }
+
     /// Write `next` durably and make it (and `live`, when given) current. The caller holds
     /// [`Self::lock_updates`].
     pub fn commit(

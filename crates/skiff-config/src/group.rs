@@ -3,16 +3,18 @@
 //! group's overrides against the broker's bounds with Kafka's messages, and the
 //! DescribeConfigs(GROUP) view (sources GROUP_CONFIG and DEFAULT_CONFIG).
 //!
-//! Skiff serves consumer groups only, and assigns as soon as a group changes, so only
-//! `consumer.session.timeout.ms` and `consumer.heartbeat.interval.ms` can be set; the share,
-//! streams, dead-letter-queue and assignment-interval keys are described with Kafka's
-//! defaults (as Kafka describes them for any group) but refused on alter.
+//! Skiff serves consumer and share groups. A consumer group is assigned as soon as it changes,
+//! so of its keys only `consumer.session.timeout.ms` and `consumer.heartbeat.interval.ms` can
+//! be set; every `share.*` key can (`group_share.rs`). The streams, dead-letter-queue and
+//! consumer assignment-interval keys are described with Kafka's defaults (as Kafka describes
+//! them for any group) but refused on alter.
 //!
 //! Pure functions over a static table; safe from any thread.
 
 use std::collections::BTreeMap;
 
 use crate::broker::BrokerConfig;
+use crate::group_share;
 use crate::names;
 use crate::types::{parse_value, ConfigSource, ConfigType, DescribedConfig, Validator};
 
@@ -31,7 +33,6 @@ pub struct GroupConfigDef {
     pub doc: &'static str,
 }
 
-const SHARE: Option<&str> = Some("Skiff does not serve share groups");
 const STREAMS: Option<&str> = Some("Skiff does not serve streams groups");
 const DLQ: Option<&str> = Some("Skiff does not write to dead-letter queues");
 const ASSIGN: Option<&str> = Some(
@@ -68,15 +69,24 @@ static DEFS: &[GroupConfigDef] = &[
         "The timeout after which a member of this consumer group that stopped heartbeating is removed."),
     def("errors.deadletterqueue.copy.record.enable", Boolean, "errors.deadletterqueue.copy.record.enable", "false", DLQ, ""),
     def("errors.deadletterqueue.topic.name", Str, "errors.deadletterqueue.topic.name", "", DLQ, ""),
-    def("share.assignment.interval.ms", Int, "group.share.assignment.interval.ms", "1000", SHARE, ""),
-    def("share.auto.offset.reset", Str, "share.auto.offset.reset", "latest", SHARE, ""),
-    def("share.delivery.count.limit", Int, "group.share.delivery.count.limit", "5", SHARE, ""),
-    def("share.heartbeat.interval.ms", Int, "group.share.heartbeat.interval.ms", "5000", SHARE, ""),
-    def("share.isolation.level", Str, "share.isolation.level", "read_uncommitted", SHARE, ""),
-    def("share.partition.max.record.locks", Int, "group.share.partition.max.record.locks", "2000", SHARE, ""),
-    def("share.record.lock.duration.ms", Int, "group.share.record.lock.duration.ms", "30000", SHARE, ""),
-    def("share.renew.acknowledge.enable", Boolean, "share.renew.acknowledge.enable", "true", SHARE, ""),
-    def("share.session.timeout.ms", Int, "group.share.session.timeout.ms", "45000", SHARE, ""),
+    def("share.assignment.interval.ms", Int, "group.share.assignment.interval.ms", "1000", None,
+        "The shortest time between two assignments of this share group."),
+    def("share.auto.offset.reset", Str, "share.auto.offset.reset", "latest", None,
+        "Where a share partition of this group starts when it has no state: earliest, latest or by_duration:<ISO-8601 duration>."),
+    def("share.delivery.count.limit", Int, "group.share.delivery.count.limit", "5", None,
+        "Deliveries of one record to this share group before it is archived."),
+    def("share.heartbeat.interval.ms", Int, "group.share.heartbeat.interval.ms", "5000", None,
+        "The heartbeat interval given to the members of this share group."),
+    def("share.isolation.level", Str, "share.isolation.level", "read_uncommitted", None,
+        "read_committed: this share group is handed only committed transactional records."),
+    def("share.partition.max.record.locks", Int, "group.share.partition.max.record.locks", "2000", None,
+        "Most records of one share partition of this group in flight at a time."),
+    def("share.record.lock.duration.ms", Int, "group.share.record.lock.duration.ms", "30000", None,
+        "How long a member of this share group holds the records it fetched."),
+    def("share.renew.acknowledge.enable", Boolean, "share.renew.acknowledge.enable", "true", None,
+        "Whether members of this share group may renew their record locks."),
+    def("share.session.timeout.ms", Int, "group.share.session.timeout.ms", "45000", None,
+        "The timeout after which a member of this share group that stopped heartbeating is removed."),
     def("streams.assignment.interval.ms", Int, "group.streams.assignment.interval.ms", "1000", STREAMS, ""),
     def("streams.assignor.name", Str, "group.streams.assignors", "sticky", STREAMS, ""),
     def("streams.heartbeat.interval.ms", Int, "group.streams.heartbeat.interval.ms", "5000", STREAMS, ""),
@@ -131,8 +141,16 @@ pub fn validate_group_configs(
         if let Some(why) = def.refused {
             return Err(format!("{why}: {name} cannot be set"));
         }
-        let parsed =
-            parse_value(name, def.kind, value, Validator::AtLeast(1)).map_err(|e| e.message)?;
+        let validator = if name.starts_with("share.") {
+            group_share::validator(name)
+        } else {
+            Validator::AtLeast(1)
+        };
+        let parsed = parse_value(name, def.kind, value, validator).map_err(|e| e.message)?;
+        if name == "share.auto.offset.reset" {
+            group_share::parse_share_offset_reset(value.trim())
+                .map_err(|m| crate::error::TopicConfigError::invalid(name, value, &m).message)?;
+        }
         let crate::types::Parsed::Int(v) = parsed else {
             continue;
         };
@@ -141,10 +159,14 @@ pub fn validate_group_configs(
                 "group.consumer.min.session.timeout.ms",
                 "group.consumer.max.session.timeout.ms",
             ),
-            _ => (
+            "consumer.heartbeat.interval.ms" => (
                 "group.consumer.min.heartbeat.interval.ms",
                 "group.consumer.max.heartbeat.interval.ms",
             ),
+            share => match group_share::bounds(share) {
+                Some(b) => b,
+                None => continue,
+            },
         };
         let (lo, hi) = (broker_int(broker, lo), broker_int(broker, hi));
         if v < lo || v > hi {
@@ -249,9 +271,33 @@ mod tests {
             check("foo.bar", "1"),
             Err("Unknown group config name: foo.bar".into())
         );
-        assert!(
-            check("share.session.timeout.ms", "50000").is_err_and(|m| m.contains("share groups"))
+        assert_eq!(check("share.session.timeout.ms", "50000"), Ok(()));
+        assert_eq!(
+            check("share.record.lock.duration.ms", "10000"),
+            Err(
+                "share.record.lock.duration.ms must be in the range 15000 to 60000 inclusive."
+                    .into()
+            )
         );
+        assert_eq!(
+            check("share.record.lock.duration.ms", "999"),
+            Err("Invalid value 999 for configuration share.record.lock.duration.ms: Value must be at least 1000".into())
+        );
+        assert_eq!(
+            check("share.delivery.count.limit", "11"),
+            Err("share.delivery.count.limit must be in the range 2 to 10 inclusive.".into())
+        );
+        assert_eq!(check("share.partition.max.record.locks", "4000"), Ok(()));
+        assert_eq!(check("share.auto.offset.reset", "by_duration:PT1H"), Ok(()));
+        assert_eq!(
+            check("share.auto.offset.reset", "none"),
+            Err("Invalid value none for configuration share.auto.offset.reset: Invalid value `none` for configuration share.auto.offset.reset. The value must be either 'earliest', 'latest' or of the format 'by_duration:<PnDTnHnMn.nS>'.".into())
+        );
+        assert_eq!(
+            check("share.isolation.level", "snapshot"),
+            Err("Invalid value snapshot for configuration share.isolation.level: String must be one of: read_committed, read_uncommitted".into())
+        );
+        assert_eq!(check("share.renew.acknowledge.enable", "false"), Ok(()));
         assert!(check("streams.num.standby.replicas", "1").is_err());
     }
 

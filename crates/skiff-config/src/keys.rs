@@ -157,6 +157,39 @@ broker_keys! {
         group_consumer_session_timeout_ms: i32 = "group.consumer.session.timeout.ms", Int,
             Some("45000"), Implemented, live: false,
             doc: "Session timeout of KIP-848 consumer group members.";
+        // Share groups (KIP-932); see docs/share-groups.md.
+        group_share_heartbeat_interval_ms: i32 = "group.share.heartbeat.interval.ms", Int,
+            Some("5000"), Implemented, live: false, valid: V::AtLeast(1),
+            doc: "Heartbeat interval given to share group members.";
+        group_share_session_timeout_ms: i32 = "group.share.session.timeout.ms", Int,
+            Some("45000"), Implemented, live: false, valid: V::AtLeast(1),
+            doc: "A share group member not heard from for this long is removed and its records released.";
+        group_share_assignment_interval_ms: i32 = "group.share.assignment.interval.ms", Int,
+            Some("1000"), Implemented, live: false, valid: V::AtLeast(0),
+            doc: "A share group's assignment is recomputed at most this often, so a burst of joins is assigned once.";
+        group_share_max_size: i32 = "group.share.max.size", Int, Some("200"), Implemented,
+            live: false, valid: V::Between(1, 1000),
+            doc: "Most members a share group may have; more are refused with GROUP_MAX_SIZE_REACHED.";
+        group_share_record_lock_duration_ms: i32 = "group.share.record.lock.duration.ms", Int,
+            Some("30000"), Implemented, live: false, valid: V::Between(1000, 3_600_000),
+            doc: "How long a share consumer holds the records it fetched before they are handed to another.";
+        group_share_delivery_count_limit: i32 = "group.share.delivery.count.limit", Int,
+            Some("5"), Implemented, live: false, valid: V::Between(2, 10),
+            doc: "Deliveries of one record before it is archived (a poison record stops here).";
+        group_share_partition_max_record_locks: i32 = "group.share.partition.max.record.locks",
+            Int, Some("2000"), Implemented, live: false, valid: V::Between(100, 10_000),
+            doc: "Most records of one share partition in flight (acquired or waiting for redelivery) at a time.";
+        group_share_max_share_sessions: i32 = "group.share.max.share.sessions", Int,
+            Some("2000"), Implemented, live: false, valid: V::AtLeast(1),
+            doc: "Most share sessions (one per share consumer and broker) open at a time.";
+        share_coordinator_state_topic_num_partitions: i32 =
+            "share.coordinator.state.topic.num.partitions", Int, Some("50"), Implemented,
+            live: false, valid: V::AtLeast(1),
+            doc: "Partitions of __share_group_state when it is created.";
+        share_coordinator_snapshot_update_records_per_snapshot: i32 =
+            "share.coordinator.snapshot.update.records.per.snapshot", Int, Some("500"),
+            Implemented, live: false, valid: V::Between(0, 500),
+            doc: "Share state updates written for a share partition before a full snapshot is written instead.";
         producer_id_expiration_ms: i64 = "producer.id.expiration.ms", Int, Some("86400000"),
             Implemented, live: true, valid: V::AtLeast(1),
             doc: "An idempotent producer idle this long is forgotten by the partitions it wrote to.";
@@ -220,6 +253,42 @@ broker_keys! {
         "group.consumer.max.heartbeat.interval.ms", Int, Some("15000"), Implemented, live: false,
             reads: [validate_group_configs],
             doc: "Upper bound of a consumer group's consumer.heartbeat.interval.ms.";
+        "group.share.min.session.timeout.ms", Int, Some("45000"), Implemented, live: false,
+            reads: [validate_group_configs],
+            doc: "Lower bound of a share group's share.session.timeout.ms.";
+        "group.share.max.session.timeout.ms", Int, Some("60000"), Implemented, live: false,
+            reads: [validate_group_configs],
+            doc: "Upper bound of a share group's share.session.timeout.ms.";
+        "group.share.min.heartbeat.interval.ms", Int, Some("5000"), Implemented, live: false,
+            reads: [validate_group_configs],
+            doc: "Lower bound of a share group's share.heartbeat.interval.ms.";
+        "group.share.max.heartbeat.interval.ms", Int, Some("15000"), Implemented, live: false,
+            reads: [validate_group_configs],
+            doc: "Upper bound of a share group's share.heartbeat.interval.ms.";
+        "group.share.min.record.lock.duration.ms", Int, Some("15000"), Implemented, live: false, valid: V::Between(1000, 30_000),
+            reads: [validate_group_configs],
+            doc: "Lower bound of a share group's share.record.lock.duration.ms.";
+        "group.share.max.record.lock.duration.ms", Int, Some("60000"), Implemented, live: false, valid: V::Between(30_000, 3_600_000),
+            reads: [validate_group_configs],
+            doc: "Upper bound of a share group's share.record.lock.duration.ms.";
+        "group.share.min.delivery.count.limit", Int, Some("2"), Implemented, live: false, valid: V::Between(2, 5),
+            reads: [validate_group_configs],
+            doc: "Lower bound of a share group's share.delivery.count.limit.";
+        "group.share.max.delivery.count.limit", Int, Some("10"), Implemented, live: false, valid: V::Between(5, 25),
+            reads: [validate_group_configs],
+            doc: "Upper bound of a share group's share.delivery.count.limit.";
+        "group.share.min.partition.max.record.locks", Int, Some("100"), Implemented, live: false, valid: V::Between(100, 2000),
+            reads: [validate_group_configs],
+            doc: "Lower bound of a share group's share.partition.max.record.locks.";
+        "group.share.max.partition.max.record.locks", Int, Some("4000"), Implemented, live: false, valid: V::Between(2000, 10_000),
+            reads: [validate_group_configs],
+            doc: "Upper bound of a share group's share.partition.max.record.locks.";
+        "group.share.min.assignment.interval.ms", Int, Some("0"), Implemented, live: false,
+            reads: [validate_group_configs],
+            doc: "Lower bound of a share group's share.assignment.interval.ms.";
+        "group.share.max.assignment.interval.ms", Int, Some("15000"), Implemented, live: false,
+            reads: [validate_group_configs],
+            doc: "Upper bound of a share group's share.assignment.interval.ms.";
         "compression.type", String, Some("producer"), Implemented, live: true,
             reads: [compression_type],
             doc: "Default of the topic config compression.type.";

@@ -20,6 +20,7 @@ mod docs;
 mod dynamic;
 mod error;
 mod group;
+mod group_share;
 mod keys;
 mod listener;
 mod load;
@@ -43,6 +44,9 @@ pub use error::{ConfigError, TopicConfigError};
 pub use group::{
     describe_group_configs, group_config_def, group_config_defs, group_consumer_timeouts,
     validate_group_configs, GroupConfigDef,
+};
+pub use group_share::{
+    parse_share_offset_reset, share_group_values, ShareGroupValues, ShareOffsetReset,
 };
 pub use listener::{
     parse_host_port, parse_listeners, parse_protocol_map, HostPort, Listener, DEFAULT_PROTOCOL_MAP,

@@ -6,6 +6,8 @@
 //!   partition back at start; the same partition type takes transaction markers.
 //! - [`TopicCatalog`]: topic ids and partition counts (KIP-848 records name topics by id).
 //! - [`GroupConfigs`]: per-group config overrides.
+//! - [`ShareGroupListener`]: told when a share group member or share group is gone (the
+//!   share-partition side releases what the member had acquired).
 //! - Producer ids and the data partitions of a transaction: [`crate::txn::TxnHost`].
 //!
 //! Thread safety: every method may be called from any thread, with no coordinator lock held
@@ -19,6 +21,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use skiff_log::{ControlType, LogError};
 use uuid::Uuid;
+
+use crate::share_group::ShareGroupSettings;
 
 /// The leader epoch the coordinators write with: one node, never re-elected (the same value
 /// as the broker's handlers use for every partition).
@@ -89,6 +93,28 @@ pub trait GroupConfigs: Send + Sync {
     /// A group's `consumer.session.timeout.ms` and `consumer.heartbeat.interval.ms`, when
     /// set.
     fn consumer_timeouts(&self, group_id: &str) -> (Option<i32>, Option<i32>);
+
+    /// The limits share group `group_id` runs with: the broker's `group.share.*` configs,
+    /// overridden by the group's own `share.*` configs where Kafka allows it. The default is
+    /// Kafka's defaults, for hosts that do not resolve share group configs.
+    fn share_group_settings(&self, group_id: &str) -> ShareGroupSettings {
+        let _ = group_id;
+        ShareGroupSettings::default()
+    }
+}
+
+/// The share-partition side of share groups, told by the group coordinator when a share
+/// group member or a whole share group is gone, so that records the member had acquired can
+/// be released and a deleted group's share-partition state dropped.
+///
+/// Called with no coordinator lock held, from a request's thread (a leave, DeleteGroups) or
+/// the coordinator thread (session expiry); an implementation must return quickly and must
+/// not call back into the group coordinator on that thread.
+pub trait ShareGroupListener: Send + Sync {
+    /// `member_id` left share group `group_id` (epoch -1) or its session expired.
+    fn member_removed(&self, group_id: &str, member_id: &str);
+    /// Share group `group_id` was deleted (DeleteGroups); its tombstones are durable.
+    fn group_deleted(&self, group_id: &str);
 }
 
 /// Why a coordinator could not start.

@@ -1,7 +1,7 @@
 //! The group and transaction coordinators of Skiff, below the server.
 //!
-//! - [`groups`]: classic and KIP-848 consumer groups, committed offsets, and their records in
-//!   `__consumer_offsets`.
+//! - [`groups`]: classic and KIP-848 consumer groups, share groups (KIP-932, the group side of
+//!   [`share_group`]), committed offsets, and their records in `__consumer_offsets`.
 //! - [`txn`]: the transaction coordinator (KIP-98) and its records in `__transaction_state`.
 //! - [`share`]: the share-partition state machine of share groups (KIP-932), pure and not yet
 //!   wired into the broker.
@@ -30,4 +30,7 @@ mod host_tests;
 #[cfg(test)]
 mod memory;
 
-pub use host::{GroupConfigs, InternalPartition, StartError, Storage, TopicCatalog, LEADER_EPOCH};
+pub use host::{
+    GroupConfigs, InternalPartition, ShareGroupListener, StartError, Storage, TopicCatalog,
+    LEADER_EPOCH,
+};

@@ -1,4 +1,5 @@
-//! Group administration: DescribeGroups, ListGroups and DeleteGroups.
+//! Group administration: DescribeGroups, ListGroups and DeleteGroups, over classic, consumer
+//! and share groups (one namespace).
 
 use kafka_protocol::ResponseError;
 use tokio::sync::oneshot;
@@ -18,7 +19,8 @@ impl<S: Storage> Coordinator<S> {
         Ok(f(groups.get(group_id)))
     }
 
-    /// Every group (ListGroups).
+    /// Every group (ListGroups), share groups included ("share" type and protocol type,
+    /// state Empty or Stable, as Kafka lists them).
     pub fn list(&self) -> Result<Vec<Listed>, ResponseError> {
         let groups = self.ready()?;
         let mut v: Vec<Listed> = groups
@@ -38,21 +40,33 @@ impl<S: Storage> Coordinator<S> {
                 },
             })
             .collect();
+        v.extend(self.list_share());
+        drop(groups);
         v.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(v)
     }
 
-    /// DeleteGroups: empty groups only; tombstones are durable before the answer.
+    /// DeleteGroups: empty groups only; tombstones are durable before the answer. A deleted
+    /// share group is then reported to the share group listener.
     pub async fn delete_groups(&self, ids: &[String]) -> Vec<Result<(), ResponseError>> {
         let now = self.now();
         let mut waits = Vec::new();
         let mut results = Vec::new();
+        // (index in results, id) of the share groups deleted.
+        let mut shares = Vec::new();
         {
             let mut groups = match self.ready() {
                 Ok(g) => g,
                 Err(e) => return vec![Err(e); ids.len()],
             };
             for id in ids {
+                if let Some(deleted) = self.delete_share(id) {
+                    results.push(deleted.map(|rx| {
+                        waits.push((results.len(), rx));
+                        shares.push((results.len(), id.clone()));
+                    }));
+                    continue;
+                }
                 let error = match groups.get_mut(id) {
                     None => Err(ResponseError::GroupIdNotFound),
                     Some(g) if g.state == GroupState::Dead => Err(ResponseError::GroupIdNotFound),
@@ -75,6 +89,13 @@ impl<S: Storage> Coordinator<S> {
             if let Err(e) = self.wait_written(rx).await {
                 results[i] = Err(e);
             }
+        }
+        for (i, id) in shares {
+            // The group is gone from memory even if its tombstones failed to be written.
+            if results[i].is_ok() {
+                tracing::debug!(group = %id, "share group tombstones durable");
+            }
+            self.shared.tell_deleted(&id);
         }
         results
     }

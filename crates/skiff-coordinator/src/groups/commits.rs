@@ -1,5 +1,9 @@
 //! Committed offsets: OffsetCommit (durable before it is applied and answered),
 //! OffsetFetch and OffsetDelete.
+//!
+//! Share groups have no committed offsets: a commit to a share group's id is
+//! GROUP_ID_NOT_FOUND; a fetch answers as for an unknown group (no offsets) and OffsetDelete
+//! GROUP_ID_NOT_FOUND, as Kafka does.
 
 use kafka_protocol::ResponseError;
 use tokio::sync::oneshot;
@@ -22,6 +26,10 @@ impl<S: Storage> Coordinator<S> {
         let now = self.now();
         let rx = {
             let mut groups = self.ready()?;
+            // Kafka: a share group refuses offset commits as "not a consumer group".
+            if self.shared.share().groups.get(group_id).is_some() {
+                return Err(ResponseError::GroupIdNotFound);
+            }
             let group = match groups.get_mut(group_id) {
                 Some(g) => g,
                 None if generation < 0 => groups

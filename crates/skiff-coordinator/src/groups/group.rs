@@ -190,6 +190,8 @@ pub enum Value {
     Group(GroupValue),
     /// A KIP-848 consumer group value, already encoded (`consumer_records.rs`).
     Consumer(Vec<u8>),
+    /// A share group value, already encoded (`crate::share_group::records`).
+    Share(Vec<u8>),
 }
 
 impl Group {

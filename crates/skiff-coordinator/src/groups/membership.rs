@@ -1,12 +1,16 @@
 //! Group membership requests: the classic protocol (JoinGroup, SyncGroup, Heartbeat,
 //! LeaveGroup) and KIP-848's ConsumerGroupHeartbeat. Each runs under the groups lock and
 //! queues the records the change produced; none waits for I/O.
+//!
+//! A share group's id is not in the groups map, so SyncGroup, Heartbeat and LeaveGroup
+//! answer it as an unknown group (UNKNOWN_MEMBER_ID), as Kafka does; JoinGroup and
+//! ConsumerGroupHeartbeat, which would create a group, check the share groups first.
 
 use std::collections::{BTreeSet, HashMap};
 
 use kafka_protocol::ResponseError;
 
-use super::group::{Group, GroupState, JoinOutcome, JoinRequest, SyncOutcome};
+use super::group::{Group, GroupState, JoinOutcome, JoinRequest, JoinResult, SyncOutcome};
 use super::{consumer, Coordinator};
 use crate::host::Storage;
 
@@ -17,6 +21,18 @@ impl<S: Storage> Coordinator<S> {
         }
         let now = self.now();
         let mut groups = self.ready()?;
+        // A share group's id: after the session timeout check, Kafka answers a classic join
+        // with INCONSISTENT_GROUP_PROTOCOL and an empty member id, before any member check.
+        if self.shared.share().groups.get(group_id).is_some() {
+            let cfg = &self.shared.settings.group;
+            if req.session_timeout_ms < cfg.min_session_timeout_ms
+                || req.session_timeout_ms > cfg.max_session_timeout_ms
+            {
+                return Err(ResponseError::InvalidSessionTimeout);
+            }
+            let refused = JoinResult::error(ResponseError::InconsistentGroupProtocol, "");
+            return Ok(JoinOutcome::Ready(refused));
+        }
         if !groups.contains_key(group_id) && !req.member_id.is_empty() {
             return Err(ResponseError::UnknownMemberId);
         }
@@ -121,6 +137,10 @@ impl<S: Storage> Coordinator<S> {
         }
         let now = self.now();
         let mut groups = self.ready()?;
+        // A share group's id: GROUP_ID_NOT_FOUND, as Kafka (no conversion between the two).
+        if self.shared.share().groups.get(group_id).is_some() {
+            return Err(ResponseError::GroupIdNotFound);
+        }
         // Only a join (epoch 0) creates the group or converts an empty classic one; any
         // other heartbeat (a leave too) to a missing or classic group is GROUP_ID_NOT_FOUND,
         // as in Kafka.

@@ -4,7 +4,9 @@
 //! `consumer_store.rs` for consumer group snapshots, `store.rs` for the topic and the
 //! writer thread). The requests are split by job: `membership.rs` (join, sync, heartbeats,
 //! leave), `commits.rs` (offset commit, fetch and delete), `admin.rs` (describe, list,
-//! delete groups) and `txn_offsets.rs` (offsets committed inside transactions).
+//! delete groups), `txn_offsets.rs` (offsets committed inside transactions) and `share.rs`
+//! (share groups: ShareGroupHeartbeat, ShareGroupDescribe, their records and expiry, the
+//! [`crate::host::ShareGroupListener`]).
 //!
 //! Storage, the topic catalogue and group configs come from the broker through the traits of
 //! [`crate::host`]; time from the injected [`Clock`].
@@ -13,10 +15,11 @@
 //! `offsets.topic.num.partitions` partitions and a group's records go to
 //! `abs(javaHash(group)) % partitions`, exactly where Kafka puts them.
 //!
-//! Thread safety: all groups live behind one std `Mutex`, held only for in-memory work and
-//! to queue records (never across `.await`, never during I/O). Records are written by the
-//! coordinator thread in queue order; commits and deletions wait for the fsync (group
-//! commit) before they are applied and answered.
+//! Thread safety: classic and consumer groups live behind one std `Mutex`, share groups
+//! behind a second one taken after the first when both are needed (never the other way);
+//! both are held only for in-memory work and to queue records (never across `.await`, never
+//! during I/O). Records are written by the coordinator thread in queue order; commits and
+//! deletions wait for the fsync (group commit) before they are applied and answered.
 
 pub mod consumer;
 pub mod consumer_records;
@@ -30,17 +33,22 @@ mod admin;
 pub(crate) mod assignment_codec;
 mod commits;
 mod membership;
+mod share;
+#[cfg(test)]
+mod share_tests;
+
+pub use share::SHARE_GROUP_TYPE;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
 
 use kafka_protocol::ResponseError;
 use skiff_config::BrokerConfig;
 use skiff_log::Clock;
 use tokio::sync::oneshot;
 
-use crate::host::{GroupConfigs, StartError, Storage, TopicCatalog};
+use crate::host::{GroupConfigs, ShareGroupListener, StartError, Storage, TopicCatalog};
 use group::{Committed, Group, GroupConfig, GroupState};
 use store::{Job, Msg};
 
@@ -84,8 +92,13 @@ pub struct Shared<S: Storage> {
     storage: Arc<S>,
     /// Topic ids for the KIP-848 assignment records (they name topics by id).
     topics: Arc<dyn TopicCatalog>,
-    /// Every group by id. Std mutex: held for in-memory work only.
+    /// Every classic and consumer group by id. Std mutex: held for in-memory work only.
     groups: Mutex<HashMap<String, Group>>,
+    /// Every share group (`share.rs`). Std mutex, held for in-memory work only; when both
+    /// are needed, taken after `groups`, never before.
+    share: Mutex<share::ShareState>,
+    /// Told when a share group member or a share group is gone; set once by the broker.
+    share_listener: OnceLock<Arc<dyn ShareGroupListener>>,
     loaded: AtomicBool,
     jobs: mpsc::Sender<Msg<S::Partition>>,
     /// Set by [`Coordinator::stop`]: the thread writes the queued jobs and ends.
@@ -142,6 +155,8 @@ impl<S: Storage> Coordinator<S> {
             storage,
             topics,
             groups: Mutex::new(HashMap::new()),
+            share: Mutex::new(share::ShareState::default()),
+            share_listener: OnceLock::new(),
             loaded: AtomicBool::new(false),
             jobs: tx,
             stopping: AtomicBool::new(false),
@@ -271,7 +286,9 @@ impl<S: Storage> Shared<S> {
     pub(crate) fn install_loaded(&self, replayed: BTreeMap<String, store::Replayed>) {
         let now = self.clock.now_ms();
         let mut groups = self.lock();
-        for (id, r) in replayed {
+        for (id, mut r) in replayed {
+            let classic = r.metadata.is_some() || !r.consumer.is_empty();
+            self.install_share(&id, std::mem::take(&mut r.share), classic);
             if r.metadata.is_none() && r.offsets.is_empty() && r.consumer.is_empty() {
                 continue;
             }
@@ -308,13 +325,16 @@ impl<S: Storage> Shared<S> {
     /// Deadlines of every group (called by the coordinator thread every tick).
     pub(crate) fn tick(&self) {
         let now = self.clock.now_ms();
-        let mut groups = self.lock();
-        for group in groups.values_mut() {
-            if group.tick(&self.settings.group, now) {
-                self.persist_consumer(group);
-                self.drain(group, None);
+        {
+            let mut groups = self.lock();
+            for group in groups.values_mut() {
+                if group.tick(&self.settings.group, now) {
+                    self.persist_consumer(group);
+                    self.drain(group, None);
+                }
             }
         }
+        self.tick_share();
     }
 
     /// `offsets.retention.minutes`: tombstone expired offsets; an empty group left with no

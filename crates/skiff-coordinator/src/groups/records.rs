@@ -9,8 +9,10 @@
 //!
 //!   - 3, 5, 6, 7, 8: KIP-848 consumer group records (`consumer_records.rs`).
 //!
-//!   Other types (consumer group partition metadata, share groups) are reported as
-//!   [`Key::Other`] and skipped on replay.
+//!   - 10-15: share group records (`crate::share_group::records`).
+//!
+//!   Other types (consumer group partition metadata, regular expressions, streams groups)
+//!   are reported as [`Key::Other`] and skipped on replay.
 //! - `OffsetCommitValue`: `int16` version (0-4; Skiff writes 3), offset `int64`, leaderEpoch
 //!   `int32` (v3+), metadata `string`, commitTimestamp `int64`, expireTimestamp `int64` (v1
 //!   only). v4 is the flexible encoding (compact strings, tagged fields).
@@ -48,6 +50,8 @@ pub enum Key {
     },
     /// KIP-848 consumer group records (`consumer_records.rs`).
     Consumer(super::consumer_records::ConsumerKey),
+    /// Share group records, types 10-15 (`crate::share_group::records`).
+    Share(crate::share_group::ShareKey),
     /// A record type this coordinator does not use (kept on disk, ignored on replay).
     Other(i16),
 }
@@ -104,6 +108,7 @@ pub fn encode_key(key: &Key) -> Vec<u8> {
             put_str(&mut out, group);
         }
         Key::Consumer(k) => super::consumer_records::encode_key(&mut out, k),
+        Key::Share(k) => out.extend(crate::share_group::encode_key(k)),
         Key::Other(version) => put_i16(&mut out, *version),
     }
     out
@@ -167,7 +172,10 @@ pub fn decode_key(buf: &[u8]) -> Result<Key, CodecError> {
         }),
         other => match super::consumer_records::decode_key(other, &mut r)? {
             Some(k) => Ok(Key::Consumer(k)),
-            None => Ok(Key::Other(other)),
+            None => match crate::share_group::decode_key(buf)? {
+                Some(k) => Ok(Key::Share(k)),
+                None => Ok(Key::Other(other)),
+            },
         },
     }
 }

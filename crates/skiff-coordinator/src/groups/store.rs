@@ -7,6 +7,9 @@
 //! and between jobs drives the coordinator's deadlines and offset expiry (decided on the
 //! injected clock; a test runs a pass at once with `Coordinator::tick_now`).
 //!
+//! Replay rebuilds classic groups, consumer groups (types 3-8), committed offsets and share
+//! groups (types 10-15, through `share_group::ShareReplay`); other record types are skipped.
+//!
 //! On-disk format: Kafka's record schemas (see `records.rs`), one uncompressed batch per job,
 //! appended with [`InternalPartition::append`] (the broker's `Log::append_internal`). The topic is compacted (`cleanup.policy=compact`,
 //! `segment.bytes` 100 MiB, as Kafka creates it).
@@ -76,7 +79,7 @@ pub fn encode_records(records: &[(Key, Option<Value>)], now: i64) -> Result<Vec<
         let v = value.as_ref().map(|v| match v {
             Value::Offset(o) => records::encode_offset_value(o),
             Value::Group(g) => records::encode_group_value(g),
-            Value::Consumer(bytes) => bytes.clone(),
+            Value::Consumer(bytes) | Value::Share(bytes) => bytes.clone(),
         });
         builder.push(now, Some(&k), v.as_deref(), &[]);
     }
@@ -199,6 +202,8 @@ pub struct Replayed {
     pub offsets: BTreeMap<(String, i32), records::OffsetValue>,
     /// KIP-848 consumer group records (raw values; `consumer_store::restore` decodes them).
     pub consumer: super::consumer_store::Persisted,
+    /// Share group records (types 10-15), applied in log order.
+    pub share: crate::share_group::ShareReplay,
 }
 
 impl Replayed {
@@ -207,6 +212,7 @@ impl Replayed {
             metadata: None,
             offsets: BTreeMap::new(),
             consumer: BTreeMap::new(),
+            share: Default::default(),
         }
     }
 }
@@ -333,6 +339,14 @@ fn apply(groups: &mut BTreeMap<String, Replayed>, key: Option<&[u8]>, value: Opt
                 None => {
                     g.consumer.remove(&k);
                 }
+            }
+        }
+        Key::Share(k) => {
+            let g = groups
+                .entry(k.group().to_string())
+                .or_insert_with(Replayed::new);
+            if let Err(e) = g.share.apply(&k, value) {
+                warn!(error = %e.in_topic(OFFSETS_TOPIC), "skipping an unreadable share group record");
             }
         }
         Key::Other(_) => {}

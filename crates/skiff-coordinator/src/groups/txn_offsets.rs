@@ -38,6 +38,10 @@ impl<S: Storage> Coordinator<S> {
             return Err(ResponseError::InvalidGroupId);
         }
         let groups = self.ready()?;
+        // Kafka: a share group refuses offset commits as "not a consumer group".
+        if self.shared.share().groups.get(group_id).is_some() {
+            return Err(ResponseError::GroupIdNotFound);
+        }
         match groups.get(group_id) {
             None if generation < 0 => Ok(()),
             None => Err(ResponseError::IllegalGeneration),

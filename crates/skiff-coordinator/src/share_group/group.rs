@@ -13,7 +13,8 @@
 //!   new target, and it takes its target at once: share groups have no revocation step,
 //!   because two members holding a partition for a moment is harmless.
 //!
-//! Sans-IO: time and topic metadata are passed in; nothing is persisted yet.
+//! Sans-IO: time and topic metadata are passed in; the owner persists the group's records
+//! (`persist.rs` says which changed).
 
 use std::collections::{BTreeMap, BTreeSet};
 

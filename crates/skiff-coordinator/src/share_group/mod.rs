@@ -19,12 +19,15 @@
 //! - `records.rs`: Kafka's share group records of `__consumer_offsets` (primitives in
 //!   `crate::wire`).
 //! - `replay.rs`: a group's records, a departure's tombstones, rebuilding groups at load.
+//! - `persist.rs`: which records to write after a change (only what changed), and the
+//!   tombstones of a deleted group.
 //! - `settings.rs`: the limits and their defaults.
 //! - `error.rs`: refusals, and the one place they become Kafka error codes.
 //!
-//! Pure and not wired: no I/O, no timers; records are encoded and replayed here but written
-//! and read by nobody yet (see docs/share-groups.md, "Share group membership"). Thread
-//! safety: none inside; the owner serialises calls.
+//! Pure: no I/O, no timers, no locks. The group coordinator owns a [`ShareGroups`] behind
+//! its share lock, writes the records [`Persisted::changes`] returns and replays them with
+//! [`ShareReplay`] at load (`crate::groups`, `share.rs`; docs/share-groups.md, "Share group
+//! membership"). Thread safety: none inside; the owner serialises calls.
 
 mod assignor;
 mod describe;
@@ -32,6 +35,7 @@ mod error;
 mod group;
 mod heartbeat;
 mod member;
+mod persist;
 mod records;
 mod registry;
 mod replay;
@@ -44,6 +48,7 @@ pub use error::ShareGroupError;
 pub use group::{Heartbeat, HeartbeatResult, ShareGroup, ShareGroupState, LEAVE_EPOCH};
 pub use heartbeat::{error_response, leave_response, response, validate, Request};
 pub use member::{MemberRemoved, RemovalReason, ShareMember};
+pub use persist::{group_tombstones, Persisted};
 pub use records::{decode_key, encode_key, ShareKey};
 pub use registry::{HeartbeatContext, HeartbeatOutcome, ShareGroups};
 pub use replay::{group_records, member_removed_records, RawRecord, ShareReplay};

@@ -47,6 +47,16 @@ impl ShareGroups {
         self.groups.keys()
     }
 
+    /// Every group, by id.
+    pub fn iter(&self) -> impl Iterator<Item = &ShareGroup> {
+        self.groups.values()
+    }
+
+    /// Adds a group rebuilt from its records at load, replacing any of the same id.
+    pub fn install(&mut self, group: ShareGroup) {
+        self.groups.insert(group.id.clone(), group);
+    }
+
     /// Handle one ShareGroupHeartbeat. Never fails: a refusal is an error response.
     pub fn heartbeat(
         &mut self,

@@ -157,6 +157,38 @@ static SCHEMAS: &[(ApiKey, i16, i16, &Struct)] = &[
         1,
         &groups::CONSUMER_GROUP_DESCRIBE,
     ),
+    (
+        ApiKey::ShareGroupHeartbeat,
+        1,
+        1,
+        &share::SHARE_GROUP_HEARTBEAT,
+    ),
+    (
+        ApiKey::ShareGroupDescribe,
+        1,
+        1,
+        &share::SHARE_GROUP_DESCRIBE,
+    ),
+    (ApiKey::ShareFetch, 1, 1, &share::SHARE_FETCH),
+    (ApiKey::ShareAcknowledge, 1, 1, &share::SHARE_ACKNOWLEDGE),
+    (
+        ApiKey::DescribeShareGroupOffsets,
+        0,
+        0,
+        &share::DESCRIBE_SHARE_GROUP_OFFSETS,
+    ),
+    (
+        ApiKey::AlterShareGroupOffsets,
+        0,
+        0,
+        &share::ALTER_SHARE_GROUP_OFFSETS,
+    ),
+    (
+        ApiKey::DeleteShareGroupOffsets,
+        0,
+        0,
+        &share::DELETE_SHARE_GROUP_OFFSETS,
+    ),
     (ApiKey::InitProducerId, 0, 5, &txn::INIT_PRODUCER_ID),
     (
         ApiKey::AddPartitionsToTxn,
@@ -202,8 +234,6 @@ static SCHEMAS: &[(ApiKey, i16, i16, &Struct)] = &[
     ),
     (ApiKey::SaslHandshake, 0, 1, &scram::SASL_HANDSHAKE),
     (ApiKey::SaslAuthenticate, 0, 2, &scram::SASL_AUTHENTICATE),
-    (ApiKey::ShareFetch, 1, 1, &share::SHARE_FETCH),
-    (ApiKey::ShareAcknowledge, 1, 1, &share::SHARE_ACKNOWLEDGE),
 ];
 
 /// `(api key, min, max)` of every API that has a guard schema, in table order. Any of these
