@@ -215,6 +215,10 @@ impl Broker {
             acls,
             share,
         });
+        // Members leaving or expiring release their records; deleted groups drop share state.
+        broker
+            .coordinator
+            .set_share_listener(crate::share::listener::GroupListener::new(&broker.share));
         broker.apply_configured_topics()?;
         skiff_coordinator::txn::spawn(&broker).map_err(|e| StartError::Io {
             context: "starting the transaction coordinator thread".into(),

@@ -628,6 +628,56 @@ async fn member_removed_releases_and_group_deleted_forgets() {
     assert!(b.share.store().unwrap().snapshots().is_empty());
 }
 
+/// The group coordinator's listener is wired: a member leaving its share group with a
+/// ShareGroupHeartbeat at epoch -1 gets its records released.
+#[tokio::test]
+async fn a_member_leaving_its_share_group_releases_its_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0))).await;
+    while !b.coordinator.is_loaded() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let id = topic(&b).await;
+    produce(&b, 2).await;
+    let heartbeat = |epoch: i32| {
+        kafka_protocol::messages::ShareGroupHeartbeatRequest::default()
+            .with_group_id(GroupId(str_bytes("g")))
+            .with_member_id(str_bytes("m1"))
+            .with_member_epoch(epoch)
+            .with_subscribed_topic_names(
+                (epoch == 0).then(|| vec![crate::handlers::topic_name("t")]),
+            )
+    };
+    let joined = crate::handlers::share_group_heartbeat::handle(
+        &RequestContext::new(b.clone(), ApiKey::ShareGroupHeartbeat, 1),
+        heartbeat(0),
+    )
+    .await;
+    let _ = answer(&b, ApiKey::ShareGroupHeartbeat, |_| joined).await;
+    assert_eq!(
+        acquired(&share_fetch(&b, fetch_request("m1", 0, id, &[], 0)).await),
+        vec![(0, 1, 1)]
+    );
+    let left = crate::handlers::share_group_heartbeat::handle(
+        &RequestContext::new(b.clone(), ApiKey::ShareGroupHeartbeat, 1),
+        heartbeat(-1),
+    )
+    .await;
+    match answer(&b, ApiKey::ShareGroupHeartbeat, |_| left).await {
+        ResponseKind::ShareGroupHeartbeat(r) => assert_eq!(r.error_code, 0, "{r:?}"),
+        other => panic!("{other:?}"),
+    }
+    let mut got = Vec::new();
+    for epoch in 0..200 {
+        got = acquired(&share_fetch(&b, fetch_request("m2", epoch, id, &[], 0)).await);
+        if !got.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(got, vec![(0, 1, 2)]);
+}
+
 #[tokio::test]
 async fn deleting_the_topic_deletes_its_share_state() {
     let dir = tempfile::tempdir().unwrap();

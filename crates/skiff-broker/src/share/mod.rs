@@ -9,6 +9,8 @@
 //! - `session.rs`: share sessions (epochs, partitions, the connection that opened them).
 //! - `settings.rs`: per-group settings and their one resolver.
 //! - `membership.rs`: "is this member in this share group" and member id checks.
+//! - `listener.rs`: the group coordinator's `ShareGroupListener` (members removed, groups
+//!   deleted), handed to the blocking pool.
 //! - `log_view.rs`: reads of the data log as the state machine wants them.
 //! - `timer.rs`: the lock-expiry task.
 //! - `metrics.rs`: counters.
@@ -21,6 +23,7 @@
 
 pub mod acks;
 pub mod connection;
+pub mod listener;
 pub mod log_view;
 pub mod manager;
 pub mod membership;
