@@ -75,6 +75,8 @@ pub struct Broker {
     pub quotas: Arc<crate::quotas::QuotaManager>,
     /// The ACLs and authorizer when `authorizer.class.name` is set (see [`crate::authz`]).
     pub acls: Option<Arc<skiff_acl::Acls>>,
+    /// Share partitions and share sessions (KIP-932; `__share_group_state`).
+    pub share: Arc<crate::share::ShareManager>,
 }
 
 /// The ACLs when `authorizer.class.name` names Kafka's StandardAuthorizer; `None` when it is
@@ -183,6 +185,15 @@ impl Broker {
         )?;
         let producer_ids = ProducerIds::open(log_dir.root())?;
         let txn = TxnCoordinator::start(&*storage, &config, clock.clone())?;
+        // The share state topic is created on the first share fetch; when an earlier run
+        // created it, it is replayed now, with the other coordinators' topics, so the first
+        // share fetch after a restart does not wait for the replay.
+        let share = Arc::new(crate::share::ShareManager::new(
+            storage.clone(),
+            topics.clone(),
+            clock.clone(),
+        ));
+        share.open_existing();
         let broker = Arc::new(Broker {
             scram,
             sasl,
@@ -202,7 +213,12 @@ impl Broker {
             log_dir,
             clock,
             acls,
+            share,
         });
+        // Members leaving or expiring release their records; deleted groups drop share state.
+        broker
+            .coordinator
+            .set_share_listener(crate::share::listener::GroupListener::new(&broker.share));
         broker.apply_configured_topics()?;
         skiff_coordinator::txn::spawn(&broker).map_err(|e| StartError::Io {
             context: "starting the transaction coordinator thread".into(),
@@ -289,7 +305,8 @@ impl Broker {
 
     /// Delete a topic, first stopping any cleaning pass on its partitions and keeping them
     /// paused (Kafka's `abortAndPauseCleaning`) until the log is gone; then the cleaner forgets
-    /// them (including an uncleanable mark), so a re-created topic starts afresh.
+    /// them (including an uncleanable mark), so a re-created topic starts afresh. Its share
+    /// partitions and their stored state go too.
     pub fn delete_topic(&self, name: &str) -> Result<uuid::Uuid, TopicError> {
         let cleaner = self.cleaner_handle();
         let indexes: Vec<i32> = self
@@ -303,6 +320,10 @@ impl Broker {
             }
         }
         let result = self.topics.delete(name);
+        if let Ok(id) = &result {
+            // Share partitions of the topic go with it (their state would never be read).
+            self.share.topic_deleted(*id);
+        }
         if let Some(c) = &cleaner {
             for &i in &indexes {
                 if result.is_ok() {
@@ -445,11 +466,12 @@ impl Broker {
     /// and the clean-shutdown marker. Call it once the listeners have stopped and their
     /// connections ended (`serve_listener` returned), so no request appends meanwhile.
     ///
-    /// Order: the transaction coordinator (it may hand work to the group coordinator), the
+    /// Order: the share lock-expiry timer, the transaction coordinator (it may hand work to the group coordinator), the
     /// group coordinator (it writes the jobs already queued first), the cleaner, the flusher;
     /// each is joined before the next is stopped, and only then are the logs closed. The
     /// housekeeping thread belongs to the caller and must be stopped before this.
     pub fn shutdown(&self) -> Result<(), LogError> {
+        self.share.stop();
         self.txn.stop();
         self.coordinator.stop();
         let cleaner = self

@@ -130,6 +130,18 @@ pub enum BrokerError {
     /// A coordinator's answer, in Kafka's vocabulary.
     #[error("coordinator answered {0:?}")]
     Coordinator(ResponseError),
+    /// A share session refused the request (ShareFetch / ShareAcknowledge, whole request).
+    #[error("share session: {0:?}")]
+    ShareSession(crate::share::SessionError),
+    /// A share partition refused an acknowledgement or could not start.
+    #[error(transparent)]
+    Share(#[from] skiff_coordinator::share::ShareError),
+    /// `__share_group_state` could not be opened, written or made durable.
+    #[error(transparent)]
+    ShareState(#[from] skiff_coordinator::share_state::ShareStateError),
+    /// The member is not a member of the share group (see `share::membership`).
+    #[error("member {0} is not in the share group")]
+    UnknownMember(String),
     /// A failure inside the broker (a blocking task that panicked).
     #[error("{0}")]
     Internal(String),
@@ -235,6 +247,23 @@ pub fn kafka_error(api: ApiKey, version: i16, err: &BrokerError) -> ResponseErro
             other => *other,
         },
         E::Coordinator(e) => *e,
+        E::ShareSession(e) => match e {
+            crate::share::SessionError::NotFound => ResponseError::ShareSessionNotFound,
+            crate::share::SessionError::InvalidEpoch => ResponseError::InvalidShareSessionEpoch,
+            crate::share::SessionError::LimitReached => ResponseError::ShareSessionLimitReached,
+            // KafkaApis: acknowledgements on the request that opens a session.
+            crate::share::SessionError::AcksOnInitial => ResponseError::InvalidRequest,
+        },
+        E::Share(e) => e.response_error(),
+        E::ShareState(e) => match e {
+            // A share partition whose state cannot be read answers as Kafka's failed
+            // initialisation does.
+            skiff_coordinator::share_state::ShareStateError::Corrupt { .. } => {
+                ResponseError::UnknownServerError
+            }
+            other => other.response_error(),
+        },
+        E::UnknownMember(_) => ResponseError::UnknownMemberId,
         E::Internal(_) => ResponseError::UnknownServerError,
     }
 }

@@ -27,6 +27,7 @@ pub mod producer_ids;
 pub mod quotas;
 pub mod sasl_setup;
 pub mod scram_store;
+pub mod share;
 pub mod topics;
 
 pub use broker::{Broker, StartError};

@@ -77,11 +77,12 @@ impl Topic {
             .unwrap_or_else(|e| e.into_inner())
             .clone()
     }
-    /// Kafka marks only its own bookkeeping topics internal.
+    /// Kafka marks only its own bookkeeping topics internal (`Topic.INTERNAL_TOPICS`, which
+    /// includes the share state topic).
     pub fn is_internal(&self) -> bool {
         matches!(
             self.name.as_str(),
-            "__consumer_offsets" | "__transaction_state"
+            "__consumer_offsets" | "__transaction_state" | "__share_group_state"
         )
     }
 }

@@ -71,6 +71,8 @@ pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sasl;
+pub mod share_acknowledge;
+pub mod share_fetch;
 pub mod share_group_describe;
 pub mod share_group_heartbeat;
 pub mod sync_group;

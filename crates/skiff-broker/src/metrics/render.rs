@@ -38,6 +38,10 @@ pub struct Facts {
     pub compaction: Vec<(String, i32, CompactionStatus)>,
     /// Client quota throttles per quota, user and client id (see `crate::quotas`).
     pub quota_throttles: Vec<ThrottleStats>,
+    /// Broker-wide share counters `(name, help, value)`; empty until share groups are used.
+    pub share_counters: Vec<(&'static str, &'static str, u64)>,
+    /// Loaded share partitions (see `crate::share`).
+    pub share_partitions: Vec<crate::share::SharePartitionFacts>,
 }
 
 /// Values of the `reason` label of `skiff_compaction_uncleanable`.
@@ -73,6 +77,12 @@ pub fn collect(broker: &Broker) -> Facts {
             .collect(),
         compaction: broker.compaction_statuses(),
         quota_throttles: broker.quotas.throttle_stats(),
+        share_counters: if broker.share.store_is_open() {
+            broker.share.metrics.counters().to_vec()
+        } else {
+            Vec::new()
+        },
+        share_partitions: broker.share.partition_facts(),
     }
 }
 
@@ -109,7 +119,59 @@ pub fn write(f: &Facts) -> String {
     write_requests(&mut e, f);
     write_compaction(&mut e, &f.compaction);
     write_quota_throttles(&mut e, &f.quota_throttles);
+    write_share(&mut e, f);
     e.finish()
+}
+
+/// Share groups: broker-wide counters, then per share partition (group, topic id,
+/// partition) its in-flight span and its own counters. Nothing until share groups are used.
+fn write_share(e: &mut Exposition, f: &Facts) {
+    for (name, help, value) in &f.share_counters {
+        e.family(name, Kind::Counter, help);
+        e.sample_int(name, &[], (*value).into());
+    }
+    if f.share_partitions.is_empty() {
+        return;
+    }
+    let labels = |p: &crate::share::SharePartitionFacts| {
+        (
+            p.group.clone(),
+            p.topic_id.to_string(),
+            p.partition.to_string(),
+        )
+    };
+    let gauge = "skiff_share_partition_in_flight_records";
+    e.family(
+        gauge,
+        Kind::Gauge,
+        "Offsets between the share-partition start and end offsets.",
+    );
+    for p in &f.share_partitions {
+        let (g, t, i) = labels(p);
+        let l = [
+            ("group", g.as_str()),
+            ("topic_id", t.as_str()),
+            ("partition", i.as_str()),
+        ];
+        e.sample_int(gauge, &l, p.in_flight.into());
+    }
+    let Some(first) = f.share_partitions.first() else {
+        return;
+    };
+    for (k, (name, help, _)) in first.counters.iter().enumerate() {
+        let name = name.replace("skiff_share_", "skiff_share_partition_");
+        e.family(&name, Kind::Counter, help);
+        for p in &f.share_partitions {
+            let (g, t, i) = labels(p);
+            let l = [
+                ("group", g.as_str()),
+                ("topic_id", t.as_str()),
+                ("partition", i.as_str()),
+            ];
+            let v = p.counters.get(k).map_or(0, |c| c.2);
+            e.sample_int(&name, &l, v.into());
+        }
+    }
 }
 
 /// Kafka's per-client `throttle-time` as counters: responses throttled by each client quota
@@ -478,6 +540,8 @@ mod tests {
                 throttled: 2,
                 throttle_ms_total: 1500,
             }],
+            share_counters: Vec::new(),
+            share_partitions: Vec::new(),
         }
     }
 

@@ -266,6 +266,8 @@ async fn serve<R, W>(
         let client_host = format!("/{}", peer.ip());
         let mut buf = BytesMut::new();
         let mut gate = sasl.map(SaslGate::new);
+        // Share sessions remember the connection that opened them (see `share::connection`).
+        let connection_id = crate::share::connection::next_id();
         loop {
             let frame_max = gate.as_ref().map_or(max_size, |g| g.max_frame(max_size));
             // An exchange in progress must end within connections.max.idle.ms of its start.
@@ -367,6 +369,7 @@ async fn serve<R, W>(
                     broker.metrics.request_received(request.api_key as i16);
                     let from = principal.clone();
                     let dispatched = dispatch_as(&broker, request, &client_host, listener, from);
+                    let dispatched = crate::share::connection::scope(connection_id, dispatched);
                     let scoped = crate::quotas::mute::CURRENT.scope(mute.clone(), dispatched);
                     match scoped.await {
                         Reply::Respond(response) => Outgoing::Now(header, response),
@@ -401,6 +404,8 @@ async fn serve<R, W>(
         }
         drop(tx);
         let _ = writer_task.await;
+        // Kafka releases the records of the share sessions a connection opened when it ends.
+        broker.share.connection_closed(connection_id);
     }
 }
 

@@ -15,8 +15,8 @@
 //!
 //! [`SharePartition`] models that window the way Kafka 4.4's `SharePartition` does, as a pure
 //! value: no I/O, no timers, no async. Time comes in as `now_ms`; the log read comes in as
-//! [`FetchedBatch`]es; persistence goes out as a [`ShareSnapshot`]. It is not wired into the
-//! broker yet (see docs/share-groups.md).
+//! [`FetchedBatch`]es; persistence goes out as a [`ShareSnapshot`]. The broker's share-partition
+//! manager (`skiff-broker/src/share/`) drives it (see docs/share-groups.md).
 //!
 //! - `partition.rs`: the window, lock expiry, members leaving, the log start moving, SPSO.
 //! - `acquire.rs`: handing records out (ShareFetch's AcquiredRecords).

@@ -18,8 +18,8 @@
 //!   append.
 //! - `error.rs`: errors and their Kafka codes.
 //!
-//! Not wired into the broker: nothing creates the store yet, and no API is advertised (see
-//! docs/share-groups.md, "Durable state").
+//! The broker's share-partition manager (`skiff-broker/src/share/`) opens and writes it; no
+//! share API is advertised yet (see docs/share-groups.md, "Durable state").
 
 mod combine;
 mod error;

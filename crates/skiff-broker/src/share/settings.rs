@@ -1,0 +1,91 @@
+//! The per-group settings a share partition runs with, and the one place they are resolved.
+//!
+//! Kafka reads these from the group's dynamic configs (`share.*`), falling back to the
+//! broker's `group.share.*` defaults, at every acquisition and acknowledgement. Skiff's
+//! `skiff-config` still refuses the `share.*` group configs and has no `group.share.*` broker
+//! fields, so [`KafkaDefaults`] answers Kafka's defaults for every group; the lead replaces
+//! it (through [`crate::share::ShareManager::set_settings`]) once group configs are wired.
+//!
+//! Thread safety: a resolver is shared by every request (`Send + Sync`), and asked without
+//! any share-partition lock held.
+
+use skiff_coordinator::share::{
+    AutoOffsetReset, ShareLimits, DEFAULT_DELIVERY_COUNT_LIMIT, DEFAULT_MAX_IN_FLIGHT_RECORDS,
+    DEFAULT_RECORD_LOCK_DURATION_MS,
+};
+
+/// `share.isolation.level` of a group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ShareIsolation {
+    #[default]
+    ReadUncommitted,
+    ReadCommitted,
+}
+
+/// Everything the share-partition manager needs to know about a group's configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShareGroupSettings {
+    /// `share.record.lock.duration.ms` (Kafka default 30 000).
+    pub lock_duration_ms: i64,
+    /// `share.delivery.count.limit` (Kafka default 5).
+    pub delivery_count_limit: u16,
+    /// `share.partition.max.record.locks` (Kafka default 2000).
+    pub max_record_locks: u32,
+    /// `share.auto.offset.reset` (Kafka default latest).
+    pub auto_offset_reset: AutoOffsetReset,
+    /// `share.isolation.level` (Kafka default read_uncommitted).
+    pub isolation: ShareIsolation,
+    /// `share.renew.acknowledge.enable` (Kafka default true; RENEW needs ShareFetch v2, which
+    /// Skiff does not serve yet).
+    pub renew_enabled: bool,
+}
+
+impl Default for ShareGroupSettings {
+    fn default() -> Self {
+        ShareGroupSettings {
+            lock_duration_ms: DEFAULT_RECORD_LOCK_DURATION_MS,
+            delivery_count_limit: DEFAULT_DELIVERY_COUNT_LIMIT,
+            max_record_locks: DEFAULT_MAX_IN_FLIGHT_RECORDS,
+            auto_offset_reset: AutoOffsetReset::Latest,
+            isolation: ShareIsolation::ReadUncommitted,
+            renew_enabled: true,
+        }
+    }
+}
+
+impl ShareGroupSettings {
+    /// The two limits the state machine enforces itself.
+    pub fn limits(&self) -> ShareLimits {
+        ShareLimits {
+            max_in_flight_records: self.max_record_locks,
+            delivery_count_limit: self.delivery_count_limit,
+        }
+    }
+}
+
+/// Resolves a group's settings. Called on every share fetch and acknowledgement, so it must
+/// be cheap (an in-memory lookup).
+pub trait ShareSettings: Send + Sync {
+    fn for_group(&self, group: &str) -> ShareGroupSettings;
+}
+
+/// Kafka 4.4's defaults for every group (no group configs yet).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KafkaDefaults;
+
+impl ShareSettings for KafkaDefaults {
+    fn for_group(&self, _group: &str) -> ShareGroupSettings {
+        ShareGroupSettings::default()
+    }
+}
+
+/// Any closure from a group id to its settings (tests, and a quick way for the lead to wire
+/// group configs).
+impl<F> ShareSettings for F
+where
+    F: Fn(&str) -> ShareGroupSettings + Send + Sync,
+{
+    fn for_group(&self, group: &str) -> ShareGroupSettings {
+        self(group)
+    }
+}
