@@ -192,7 +192,9 @@ impl Broker {
             storage.clone(),
             topics.clone(),
             clock.clone(),
+            &config,
         ));
+        share.set_settings(crate::share::settings::from_group_configs(dynamic.clone()));
         share.open_existing();
         let broker = Arc::new(Broker {
             scram,

@@ -140,6 +140,13 @@ async fn route(ctx: &RequestContext, body: RequestKind) -> Reply {
         // only in-process callers (tests) reach these two until the share APIs are advertised.
         RequestKind::ShareGroupHeartbeat(r) => share_group_heartbeat::handle(ctx, r).await,
         RequestKind::ShareGroupDescribe(r) => share_group_describe::handle(ctx, r).await,
+        RequestKind::DescribeShareGroupOffsets(r) => {
+            describe_share_group_offsets::handle(ctx, r).await
+        }
+        RequestKind::AlterShareGroupOffsets(r) => alter_share_group_offsets::handle(ctx, r).await,
+        RequestKind::DeleteShareGroupOffsets(r) => {
+            delete_share_group_offsets::handle(ctx, r).await
+        }
         RequestKind::InitProducerId(r) => init_producer_id::handle(ctx, r).await,
         RequestKind::AddPartitionsToTxn(r) => add_partitions_to_txn::handle(ctx, r).await,
         RequestKind::AddOffsetsToTxn(r) => add_offsets_to_txn::handle(ctx, r).await,

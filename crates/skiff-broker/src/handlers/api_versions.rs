@@ -1,15 +1,35 @@
 //! ApiVersions: the table in `skiff_protocol::SUPPORTED` (through `api_version_entries`, which
 //! also lowers Produce's minimum as Kafka does), so advertising and dispatch share one source.
-//! Optional feature fields stay at their defaults: old librdkafka (2.0.2) cannot parse the
-//! tagged fields they would add.
+//!
+//! Features (v3+, tagged fields): `share.version` supported 0–1 and finalized at 1, because
+//! share groups are served; level 2 (dead-letter queues, Kafka 4.4's default) is not built.
+//! Other features stay out: Skiff has no metadata log (`metadata.version`, `kraft.version`)
+//! and does not serve transactions v2 or streams groups.
 
+use kafka_protocol::messages::api_versions_response::{FinalizedFeatureKey, SupportedFeatureKey};
 use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse, ResponseKind};
 
+use super::str_bytes;
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 
+/// `share.version`: the level Skiff serves (1: share groups, no dead-letter queues).
+const SHARE_VERSION: i16 = 1;
+/// The epoch of the finalized features: they never change while Skiff runs.
+const FINALIZED_FEATURES_EPOCH: i64 = 1;
+
 pub async fn handle(_ctx: &RequestContext, _request: ApiVersionsRequest) -> Reply {
     Reply::Respond(ResponseKind::ApiVersions(
-        ApiVersionsResponse::default().with_api_keys(skiff_protocol::api_version_entries()),
+        ApiVersionsResponse::default()
+            .with_api_keys(skiff_protocol::api_version_entries())
+            .with_supported_features(vec![SupportedFeatureKey::default()
+                .with_name(str_bytes("share.version"))
+                .with_min_version(0)
+                .with_max_version(SHARE_VERSION)])
+            .with_finalized_features_epoch(FINALIZED_FEATURES_EPOCH)
+            .with_finalized_features(vec![FinalizedFeatureKey::default()
+                .with_name(str_bytes("share.version"))
+                .with_min_version_level(SHARE_VERSION)
+                .with_max_version_level(SHARE_VERSION)]),
     ))
 }

@@ -34,6 +34,9 @@
 //! [`BrokerError::Internal`]: crate::errors::BrokerError::Internal
 
 pub mod acls;
+pub mod describe_share_group_offsets;
+pub mod delete_share_group_offsets;
+pub mod alter_share_group_offsets;
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_configs;

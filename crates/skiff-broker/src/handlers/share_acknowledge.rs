@@ -46,9 +46,6 @@ pub async fn handle(ctx: &RequestContext, request: ShareAcknowledgeRequest) -> R
         ));
     }
     let broker = ctx.broker.clone();
-    if !broker.share.is_member(&group, &member) {
-        return refuse(BrokerError::UnknownMember(member));
-    }
     let key = SessionKey {
         group: group.clone(),
         member: member.clone(),

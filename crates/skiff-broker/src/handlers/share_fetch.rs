@@ -68,9 +68,6 @@ pub async fn handle(ctx: &RequestContext, request: ShareFetchRequest) -> Reply {
         ));
     }
     let broker = ctx.broker.clone();
-    if !broker.share.is_member(&group, &member) {
-        return refuse(BrokerError::UnknownMember(member));
-    }
     let mut wanted: Vec<(Uuid, i32)> = Vec::new();
     let mut acks = Vec::new();
     for topic in &request.topics {

@@ -40,7 +40,6 @@ use tokio::sync::Notify;
 use tracing::{error, info};
 
 use super::log_view::{self, LogView};
-use super::membership::{AnyMember, ShareMembership};
 use super::metrics::ShareMetrics;
 use super::session::ShareSessions;
 use super::settings::{KafkaDefaults, ShareGroupSettings, ShareIsolation, ShareSettings};
@@ -155,12 +154,13 @@ pub struct ShareManager {
     topics: Arc<Topics>,
     clock: Arc<dyn Clock>,
     settings: RwLock<Arc<dyn ShareSettings>>,
-    membership: RwLock<Arc<dyn ShareMembership>>,
     /// `__share_group_state`, once opened. Held while opening (creating and replaying the
     /// topic), so concurrent first uses open it once.
     store: Mutex<Option<Arc<StateStore>>>,
     pub(super) partitions: Mutex<HashMap<SharePartitionKey, Arc<Slot>>>,
     sessions: Mutex<ShareSessions>,
+    /// How `__share_group_state` is created and when snapshots are written.
+    state_config: ShareStateConfig,
     pub metrics: ShareMetrics,
     pub(super) timer: super::timer::TimerHandle,
 }
@@ -170,16 +170,26 @@ impl ShareManager {
         storage: Arc<CoordinatorStorage>,
         topics: Arc<Topics>,
         clock: Arc<dyn Clock>,
+        config: &skiff_config::BrokerConfig,
     ) -> ShareManager {
+        let state_config = ShareStateConfig {
+            num_partitions: config.share_coordinator_state_topic_num_partitions,
+            updates_per_snapshot: u32::try_from(
+                config.share_coordinator_snapshot_update_records_per_snapshot,
+            )
+            .unwrap_or(0),
+            ..ShareStateConfig::default()
+        };
+        let max_sessions = usize::try_from(config.group_share_max_share_sessions).unwrap_or(1);
         ShareManager {
             storage,
             topics,
             clock,
             settings: RwLock::new(Arc::new(KafkaDefaults)),
-            membership: RwLock::new(Arc::new(AnyMember)),
             store: Mutex::new(None),
             partitions: Mutex::new(HashMap::new()),
-            sessions: Mutex::new(ShareSessions::default()),
+            sessions: Mutex::new(ShareSessions::new(max_sessions)),
+            state_config,
             metrics: ShareMetrics::default(),
             timer: super::timer::TimerHandle::default(),
         }
@@ -202,11 +212,6 @@ impl ShareManager {
         *self.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
     }
 
-    /// Replaces the membership check (the share group coordinator, once wired).
-    pub fn set_membership(&self, membership: Arc<dyn ShareMembership>) {
-        *self.membership.write().unwrap_or_else(|e| e.into_inner()) = membership;
-    }
-
     pub fn settings(&self, group: &str) -> ShareGroupSettings {
         let resolver = self
             .settings
@@ -214,15 +219,6 @@ impl ShareManager {
             .unwrap_or_else(|e| e.into_inner())
             .clone();
         resolver.for_group(group)
-    }
-
-    pub fn is_member(&self, group: &str, member: &str) -> bool {
-        let membership = self
-            .membership
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        membership.is_member(group, member)
     }
 
     pub fn sessions(&self) -> MutexGuard<'_, ShareSessions> {
@@ -239,10 +235,7 @@ impl ShareManager {
         if let Some(s) = store.as_ref() {
             return Ok(s.clone());
         }
-        let opened = Arc::new(StateStore::open(
-            &*self.storage,
-            ShareStateConfig::default(),
-        )?);
+        let opened = Arc::new(StateStore::open(&*self.storage, self.state_config)?);
         *store = Some(opened.clone());
         Ok(opened)
     }

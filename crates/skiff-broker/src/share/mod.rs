@@ -28,6 +28,7 @@ pub mod log_view;
 pub mod manager;
 pub mod membership;
 pub mod metrics;
+pub mod offsets;
 pub mod release;
 pub mod session;
 pub mod settings;
@@ -36,6 +37,6 @@ pub mod timer;
 pub use manager::{
     AcquireLimits, AcquiredData, Pending, ShareManager, SharePartitionFacts, StateStore,
 };
-pub use membership::{member_id_valid, AnyMember, ShareMembership};
+pub use membership::member_id_valid;
 pub use session::{FetchContext, SessionError, SessionKey, ShareSessions, MAX_SHARE_SESSIONS};
 pub use settings::{KafkaDefaults, ShareGroupSettings, ShareIsolation, ShareSettings};

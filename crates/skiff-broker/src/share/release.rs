@@ -85,7 +85,7 @@ impl ShareManager {
     /// and its stored state deleted (tombstones in `__share_group_state`). Blocking.
     pub fn group_deleted(&self, group: &str) {
         self.sessions().remove_group(group);
-        self.forget(|k| k.group == group);
+        let _ = self.forget(|k| k.group == group);
     }
 
     /// The data topic `topic_id` was deleted: its share partitions, in every group, are
@@ -93,11 +93,12 @@ impl ShareManager {
     /// afresh and nothing is left to replay for the old one. Sessions keep naming it and
     /// answer UNKNOWN_TOPIC_ID for it, as Kafka's do. Blocking.
     pub fn topic_deleted(&self, topic_id: uuid::Uuid) {
-        self.forget(|k| k.topic_id == topic_id);
+        let _ = self.forget(|k| k.topic_id == topic_id);
     }
 
-    /// Drops the loaded share partitions whose key matches and tombstones their stored state.
-    fn forget(&self, matches: impl Fn(&SharePartitionKey) -> bool) {
+    /// Drops the loaded share partitions whose key matches and tombstones their stored state;
+    /// returns the tombstones to wait for and how many share partitions had stored state.
+    pub(super) fn forget(&self, matches: impl Fn(&SharePartitionKey) -> bool) -> (Pending, usize) {
         let slots = {
             let mut map = self.partitions.lock().unwrap_or_else(|e| e.into_inner());
             let keys: Vec<SharePartitionKey> = map.keys().filter(|k| matches(k)).cloned().collect();
@@ -109,16 +110,21 @@ impl ShareManager {
             slot.wake();
         }
         // Without share state there is nothing to delete, and the topic must not be created.
+        let mut pending = Pending::default();
         let Some(store) = self.store_if_exists() else {
-            return;
+            return (pending, 0);
         };
         let now = self.now_ms();
-        for key in store.snapshots().into_keys().filter(|k| matches(k)) {
-            if let Err(e) = store.delete(&key, now) {
-                warn!(group = %key.group, partition = key.partition, error = %e,
-                    "share state not deleted");
+        let keys: Vec<SharePartitionKey> =
+            store.snapshots().into_keys().filter(|k| matches(k)).collect();
+        for key in &keys {
+            match store.delete(key, now) {
+                Ok(appended) => pending.push(appended),
+                Err(e) => warn!(group = %key.group, partition = key.partition, error = %e,
+                    "share state not deleted"),
             }
         }
+        (pending, keys.len())
     }
 
     /// A client connection ended: the share sessions it opened close and their members'

@@ -1,10 +1,8 @@
 //! The per-group settings a share partition runs with, and the one place they are resolved.
 //!
-//! Kafka reads these from the group's dynamic configs (`share.*`), falling back to the
-//! broker's `group.share.*` defaults, at every acquisition and acknowledgement. Skiff's
-//! `skiff-config` still refuses the `share.*` group configs and has no `group.share.*` broker
-//! fields, so [`KafkaDefaults`] answers Kafka's defaults for every group; the lead replaces
-//! it (through [`crate::share::ShareManager::set_settings`]) once group configs are wired.
+//! As Kafka does, these are read at every acquisition and acknowledgement from the group's
+//! dynamic configs (`share.*`), falling back to the broker's `group.share.*` settings
+//! ([`from_group_configs`]); [`KafkaDefaults`] is Kafka's defaults, for tests.
 //!
 //! Thread safety: a resolver is shared by every request (`Send + Sync`), and asked without
 //! any share-partition lock held.
@@ -77,6 +75,35 @@ impl ShareSettings for KafkaDefaults {
     fn for_group(&self, _group: &str) -> ShareGroupSettings {
         ShareGroupSettings::default()
     }
+}
+
+/// A group's settings from its `share.*` group configs and the broker's `group.share.*`.
+pub fn from_group_configs(
+    dynamic: std::sync::Arc<crate::dynamic_configs::DynamicConfigs>,
+) -> std::sync::Arc<dyn ShareSettings> {
+    std::sync::Arc::new(move |group: &str| {
+        let v = dynamic.share_group_values(group);
+        ShareGroupSettings {
+            lock_duration_ms: i64::from(v.record_lock_duration_ms),
+            delivery_count_limit: u16::try_from(v.delivery_count_limit)
+                .unwrap_or(DEFAULT_DELIVERY_COUNT_LIMIT),
+            max_record_locks: u32::try_from(v.partition_max_record_locks)
+                .unwrap_or(DEFAULT_MAX_IN_FLIGHT_RECORDS),
+            auto_offset_reset: match v.auto_offset_reset {
+                skiff_config::ShareOffsetReset::Earliest => AutoOffsetReset::Earliest,
+                skiff_config::ShareOffsetReset::Latest => AutoOffsetReset::Latest,
+                skiff_config::ShareOffsetReset::ByDuration(duration_ms) => {
+                    AutoOffsetReset::ByDuration { duration_ms }
+                }
+            },
+            isolation: if v.read_committed {
+                ShareIsolation::ReadCommitted
+            } else {
+                ShareIsolation::ReadUncommitted
+            },
+            renew_enabled: v.renew_acknowledge_enable,
+        }
+    })
 }
 
 /// Any closure from a group id to its settings (tests, and a quick way for the lead to wire

@@ -26,7 +26,8 @@ use super::store::{self, Job, Msg};
 use super::{Coordinator, Listed, Shared};
 use crate::host::{ShareGroupListener, Storage};
 use crate::share_group::{
-    self, group_tombstones, HeartbeatContext, MemberRemoved, Persisted, RawRecord, ShareGroups,
+    self, group_tombstones, HeartbeatContext, MemberRemoved, Persisted, RawRecord, ShareGroup,
+    ShareGroups,
 };
 
 /// The share groups and what was last written for each (behind `Shared::share`).
@@ -102,6 +103,29 @@ impl<S: Storage> Coordinator<S> {
     /// Whether `group_id` is a share group (false while loading).
     pub fn is_share_group(&self, group_id: &str) -> bool {
         self.is_loaded() && self.shared.share().groups.get(group_id).is_some()
+    }
+
+    /// May the share-partition state of `group_id` be reset or deleted now (Alter- and
+    /// DeleteShareGroupOffsets)? Only for an empty share group, as Kafka: an id of a consumer
+    /// or classic group is GROUP_ID_NOT_FOUND, a group with members NON_EMPTY_GROUP. A missing
+    /// group is created (empty, and written) when `create`, as Kafka's alter does, else
+    /// GROUP_ID_NOT_FOUND.
+    pub fn share_offsets_writable(&self, group_id: &str, create: bool) -> Result<(), ResponseError> {
+        let groups = self.ready()?;
+        if groups.contains_key(group_id) {
+            return Err(ResponseError::GroupIdNotFound);
+        }
+        let mut share = self.shared.share();
+        match share.groups.get(group_id) {
+            Some(g) if !g.members.is_empty() => Err(ResponseError::NonEmptyGroup),
+            Some(_) => Ok(()),
+            None if create => {
+                share.groups.install(ShareGroup::new(group_id));
+                self.shared.persist_share(&mut share, group_id, &[]);
+                Ok(())
+            }
+            None => Err(ResponseError::GroupIdNotFound),
+        }
     }
 
     /// Whether `member_id` is a member of the share group `group_id` (false while loading).
