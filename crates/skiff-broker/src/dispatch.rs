@@ -144,9 +144,7 @@ async fn route(ctx: &RequestContext, body: RequestKind) -> Reply {
             describe_share_group_offsets::handle(ctx, r).await
         }
         RequestKind::AlterShareGroupOffsets(r) => alter_share_group_offsets::handle(ctx, r).await,
-        RequestKind::DeleteShareGroupOffsets(r) => {
-            delete_share_group_offsets::handle(ctx, r).await
-        }
+        RequestKind::DeleteShareGroupOffsets(r) => delete_share_group_offsets::handle(ctx, r).await,
         RequestKind::InitProducerId(r) => init_producer_id::handle(ctx, r).await,
         RequestKind::AddPartitionsToTxn(r) => add_partitions_to_txn::handle(ctx, r).await,
         RequestKind::AddOffsetsToTxn(r) => add_offsets_to_txn::handle(ctx, r).await,

@@ -429,6 +429,103 @@ fn requests(version: i16, key: ApiKey, topic_id: uuid::Uuid) -> Vec<RequestKind>
                 ),
             ]
         }
+        // A share member joins, fetches (opening a session) with an acknowledgement of an
+        // offset it does not hold, acknowledges, and the group's offsets are described,
+        // altered and deleted (refused while the member is in it).
+        ApiKey::ShareGroupHeartbeat => vec![RequestKind::ShareGroupHeartbeat(
+            ShareGroupHeartbeatRequest::default()
+                .with_group_id(GroupId(s("sg")))
+                .with_member_id(s("m-share"))
+                .with_member_epoch(0)
+                .with_subscribed_topic_names(Some(vec![t.clone()])),
+        )],
+        ApiKey::ShareGroupDescribe => vec![RequestKind::ShareGroupDescribe(
+            ShareGroupDescribeRequest::default()
+                .with_group_ids(vec![GroupId(s("sg")), GroupId(s("nope"))])
+                .with_include_authorized_operations(true),
+        )],
+        ApiKey::ShareFetch => {
+            use share_fetch_request::*;
+            vec![RequestKind::ShareFetch(
+                ShareFetchRequest::default()
+                    .with_group_id(Some(GroupId(s("sg"))))
+                    .with_member_id(Some(s("m-share")))
+                    .with_share_session_epoch(0)
+                    .with_max_wait_ms(0)
+                    .with_min_bytes(1)
+                    .with_max_bytes(1 << 20)
+                    .with_max_records(100)
+                    .with_batch_size(100)
+                    .with_topics(vec![FetchTopic::default()
+                        .with_topic_id(topic_id)
+                        .with_partitions(vec![
+                            FetchPartition::default().with_partition_index(0)
+                        ])]),
+            )]
+        }
+        ApiKey::ShareAcknowledge => {
+            use share_acknowledge_request::*;
+            vec![RequestKind::ShareAcknowledge(
+                ShareAcknowledgeRequest::default()
+                    .with_group_id(Some(GroupId(s("sg"))))
+                    .with_member_id(Some(s("m-share")))
+                    .with_share_session_epoch(1)
+                    .with_topics(vec![AcknowledgeTopic::default()
+                        .with_topic_id(topic_id)
+                        .with_partitions(vec![AcknowledgePartition::default()
+                            .with_partition_index(0)
+                            .with_acknowledgement_batches(vec![
+                                AcknowledgementBatch::default()
+                                    .with_first_offset(0)
+                                    .with_last_offset(0)
+                                    .with_acknowledge_types(vec![1]),
+                            ])])]),
+            )]
+        }
+        ApiKey::DescribeShareGroupOffsets => {
+            use describe_share_group_offsets_request::*;
+            vec![RequestKind::DescribeShareGroupOffsets(
+                DescribeShareGroupOffsetsRequest::default().with_groups(vec![
+                    DescribeShareGroupOffsetsRequestGroup::default()
+                        .with_group_id(GroupId(s("sg")))
+                        .with_topics(Some(vec![DescribeShareGroupOffsetsRequestTopic::default()
+                            .with_topic_name(t.clone())
+                            .with_partitions(vec![0, 7])])),
+                    DescribeShareGroupOffsetsRequestGroup::default()
+                        .with_group_id(GroupId(s("sg")))
+                        .with_topics(None),
+                ]),
+            )]
+        }
+        ApiKey::AlterShareGroupOffsets => {
+            use alter_share_group_offsets_request::*;
+            vec![RequestKind::AlterShareGroupOffsets(
+                AlterShareGroupOffsetsRequest::default()
+                    .with_group_id(GroupId(s("sg-empty")))
+                    .with_topics(vec![AlterShareGroupOffsetsRequestTopic::default()
+                        .with_topic_name(t.clone())
+                        .with_partitions(vec![
+                            AlterShareGroupOffsetsRequestPartition::default()
+                                .with_partition_index(0)
+                                .with_start_offset(0),
+                            AlterShareGroupOffsetsRequestPartition::default()
+                                .with_partition_index(9)
+                                .with_start_offset(0),
+                        ])]),
+            )]
+        }
+        ApiKey::DeleteShareGroupOffsets => {
+            use delete_share_group_offsets_request::*;
+            vec![RequestKind::DeleteShareGroupOffsets(
+                DeleteShareGroupOffsetsRequest::default()
+                    .with_group_id(GroupId(s("sg-empty")))
+                    .with_topics(vec![
+                        DeleteShareGroupOffsetsRequestTopic::default().with_topic_name(t.clone()),
+                        DeleteShareGroupOffsetsRequestTopic::default()
+                            .with_topic_name(TopicName(s("nope"))),
+                    ]),
+            )]
+        }
         ApiKey::ConsumerGroupDescribe => vec![RequestKind::ConsumerGroupDescribe(
             ConsumerGroupDescribeRequest::default()
                 .with_group_ids(vec![

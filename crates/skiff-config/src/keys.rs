@@ -159,25 +159,25 @@ broker_keys! {
             doc: "Session timeout of KIP-848 consumer group members.";
         // Share groups (KIP-932); see docs/share-groups.md.
         group_share_heartbeat_interval_ms: i32 = "group.share.heartbeat.interval.ms", Int,
-            Some("5000"), Implemented, live: false, valid: V::AtLeast(1),
+            Some("5000"), Implemented, live: false, valid: V::AtLeast(1), reads: [share_group_values],
             doc: "Heartbeat interval given to share group members.";
         group_share_session_timeout_ms: i32 = "group.share.session.timeout.ms", Int,
-            Some("45000"), Implemented, live: false, valid: V::AtLeast(1),
+            Some("45000"), Implemented, live: false, valid: V::AtLeast(1), reads: [share_group_values],
             doc: "A share group member not heard from for this long is removed and its records released.";
         group_share_assignment_interval_ms: i32 = "group.share.assignment.interval.ms", Int,
-            Some("1000"), Implemented, live: false, valid: V::AtLeast(0),
+            Some("1000"), Implemented, live: false, valid: V::AtLeast(0), reads: [share_group_values],
             doc: "A share group's assignment is recomputed at most this often, so a burst of joins is assigned once.";
         group_share_max_size: i32 = "group.share.max.size", Int, Some("200"), Implemented,
             live: false, valid: V::Between(1, 1000),
             doc: "Most members a share group may have; more are refused with GROUP_MAX_SIZE_REACHED.";
         group_share_record_lock_duration_ms: i32 = "group.share.record.lock.duration.ms", Int,
-            Some("30000"), Implemented, live: false, valid: V::Between(1000, 3_600_000),
+            Some("30000"), Implemented, live: false, valid: V::Between(1000, 3_600_000), reads: [share_group_values],
             doc: "How long a share consumer holds the records it fetched before they are handed to another.";
         group_share_delivery_count_limit: i32 = "group.share.delivery.count.limit", Int,
-            Some("5"), Implemented, live: false, valid: V::Between(2, 10),
+            Some("5"), Implemented, live: false, valid: V::Between(2, 10), reads: [share_group_values],
             doc: "Deliveries of one record before it is archived (a poison record stops here).";
         group_share_partition_max_record_locks: i32 = "group.share.partition.max.record.locks",
-            Int, Some("2000"), Implemented, live: false, valid: V::Between(100, 10_000),
+            Int, Some("2000"), Implemented, live: false, valid: V::Between(100, 10_000), reads: [share_group_values],
             doc: "Most records of one share partition in flight (acquired or waiting for redelivery) at a time.";
         group_share_max_share_sessions: i32 = "group.share.max.share.sessions", Int,
             Some("2000"), Implemented, live: false, valid: V::AtLeast(1),

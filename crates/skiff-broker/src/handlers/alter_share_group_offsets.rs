@@ -97,7 +97,11 @@ async fn answer(
         answers.push(
             TopicAnswer::default()
                 .with_topic_name(t.topic_name)
-                .with_topic_id(topic.filter(|_| allowed).map_or(uuid::Uuid::nil(), |t| t.id))
+                .with_topic_id(
+                    topic
+                        .filter(|_| allowed)
+                        .map_or(uuid::Uuid::nil(), |t| t.id),
+                )
                 .with_partitions(partitions),
         );
     }

@@ -90,7 +90,9 @@ async fn answer(
     for ((name, id), (written, had_state)) in wanted.into_iter().zip(deleted) {
         pending.extend(written);
         answers.push(if had_state {
-            TopicAnswer::default().with_topic_name(name).with_topic_id(id)
+            TopicAnswer::default()
+                .with_topic_name(name)
+                .with_topic_id(id)
         } else {
             refused(
                 name,

@@ -53,11 +53,9 @@ async fn describe(ctx: &RequestContext, request: DescribeShareGroupOffsetsReques
     }
     let broker = ctx.broker.clone();
     if request.topics.is_none() && !broker.coordinator.is_share_group(&group_id.0) {
-        return fail(BrokerError::GroupNotFound(group_id.0.to_string()))
-            .with_error_message(Some(str_bytes(&format!(
-                "Group {} is not a share group.",
-                group_id.0
-            ))));
+        return fail(BrokerError::GroupNotFound(group_id.0.to_string())).with_error_message(Some(
+            str_bytes(&format!("Group {} is not a share group.", group_id.0)),
+        ));
     }
     let share = broker.share.clone();
     let gid = group_id.0.to_string();
@@ -76,7 +74,8 @@ async fn describe(ctx: &RequestContext, request: DescribeShareGroupOffsetsReques
         Some(wanted) => {
             for t in wanted {
                 let topic = broker.topics.get(&t.topic_name.0);
-                let allowed = authz.allows(AclOperation::Describe, ResourceType::Topic, &t.topic_name.0);
+                let allowed =
+                    authz.allows(AclOperation::Describe, ResourceType::Topic, &t.topic_name.0);
                 let partitions = t
                     .partitions
                     .iter()

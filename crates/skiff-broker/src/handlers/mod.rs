@@ -34,12 +34,10 @@
 //! [`BrokerError::Internal`]: crate::errors::BrokerError::Internal
 
 pub mod acls;
-pub mod describe_share_group_offsets;
-pub mod delete_share_group_offsets;
-pub mod alter_share_group_offsets;
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_configs;
+pub mod alter_share_group_offsets;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod client_quotas;
@@ -49,12 +47,14 @@ pub mod create_partitions;
 pub mod create_topics;
 pub mod delete_groups;
 pub mod delete_records;
+pub mod delete_share_group_offsets;
 pub mod delete_topics;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
+pub mod describe_share_group_offsets;
 pub mod describe_transactions;
 pub mod describe_user_scram_credentials;
 pub mod end_txn;

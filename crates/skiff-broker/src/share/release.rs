@@ -115,8 +115,11 @@ impl ShareManager {
             return (pending, 0);
         };
         let now = self.now_ms();
-        let keys: Vec<SharePartitionKey> =
-            store.snapshots().into_keys().filter(|k| matches(k)).collect();
+        let keys: Vec<SharePartitionKey> = store
+            .snapshots()
+            .into_keys()
+            .filter(|k| matches(k))
+            .collect();
         for key in &keys {
             match store.delete(key, now) {
                 Ok(appended) => pending.push(appended),

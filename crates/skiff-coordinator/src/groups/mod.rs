@@ -34,8 +34,6 @@ pub(crate) mod assignment_codec;
 mod commits;
 mod membership;
 mod share;
-#[cfg(test)]
-mod share_tests;
 
 pub use share::SHARE_GROUP_TYPE;
 
@@ -359,3 +357,6 @@ impl<S: Storage> Shared<S> {
         }
     }
 }
+
+#[cfg(test)]
+mod share_tests;

@@ -110,7 +110,11 @@ impl<S: Storage> Coordinator<S> {
     /// or classic group is GROUP_ID_NOT_FOUND, a group with members NON_EMPTY_GROUP. A missing
     /// group is created (empty, and written) when `create`, as Kafka's alter does, else
     /// GROUP_ID_NOT_FOUND.
-    pub fn share_offsets_writable(&self, group_id: &str, create: bool) -> Result<(), ResponseError> {
+    pub fn share_offsets_writable(
+        &self,
+        group_id: &str,
+        create: bool,
+    ) -> Result<(), ResponseError> {
         let groups = self.ready()?;
         if groups.contains_key(group_id) {
             return Err(ResponseError::GroupIdNotFound);
