@@ -3,8 +3,8 @@
 // single consumer releases one record (AckRelease: it comes back with DeliveryCount 2) and
 // rejects another (AckReject: never again); kadm.DescribeShareGroups shows the group.
 // The group starts at the earliest offset through its share.auto.offset.reset group config
-// (IncrementalAlterConfigs on the GROUP resource). Skipped while the broker does not
-// advertise ShareGroupHeartbeat (API 76): Skiff before share groups land.
+// (IncrementalAlterConfigs on the GROUP resource). A broker that does not advertise
+// ShareGroupHeartbeat (API 76) fails the scenario.
 package main
 
 import (
@@ -35,7 +35,7 @@ func runShareGroups(ctx context.Context, e *env) (string, error) {
 		}
 	})
 	if !served {
-		return "", shareSkip{}
+		return "", fmt.Errorf("the broker does not advertise ShareGroupHeartbeat (API 76)")
 	}
 
 	topic, group := e.name("share"), e.name("share-g")
@@ -227,9 +227,3 @@ func shareEarliest(ctx context.Context, cl *kgo.Client, group string) error {
 		return fmt.Errorf("share.auto.offset.reset=earliest not visible on group %s yet", group)
 	})
 }
-
-// shareSkip is errSkip (main reports the scenario as SKIP) with its own reason.
-type shareSkip struct{}
-
-func (shareSkip) Error() string     { return "the broker does not advertise ShareGroupHeartbeat (API 76)" }
-func (shareSkip) Is(err error) bool { return err == errSkip }

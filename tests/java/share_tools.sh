@@ -3,8 +3,7 @@
 # and kafka-share-groups --list / --describe (offsets, --state, --members) / --reset-offsets /
 # --delete-offsets / --delete, output shapes as Kafka 4.4 prints them.
 #
-# Skipped (with a line saying so) when the broker does not advertise ShareGroupHeartbeat (API 76)
-# in ApiVersions: Skiff before share groups land.
+# A broker that does not advertise ShareGroupHeartbeat (API 76) fails the first check.
 
 SCEN=share_groups
 SHT=tools-share-$SUF
@@ -30,7 +29,7 @@ share_describe_until() {
 }
 
 if ! share_groups_advertised; then
-    echo "skip share groups: the broker does not advertise ShareGroupHeartbeat (API 76)"
+    bad "share groups: the broker does not advertise ShareGroupHeartbeat (API 76)"
 else
     SH_LAG=0
     has "DescribeShareGroupOffsets\(90\): 0 to [1-9]" && SH_LAG=1

@@ -3,8 +3,7 @@ librdkafka 2.16): two consumers of one share group process every record once (im
 acknowledgement), and in explicit mode RELEASE redelivers a record with a higher delivery
 count while REJECT archives it.
 
-Against Skiff (the module's `broker`) the tests skip while Skiff does not advertise
-ShareGroupHeartbeat (API 76) in ApiVersions. E2E_BOOTSTRAP=host:port runs them against a
+The tests run against Skiff (the module's `broker`); E2E_BOOTSTRAP=host:port runs them against a
 broker that is already running instead, e.g. the reference Kafka from tests/kafka/start.sh:
 
     bash tests/kafka/start.sh 19092 /tmp/k && E2E_BOOTSTRAP=127.0.0.1:19092 \\
@@ -48,8 +47,7 @@ def api_keys(bootstrap):
 @pytest.fixture(scope="module")
 def bootstrap(request):
     b = os.environ.get("E2E_BOOTSTRAP") or request.getfixturevalue("broker").bootstrap
-    if 76 not in api_keys(b):
-        pytest.skip(f"{b} does not advertise ShareGroupHeartbeat (API 76): share groups not served")
+    assert 76 in api_keys(b), f"{b} does not advertise ShareGroupHeartbeat (API 76)"
     return b
 
 

@@ -94,7 +94,8 @@ pub async fn handle(ctx: &RequestContext, request: ShareAcknowledgeRequest) -> R
         for o in outcomes {
             let data = PartitionData::default()
                 .with_partition_index(o.partition)
-                .with_error_code(o.result.as_ref().err().map_or(0, code));
+                .with_error_code(o.result.as_ref().err().map_or(0, code))
+                .with_error_message(super::share_fetch::ack_error_message(&o.result));
             match topics.iter_mut().find(|t| t.topic_id == o.topic_id) {
                 Some(t) => t.partitions.push(data),
                 None => topics.push(

@@ -26,6 +26,7 @@ use kafka_protocol::messages::share_fetch_response::{
     AcquiredRecords, PartitionData, ShareFetchableTopicResponse,
 };
 use kafka_protocol::messages::{ResponseKind, ShareFetchRequest, ShareFetchResponse};
+use kafka_protocol::protocol::StrBytes;
 use skiff_coordinator::share_state::SharePartitionKey;
 use tokio::sync::Notify;
 use uuid::Uuid;
@@ -330,17 +331,25 @@ async fn acquire_loop(
     }
 }
 
+/// A refused acknowledgement's message, in Kafka's words, as Kafka sends it back.
+pub(super) fn ack_error_message(result: &Result<(), BrokerError>) -> Option<StrBytes> {
+    match result {
+        Err(BrokerError::Share(e)) => e.client_message().map(|m| super::str_bytes(&m)),
+        _ => None,
+    }
+}
+
 fn build(
     fetched: Vec<Wanted>,
     acked: Vec<AckOutcome>,
     prune: bool,
     code: &dyn Fn(&BrokerError) -> i16,
 ) -> ShareFetchResponse {
-    let mut ack_codes: BTreeMap<(Uuid, i32), i16> = acked
+    let mut ack_codes: BTreeMap<(Uuid, i32), (i16, Option<StrBytes>)> = acked
         .into_iter()
         .map(|o| {
             let c = o.result.as_ref().err().map_or(0, code);
-            ((o.topic_id, o.partition), c)
+            ((o.topic_id, o.partition), (c, ack_error_message(&o.result)))
         })
         .collect();
     let mut topics: Vec<ShareFetchableTopicResponse> = Vec::new();
@@ -360,7 +369,8 @@ fn build(
         let mut data = PartitionData::default()
             .with_partition_index(w.index)
             .with_records(Some(Bytes::new()))
-            .with_acknowledge_error_code(ack.unwrap_or(0));
+            .with_acknowledge_error_code(ack.as_ref().map_or(0, |a| a.0))
+            .with_acknowledge_error_message(ack.as_ref().and_then(|a| a.1.clone()));
         let mut quiet = ack.is_none();
         match (w.partition, w.acquired) {
             (Err(c), _) | (Ok(_), Some(Err(c))) => {
@@ -390,13 +400,14 @@ fn build(
         }
         push(w.topic_id, data);
     }
-    for ((topic_id, index), c) in ack_codes {
+    for ((topic_id, index), (c, message)) in ack_codes {
         push(
             topic_id,
             PartitionData::default()
                 .with_partition_index(index)
                 .with_records(Some(Bytes::new()))
-                .with_acknowledge_error_code(c),
+                .with_acknowledge_error_code(c)
+                .with_acknowledge_error_message(message),
         );
     }
     ShareFetchResponse::default().with_responses(topics)

@@ -40,6 +40,15 @@ fn answer(ctx: &RequestContext, request: ShareGroupDescribeRequest) -> ShareGrou
         })
         .collect();
     for id in allowed {
+        // Kafka answers an empty id INVALID_GROUP_ID, without a message.
+        if id.0.is_empty() {
+            groups.push(
+                DescribedGroup::default()
+                    .with_group_id(id)
+                    .with_error_code(ctx.code(&BrokerError::InvalidGroupId(String::new()))),
+            );
+            continue;
+        }
         let described = match ctx.broker.coordinator.share_describe(&id.0) {
             Err(e) => DescribedGroup::default()
                 .with_group_id(id)

@@ -12,6 +12,10 @@ use super::error::ShareError;
 use super::partition::SharePartition;
 use super::record::{DeliveryState, InFlightRecord, Lock};
 
+/// Kafka's message for a batch that starts before the records in flight (or when none are).
+const NOT_IN_FLIGHT: &str =
+    "Batch record not found. The request batch offsets are not found in the cache.";
+
 /// Acknowledge types on the wire (`AcknowledgeTypes` entries).
 pub const ACK_GAP: i8 = 0;
 pub const ACK_ACCEPT: i8 = 1;
@@ -87,7 +91,7 @@ pub fn validate_acknowledgements(batches: &[AckBatch], ctx: &AckContext) -> Resu
     let mut previous_last = -1i64;
     for batch in batches {
         let invalid = |why: &str| {
-            Err(ShareError::InvalidRequest(format!(
+            Err(ShareError::MalformedBatches(format!(
                 "batch {}-{}: {why}",
                 batch.first_offset, batch.last_offset
             )))
@@ -140,14 +144,14 @@ impl SharePartition {
             for (offset, current) in self.records.range(from..=batch.last_offset) {
                 let mut record = staged.get(offset).unwrap_or(current).clone();
                 if record.state != DeliveryState::Acquired {
-                    return Err(ShareError::InvalidRecordState(format!(
-                        "offset {offset} is not acquired"
-                    )));
+                    return Err(ShareError::InvalidRecordState(
+                        "The offset cannot be acknowledged. The offset is not acquired.".into(),
+                    ));
                 }
                 if !record.held_by(member_id) {
-                    return Err(ShareError::InvalidRecordState(format!(
-                        "offset {offset} is not held by member {member_id}"
-                    )));
+                    return Err(ShareError::InvalidRecordState(
+                        "Member is not the owner of offset".into(),
+                    ));
                 }
                 match batch.type_at(*offset) {
                     Some(ACK_ACCEPT) => {
@@ -172,7 +176,7 @@ impl SharePartition {
                     Some(ACK_RENEW) => {
                         if !ctx.renew_enabled {
                             return Err(ShareError::InvalidRecordState(
-                                "renewing acquisition locks is disabled for the group".into(),
+                                "Renewing acquisition locks is not enabled for the group.".into(),
                             ));
                         }
                         record.lock = Some(Lock {
@@ -183,7 +187,7 @@ impl SharePartition {
                     }
                     other => {
                         return Err(ShareError::InvalidRequest(format!(
-                            "unknown acknowledge type {other:?} at offset {offset}"
+                            "Invalid acknowledge type: {other:?} at offset {offset}"
                         )));
                     }
                 }
@@ -202,23 +206,23 @@ impl SharePartition {
         let (Some(first_tracked), Some(last_tracked)) =
             (self.records.keys().next().copied(), self.last_tracked())
         else {
-            return Err(ShareError::InvalidRecordState(format!(
-                "batch {}-{}: no records in flight",
-                batch.first_offset, batch.last_offset
-            )));
+            return Err(ShareError::InvalidRecordState(NOT_IN_FLIGHT.into()));
         };
         let start_moved_inside = batch.first_offset < self.start_offset;
         if batch.first_offset < first_tracked && !start_moved_inside {
-            return Err(ShareError::InvalidRecordState(format!(
-                "batch {}-{}: offsets not in flight",
-                batch.first_offset, batch.last_offset
-            )));
+            return Err(ShareError::InvalidRecordState(NOT_IN_FLIGHT.into()));
         }
-        if batch.first_offset > last_tracked || batch.last_offset > last_tracked {
-            return Err(ShareError::InvalidRequest(format!(
-                "batch {}-{}: past the acquired records (last {last_tracked})",
-                batch.first_offset, batch.last_offset
-            )));
+        if batch.first_offset > last_tracked {
+            return Err(ShareError::InvalidRequest(
+                "Batch record not found. The first offset in request is past acquired records."
+                    .into(),
+            ));
+        }
+        if batch.last_offset > last_tracked {
+            return Err(ShareError::InvalidRequest(
+                "Batch record not found. The last offset in request is past acquired records."
+                    .into(),
+            ));
         }
         Ok(())
     }

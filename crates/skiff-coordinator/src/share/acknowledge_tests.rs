@@ -175,7 +175,7 @@ fn malformed_batches_are_invalid_requests() {
     let err = p
         .acknowledge("m1", &[AckBatch::range(0, 0, ACK_RENEW)], &v1)
         .unwrap_err();
-    assert!(matches!(err, ShareError::InvalidRequest(_)));
+    assert!(matches!(err, ShareError::MalformedBatches(_)));
     assert_eq!(p.start_offset(), 0);
 }
 

@@ -7,14 +7,19 @@ use kafka_protocol::ResponseError;
 /// partition's batch list when one of its batches fails.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShareError {
-    /// The request itself is malformed: a batch whose first offset is after its last, batches
-    /// out of order, an empty or wrongly sized list of acknowledge types, an unknown type, or a
-    /// RENEW the request did not announce.
-    #[error("invalid acknowledgement request: {0}")]
+    /// A batch reaches past the records in flight, or names an unknown acknowledge type.
+    #[error("{0}")]
     InvalidRequest(String),
+    /// The acknowledgement batches are malformed (Kafka's request-level checks): a batch whose
+    /// first offset is after its last, batches out of order, an empty or wrongly sized list of
+    /// acknowledge types, an unknown type, a RENEW the request did not announce. Answered
+    /// INVALID_REQUEST without a message to the client, as Kafka's handler does.
+    #[error("malformed acknowledgement batches: {0}")]
+    MalformedBatches(String),
     /// The records exist but this member may not acknowledge them: not acquired, acquired by
-    /// another member, or renewing when the group has renewals switched off.
-    #[error("invalid record state: {0}")]
+    /// another member, or renewing when the group has renewals switched off. Both messages
+    /// are Kafka's own words, sent to the client as the partition's error message.
+    #[error("{0}")]
     InvalidRecordState(String),
     /// `share.auto.offset.reset` could not be resolved to an offset (by_duration found no
     /// record at or after the timestamp).
@@ -31,10 +36,23 @@ impl ShareError {
     /// ErrorCode, ShareFetch partition ErrorCode).
     pub fn response_error(&self) -> ResponseError {
         match self {
-            ShareError::InvalidRequest(_) => ResponseError::InvalidRequest,
+            ShareError::InvalidRequest(_) | ShareError::MalformedBatches(_) => {
+                ResponseError::InvalidRequest
+            }
             ShareError::InvalidRecordState(_) => ResponseError::InvalidRecordState,
             ShareError::OffsetNotAvailable(_) => ResponseError::OffsetNotAvailable,
             ShareError::CorruptState(_) => ResponseError::UnknownServerError,
+        }
+    }
+}
+
+impl ShareError {
+    /// The error message sent with the code, as Kafka sends one: the share partition's own
+    /// refusals carry Kafka's words; the request-level checks and internal failures none.
+    pub fn client_message(&self) -> Option<String> {
+        match self {
+            ShareError::InvalidRequest(m) | ShareError::InvalidRecordState(m) => Some(m.clone()),
+            _ => None,
         }
     }
 }

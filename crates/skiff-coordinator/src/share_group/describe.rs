@@ -48,11 +48,11 @@ pub fn described(group: &ShareGroup, topics: &dyn TopicCatalog) -> DescribedGrou
 }
 
 /// The entry for a group that cannot be described (not found, or not a share group).
-pub fn described_error(group_id: &str, error: &ShareGroupError) -> DescribedGroup {
+pub fn described_error(group_id: &str, message: &str, error: &ShareGroupError) -> DescribedGroup {
     DescribedGroup::default()
         .with_group_id(GroupId(StrBytes::from_string(group_id.to_string())))
         .with_error_code(error.code())
-        .with_error_message(Some(StrBytes::from_string(error.to_string())))
+        .with_error_message(Some(StrBytes::from_string(message.to_string())))
 }
 
 fn assignment(a: &TopicAssignment, topics: &dyn TopicCatalog) -> Assignment {

@@ -14,14 +14,22 @@ pub enum ShareGroupError {
     /// No share group has this id: it does not exist (and the request does not join), or the
     /// id belongs to a consumer or classic group. Kafka does not convert between protocols,
     /// and answers GROUP_ID_NOT_FOUND, not INCONSISTENT_GROUP_PROTOCOL, for the latter.
-    #[error("share group {0} not found")]
+    #[error("Share group {0} not found.")]
     GroupNotFound(String),
+    /// The id belongs to a consumer or classic group (GROUP_ID_NOT_FOUND too, with Kafka's
+    /// own message).
+    #[error("Group {0} is not a share group.")]
+    NotShareGroup(String),
     /// The member id is not in the group (and the request does not join).
-    #[error("member {0} is not a member of the share group")]
-    UnknownMember(String),
+    #[error("Member {member} is not a member of group {group}.")]
+    UnknownMember { member: String, group: String },
     /// The member's epoch is neither its current one nor the one before it: it must drop
     /// its assignment and join again with epoch 0.
-    #[error("member epoch {received} is fenced (current {current})")]
+    #[error(
+        "The share group member has a {} member epoch ({received}) than the one known by the \
+         group coordinator ({current}). The member must abandon all its partitions and rejoin.",
+        if received > current { "greater" } else { "smaller" }
+    )]
     FencedEpoch { received: i32, current: i32 },
     /// `group.share.max.size` members are already in the group.
     #[error("the share group has reached its maximum capacity of {0} members")]
@@ -36,8 +44,10 @@ impl ShareGroupError {
     pub fn response_error(&self) -> ResponseError {
         match self {
             ShareGroupError::InvalidRequest(_) => ResponseError::InvalidRequest,
-            ShareGroupError::GroupNotFound(_) => ResponseError::GroupIdNotFound,
-            ShareGroupError::UnknownMember(_) => ResponseError::UnknownMemberId,
+            ShareGroupError::GroupNotFound(_) | ShareGroupError::NotShareGroup(_) => {
+                ResponseError::GroupIdNotFound
+            }
+            ShareGroupError::UnknownMember { .. } => ResponseError::UnknownMemberId,
             ShareGroupError::FencedEpoch { .. } => ResponseError::FencedMemberEpoch,
             ShareGroupError::GroupFull(_) => ResponseError::GroupMaxSizeReached,
             ShareGroupError::NotEmpty => ResponseError::NonEmptyGroup,
@@ -58,7 +68,14 @@ mod tests {
         let cases = [
             (ShareGroupError::InvalidRequest("x"), 42),
             (ShareGroupError::GroupNotFound("g".into()), 69),
-            (ShareGroupError::UnknownMember("m".into()), 25),
+            (ShareGroupError::NotShareGroup("g".into()), 69),
+            (
+                ShareGroupError::UnknownMember {
+                    member: "m".into(),
+                    group: "g".into(),
+                },
+                25,
+            ),
             (
                 ShareGroupError::FencedEpoch {
                     received: 3,

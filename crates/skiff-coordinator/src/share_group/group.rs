@@ -103,6 +103,13 @@ impl ShareGroup {
         }
     }
 
+    fn unknown_member(&self, member: &str) -> ShareGroupError {
+        ShareGroupError::UnknownMember {
+            member: member.to_string(),
+            group: self.id.clone(),
+        }
+    }
+
     pub fn state(&self) -> ShareGroupState {
         if self.deleted {
             ShareGroupState::Dead
@@ -156,7 +163,7 @@ impl ShareGroup {
         let old = match self.members.get(&hb.member_id) {
             Some(m) => m.clone(),
             None if hb.member_epoch == 0 => ShareMember::new(&hb.member_id),
-            None => return Err(ShareGroupError::UnknownMember(hb.member_id)),
+            None => return Err(self.unknown_member(&hb.member_id)),
         };
         check_epoch(&old, hb.member_epoch)?;
 
@@ -188,7 +195,7 @@ impl ShareGroup {
         let target = self.target.get(&id).cloned().unwrap_or_default();
         let assignment_epoch = self.assignment_epoch;
         let Some(m) = self.members.get_mut(&id) else {
-            return Err(ShareGroupError::UnknownMember(id));
+            return Err(self.unknown_member(&id));
         };
         if m.epoch != assignment_epoch {
             m.assigned = only_subscribed(&target, &m.subscribed, topics);
@@ -217,10 +224,10 @@ impl ShareGroup {
         topics: &dyn TopicCatalog,
     ) -> Result<MemberRemoved, ShareGroupError> {
         if !self.members.contains_key(member_id) {
-            return Err(ShareGroupError::UnknownMember(member_id.to_string()));
+            return Err(self.unknown_member(member_id));
         }
         self.remove(member_id, RemovalReason::Left, topics)
-            .ok_or_else(|| ShareGroupError::UnknownMember(member_id.to_string()))
+            .ok_or_else(|| self.unknown_member(member_id))
     }
 
     /// Removes the members whose session has expired; each removal bumps the group epoch, and

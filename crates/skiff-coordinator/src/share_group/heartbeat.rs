@@ -86,9 +86,11 @@ pub fn leave_response(member_id: &str) -> ShareGroupHeartbeatResponse {
 
 /// The answer to a refused request: the error code and its message, nothing else.
 pub fn error_response(error: &ShareGroupError) -> ShareGroupHeartbeatResponse {
+    // Kafka's error answers carry member epoch 0.
     ShareGroupHeartbeatResponse::default()
         .with_error_code(error.code())
         .with_error_message(Some(StrBytes::from_string(error.to_string())))
+        .with_member_epoch(0)
 }
 
 fn wire_assignment(a: &TopicAssignment) -> Assignment {

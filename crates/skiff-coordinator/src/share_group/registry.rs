@@ -80,7 +80,7 @@ impl ShareGroups {
         let request = validate(req, ctx.client_id, ctx.client_host)?;
         let group_id = req.group_id.0.to_string();
         if ctx.foreign_group {
-            return Err(ShareGroupError::GroupNotFound(group_id));
+            return Err(ShareGroupError::NotShareGroup(group_id));
         }
         match request {
             Request::Leave { member_id } => {
@@ -139,10 +139,16 @@ impl ShareGroups {
         foreign_group: bool,
         topics: &dyn TopicCatalog,
     ) -> DescribedGroup {
-        match self.groups.get(group_id).filter(|_| !foreign_group) {
+        if foreign_group {
+            let e = ShareGroupError::NotShareGroup(group_id.to_string());
+            return described_error(group_id, &e.to_string(), &e);
+        }
+        match self.groups.get(group_id) {
             Some(g) => described(g, topics),
+            // Kafka's describe words it differently from the heartbeat.
             None => described_error(
                 group_id,
+                &format!("Group {group_id} not found."),
                 &ShareGroupError::GroupNotFound(group_id.to_string()),
             ),
         }

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -63,8 +62,7 @@ import org.junit.jupiter.api.Timeout;
  * {@code share.auto.offset.reset=earliest} is set, so every test that produces before its
  * consumers join sets it first. Each test has its own topic and group; every wait is bounded.
  *
- * <p>Against Skiff the class is skipped while Skiff does not advertise ShareGroupHeartbeat
- * (API key 76) in ApiVersions; against the reference Kafka it must be there.
+ * <p>Both Skiff and the reference Kafka must advertise ShareGroupHeartbeat (API key 76).
  */
 @Timeout(180)
 class ShareConsumerTest {
@@ -104,11 +102,7 @@ class ShareConsumerTest {
 
     @BeforeAll
     static void shareGroupsServed() throws Exception {
-        boolean served = apiVersions().containsKey(76);
-        if ("kafka".equals(System.getenv("E2E_BROKER"))) {
-            assertTrue(served, "the reference Kafka does not advertise ShareGroupHeartbeat (share.version?)");
-        }
-        assumeTrue(served, "the broker does not advertise ShareGroupHeartbeat (API 76): share groups not served yet");
+        assertTrue(apiVersions().containsKey(76), "the broker does not advertise ShareGroupHeartbeat (API 76)");
     }
 
     private static KafkaShareConsumer<String, String> shareConsumer(String group, Map<String, Object> overrides) {
