@@ -3,8 +3,9 @@
 //! - [`groups`]: classic and KIP-848 consumer groups, share groups (KIP-932, the group side of
 //!   [`share_group`]), committed offsets, and their records in `__consumer_offsets`.
 //! - [`txn`]: the transaction coordinator (KIP-98) and its records in `__transaction_state`.
-//! - [`share`]: the share-partition state machine of share groups (KIP-932), pure and not yet
-//!   wired into the broker.
+//! - [`share`]: the share-partition state machine of share groups (KIP-932), pure; the
+//!   broker's share-partition manager runs it. [`share_state`]: its durable form in
+//!   `__share_group_state`.
 //! - [`host`]: what the coordinators need from the broker — storage for their internal
 //!   topics, the topic catalogue, group configs, producer ids and the data partitions that
 //!   take transaction markers — as small traits the broker implements.

@@ -7,7 +7,7 @@
 //! response, then the others in request order. A described group whose members'
 //! assignments name a topic the requester may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED
 //! instead of its description. Authorized operations (from [`crate::acl_operations`]) go to
-//! every group answered without an error, when asked for. Not advertised in ApiVersions yet.
+//! every group answered without an error, when asked for.
 
 use kafka_protocol::messages::share_group_describe_response::DescribedGroup;
 use kafka_protocol::messages::{

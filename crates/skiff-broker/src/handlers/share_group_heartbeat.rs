@@ -9,8 +9,7 @@
 //!    request.");
 //! 3. TOPIC DESCRIBE on every subscribed topic name sent, else TOPIC_AUTHORIZATION_FAILED.
 //!
-//! These first answers carry the error code alone, as Kafka's. Not advertised in ApiVersions
-//! yet (the share-partition APIs are not built), so only in-process callers reach it.
+//! These first answers carry the error code alone, as Kafka's.
 
 use kafka_protocol::messages::{
     ResponseKind, ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse,

@@ -207,7 +207,7 @@ impl ShareManager {
         }
     }
 
-    /// Replaces the per-group settings resolver (group configs, once wired).
+    /// Replaces the per-group settings resolver (the broker sets the group configs one).
     pub fn set_settings(&self, settings: Arc<dyn ShareSettings>) {
         *self.settings.write().unwrap_or_else(|e| e.into_inner()) = settings;
     }
