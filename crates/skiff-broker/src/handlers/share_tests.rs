@@ -258,6 +258,19 @@ async fn a_release_redelivers_with_the_next_delivery_count() {
     let r = share_fetch(&b, fetch_request("m1", 1, id, &[(0, 2, 2)], 0)).await;
     assert_eq!(ack_code(&r), 0);
     assert_eq!(acquired(&r), vec![(0, 2, 2)]);
+    // /metrics: three records held, all on their second delivery.
+    let text = crate::metrics::render::render(&b);
+    let labels = format!("group=\"g\",topic_id=\"{id}\",partition=\"0\"");
+    assert!(
+        text.contains(&format!("skiff_share_partition_acquired_records{{{labels}}} 3")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "skiff_share_partition_unfinished_records{{{labels},delivery_count=\"2\"}} 3"
+        )),
+        "{text}"
+    );
 }
 
 #[tokio::test]

@@ -155,6 +155,36 @@ fn write_share(e: &mut Exposition, f: &Facts) {
         ];
         e.sample_int(gauge, &l, p.in_flight.into());
     }
+    let gauge = "skiff_share_partition_acquired_records";
+    e.family(gauge, Kind::Gauge, "Records held by a share consumer now.");
+    for p in &f.share_partitions {
+        let (g, t, i) = labels(p);
+        let l = [
+            ("group", g.as_str()),
+            ("topic_id", t.as_str()),
+            ("partition", i.as_str()),
+        ];
+        e.sample_int(gauge, &l, p.acquired.into());
+    }
+    let gauge = "skiff_share_partition_unfinished_records";
+    e.family(
+        gauge,
+        Kind::Gauge,
+        "Records not yet acknowledged or archived, by how many times each was delivered.",
+    );
+    for p in &f.share_partitions {
+        let (g, t, i) = labels(p);
+        for (count, n) in &p.by_delivery_count {
+            let c = count.to_string();
+            let l = [
+                ("group", g.as_str()),
+                ("topic_id", t.as_str()),
+                ("partition", i.as_str()),
+                ("delivery_count", c.as_str()),
+            ];
+            e.sample_int(gauge, &l, (*n).into());
+        }
+    }
     let Some(first) = f.share_partitions.first() else {
         return;
     };

@@ -28,8 +28,8 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 use bytes::Bytes;
 use skiff_coordinator::host::Storage;
 use skiff_coordinator::share::{
-    initial_start_offset, AckBatch, AckContext, Acknowledged, AcquireMode, AcquiredRecords, Fetch,
-    SharePartition,
+    initial_start_offset, AckBatch, AckContext, Acknowledged, AcquireMode, AcquiredRecords,
+    DeliveryState, Fetch, SharePartition,
 };
 use skiff_coordinator::share_state::{
     Appended, BatchWrite, SharePartitionKey, ShareStateConfig, ShareStateStore, ShareWrite,
@@ -92,6 +92,11 @@ pub struct SharePartitionFacts {
     pub end_offset: i64,
     /// Offsets between the start and the end offset (counted against the record-lock limit).
     pub in_flight: u64,
+    /// Records held by a consumer right now (ACQUIRED).
+    pub acquired: u64,
+    /// Records not finished yet (AVAILABLE or ACQUIRED) by delivery count, ascending: how
+    /// close the partition's backlog is to `share.delivery.count.limit`.
+    pub by_delivery_count: Vec<(u16, u64)>,
     /// `(name, help, value)` of the share partition's counters.
     pub counters: Vec<(&'static str, &'static str, u64)>,
 }
@@ -521,6 +526,14 @@ impl ShareManager {
             .filter_map(|(k, s)| {
                 let guard = s.state.try_lock().ok()?;
                 let sp = guard.as_ref()?;
+                let mut acquired = 0;
+                let mut by_count: std::collections::BTreeMap<u16, u64> = Default::default();
+                for (_, record) in sp.records().filter(|(_, r)| !r.state.is_terminal()) {
+                    if record.state == DeliveryState::Acquired {
+                        acquired += 1;
+                    }
+                    *by_count.entry(record.delivery_count).or_default() += 1;
+                }
                 Some(SharePartitionFacts {
                     group: k.group,
                     topic_id: k.topic_id,
@@ -528,6 +541,8 @@ impl ShareManager {
                     start_offset: sp.start_offset(),
                     end_offset: sp.end_offset(),
                     in_flight: sp.in_flight_count(),
+                    acquired,
+                    by_delivery_count: by_count.into_iter().collect(),
                     counters: s.counters.counters().to_vec(),
                 })
             })
