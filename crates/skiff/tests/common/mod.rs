@@ -1,6 +1,10 @@
 //! What the command-line tests share: the `skiff` binary with a clean environment, a free
-//! loopback port, and kcat runs bounded by `timeout`.
+//! loopback port, kcat runs bounded by `timeout`, raw Kafka frames ([`frames`]) and a
+//! share group client over them ([`share_client`]).
 #![allow(clippy::unwrap_used, dead_code)]
+
+pub mod frames;
+pub mod share_client;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
