@@ -648,6 +648,54 @@ mod tests {
         assert_eq!(count(&[(0, 0), (5, 9)]), 6);
     }
 
+    /// A one-shot server on port 0 that reads one request frame and answers `reply`.
+    fn serve_once(reply: Vec<u8>) -> (String, std::thread::JoinHandle<()>) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap().to_string();
+        let h = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut size = [0u8; 4];
+            s.read_exact(&mut size).unwrap();
+            let mut req = vec![0u8; i32::from_be_bytes(size) as usize];
+            s.read_exact(&mut req).unwrap();
+            s.write_all(&reply).unwrap();
+        });
+        (addr, h)
+    }
+
+    fn api_versions(c: &mut Conn) -> Result<ApiVersionsResponse> {
+        c.call(ApiKey::ApiVersions, 3, &ApiVersionsRequest::default())
+    }
+
+    #[test]
+    fn oversized_and_negative_frames_are_refused_before_reading() {
+        for size in [i32::MAX, -1, 2] {
+            let (addr, h) = serve_once(size.to_be_bytes().to_vec());
+            let e = api_versions(&mut Conn::connect(&addr).unwrap()).unwrap_err();
+            assert!(format!("{e:#}").contains("out of bounds"), "{e:#}");
+            h.join().unwrap();
+        }
+    }
+
+    #[test]
+    fn wrong_correlation_id_and_garbage_bodies_are_errors() {
+        // Correlation id 7 where 1 is expected (ApiVersions answers have header v0).
+        let mut frame = 4i32.to_be_bytes().to_vec();
+        frame.extend_from_slice(&7i32.to_be_bytes());
+        let (addr, h) = serve_once(frame);
+        let e = api_versions(&mut Conn::connect(&addr).unwrap()).unwrap_err();
+        assert!(format!("{e:#}").contains("correlation id 7"), "{e:#}");
+        h.join().unwrap();
+        // The right correlation id, then a truncated body.
+        let mut frame = 7i32.to_be_bytes().to_vec();
+        frame.extend_from_slice(&1i32.to_be_bytes());
+        frame.extend_from_slice(&[0, 0, 0]);
+        let (addr, h) = serve_once(frame);
+        let e = api_versions(&mut Conn::connect(&addr).unwrap()).unwrap_err();
+        assert!(format!("{e:#}").contains("decoding"), "{e:#}");
+        h.join().unwrap();
+    }
+
     #[test]
     fn error_codes_are_named() {
         assert!(code_name(58).contains("58"));
