@@ -590,38 +590,6 @@ pub fn latency_run(c: &Contender, plan: &Plan, rate: f64, m: &mut Matrix) {
 mod tests {
     use super::*;
 
-    #[derive(clap::Parser)]
-    struct Cli {
-        #[command(flatten)]
-        a: Args,
-    }
-
-    fn args(v: &[&str]) -> Result<Args, clap::Error> {
-        use clap::Parser;
-        Cli::try_parse_from(std::iter::once("t").chain(v.iter().copied())).map(|c| c.a)
-    }
-
-    #[test]
-    fn share_flags_size_the_share_rows() {
-        let w = Path::new("/w");
-        let p = plan(&args(&[]).unwrap(), 3, true, 2, w).unwrap();
-        assert_eq!((p.share_records, p.share_ack_records), (500, 50));
-        let p = plan(&args(&[]).unwrap(), 3, false, 2, w).unwrap();
-        assert_eq!((p.share_records, p.share_ack_records), (100_000, 3_000));
-        let a = args(&[
-            "--share-only",
-            "--share-records",
-            "7",
-            "--share-ack-records",
-            "3",
-        ]);
-        let p = plan(&a.unwrap(), 1, false, 2, w).unwrap();
-        assert_eq!((p.share_records, p.share_ack_records), (7, 3));
-        assert!(plan(&args(&["--share-records", "0"]).unwrap(), 1, false, 2, w).is_err());
-        assert!(args(&["--share-only", "--tls-only"]).is_err());
-        assert!(args(&["--share-only", "--no-share"]).is_err());
-    }
-
     #[test]
     fn labels_and_rate() {
         assert_eq!(
