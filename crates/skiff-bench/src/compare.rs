@@ -49,6 +49,21 @@ pub struct Args {
     /// Run only the TLS rows (no limits, produce matrix, latency, start-up or compaction).
     #[arg(long)]
     pub tls_only: bool,
+    /// Leave the share-group rows out (share consume throughput, per-record ack cost).
+    #[arg(long, conflicts_with = "share_only")]
+    pub no_share: bool,
+    /// Run only the share-group rows (no limits, produce matrix, TLS, latency, start-up or
+    /// compaction).
+    #[arg(long, conflicts_with = "tls_only")]
+    pub share_only: bool,
+    /// Records (1 KiB) the share consumer accepts per throughput phase [default: 100000;
+    /// smoke 500].
+    #[arg(long)]
+    pub share_records: Option<u64>,
+    /// Records acknowledged one ShareAcknowledge each in the per-record ack phase [default:
+    /// 3000; smoke 50].
+    #[arg(long)]
+    pub share_ack_records: Option<u64>,
     /// MB (10^6 bytes) per produce phase [default: 256; smoke 2].
     #[arg(long)]
     pub phase_mb: Option<u64>,
@@ -95,6 +110,10 @@ pub struct Plan {
     pub restart_bytes: u64,
     pub limits_bytes: u64,
     pub producers: usize,
+    /// Records of the share consume throughput phase.
+    pub share_records: u64,
+    /// Records of the per-record ShareAcknowledge phase.
+    pub share_ack_records: u64,
     pub out: PathBuf,
 }
 
@@ -141,6 +160,10 @@ pub fn plan(a: &Args, runs: u32, smoke: bool, producers: usize, workspace: &Path
         restart_bytes: mb(a.restart_mb, 1000, 4),
         limits_bytes: mb(a.limits_mb, 1000, 16),
         producers,
+        share_records: a.share_records.unwrap_or(if smoke { 500 } else { 100_000 }),
+        share_ack_records: a
+            .share_ack_records
+            .unwrap_or(if smoke { 50 } else { 3_000 }),
         out: match &a.out {
             Some(o) => o.clone(),
             None if smoke => std::env::temp_dir().join("skiff-bench-smoke"),
@@ -157,6 +180,13 @@ pub fn plan(a: &Args, runs: u32, smoke: bool, producers: usize, workspace: &Path
         if v == 0 || v > limit {
             anyhow::bail!("{name} must be 1..=20000");
         }
+    }
+    // 4M 1 KiB records is 4 GB; per-record acks are one round trip each, so far fewer.
+    if !(1..=4_000_000).contains(&plan.share_records) {
+        anyhow::bail!("--share-records must be 1..=4000000");
+    }
+    if !(1..=1_000_000).contains(&plan.share_ack_records) {
+        anyhow::bail!("--share-ack-records must be 1..=1000000");
     }
     if !(0.5..=600.0).contains(&plan.latency_secs) {
         anyhow::bail!("--latency-secs must be 0.5..=600");
@@ -583,6 +613,8 @@ mod tests {
             restart_bytes: 1,
             limits_bytes: 1,
             producers: 1,
+            share_records: 1,
+            share_ack_records: 1,
             out: PathBuf::new(),
         };
         assert_eq!(fixed_rate(&p, &m), Some(50_000.0));

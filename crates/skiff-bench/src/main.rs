@@ -28,6 +28,8 @@ mod plot;
 mod probe;
 mod procfs;
 mod produce;
+mod share;
+mod sharerows;
 mod startup;
 mod stats;
 mod suite;
@@ -57,7 +59,8 @@ enum Mode {
     /// cleaning throughput, then a check of every key's latest value.
     Compaction,
     /// Side by side with Apache Kafka 4.4.0 and Tansu 0.6.0 (issue 7): produce matrix,
-    /// catch-up consume, fixed-rate latency, start-up, idle RSS, physical limits; writes
+    /// catch-up consume, fixed-rate latency, start-up, idle RSS, physical limits, share
+    /// groups (see `sharerows`); writes
     /// compare.md and compare.png. With --smoke: seconds, Skiff only (for CI).
     Compare,
 }

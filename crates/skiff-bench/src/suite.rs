@@ -1,7 +1,7 @@
 //! Runs the `compare` mode from start to end and writes its report: physical limits, the
-//! throughput matrix, the TLS rows, the fixed-rate latency phases, the start-up figures, then
-//! the printed table, `compare.md` (header, table, limits, targets) and `compare.png` in the
-//! output dir.
+//! throughput matrix, the TLS rows, the fixed-rate latency phases, the start-up figures, the
+//! share-group rows, then the printed table, `compare.md` (header, table, limits, targets) and
+//! `compare.png` in the output dir.
 //!
 //! Owns: the order of the sections and the report text. Thread-safety: main thread only.
 //! On-disk: the report files (overwritten) plus whatever the phases use (temp dirs).
@@ -19,6 +19,7 @@ use crate::limits;
 use crate::matrix::{fmt_num, Matrix};
 use crate::plot;
 use crate::procfs;
+use crate::sharerows;
 use crate::startup;
 use crate::stats::{summarize, Table};
 use crate::targets::{self, Limits};
@@ -47,7 +48,10 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
     // Every contender must at least start: a Skiff that cannot is a hard error.
     contenders[0].kind.check()?;
 
-    let all = !inv.args.tls_only;
+    // --tls-only and --share-only each run their own section and nothing else.
+    let all = !inv.args.tls_only && !inv.args.share_only;
+    let tls = !inv.args.no_tls && !inv.args.share_only;
+    let share = !inv.args.no_share && !inv.args.tls_only;
     let (mut lo, mut disk) = (Vec::new(), Vec::new());
     if all {
         eprintln!("physical limits ({} run(s))", plan.runs);
@@ -71,7 +75,7 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
             }
         }
     }
-    if !inv.args.no_tls {
+    if tls {
         let certs = tls::dev_certs(inv.skiff_bin)?;
         for run in 1..=plan.runs {
             for c in contenders.iter().filter(|c| tls::applies_to(c)) {
@@ -100,6 +104,13 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
         for c in contenders.iter().filter(|c| !c.acks_all_only) {
             eprintln!("start-up run {run}/{}: {}", plan.runs, c.label);
             startup::run(c, &plan, clk_tck, &mut m);
+        }
+    }
+
+    for run in (1..=plan.runs).filter(|_| share) {
+        for c in contenders.iter().filter(|c| sharerows::applies_to(c)) {
+            eprintln!("share run {run}/{}: {}", plan.runs, c.label);
+            sharerows::run(c, &plan, run, clk_tck, &mut m);
         }
     }
 
@@ -161,7 +172,7 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
          inverted for lower-is-better metrics, so > 1x means skiff leads; start-up = spawn to \
          the first answered ApiVersions (kafka: from running start.sh)"
     );
-    if !inv.args.no_tls {
+    if tls {
         let _ = writeln!(
             head,
             "tls: skiff and kafka (default configuration) with a PLAINTEXT and an SSL listener on \
@@ -174,6 +185,24 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
             plan.phase_bytes / 1_000_000,
             plan.catchup_bytes / 1_000_000,
             tls::COST
+        );
+    }
+    if share {
+        let _ = writeln!(
+            head,
+            "share groups (KIP-932): skiff and kafka (default configuration), one fresh broker \
+             per run; skiff-bench's own share consumer (kafka-protocol over one TCP connection: \
+             ShareGroupHeartbeat v1, ShareFetch v1 with MaxRecords {mr}, BatchSize {mr}, \
+             MaxWaitMs 500, MinBytes 1; the group's share.auto.offset.reset=earliest set first); \
+             per run {n} records of 1 KiB (p1, produced untimed with acks=1) are share-consumed \
+             by a fresh group, each fetch carrying the ACCEPT of the previous one's records \
+             (time = first ShareFetch -> last ACCEPT confirmed), after an untimed warm-up of \
+             {w} records; then {a} records acknowledged with one ShareAcknowledge v1 each \
+             ('µs per ack' = the acknowledge round trips' total time / records)",
+            mr = 500,
+            n = plan.share_records,
+            w = (plan.share_records / 10).max(100),
+            a = plan.share_ack_records
         );
     }
     if all && !inv.args.no_compaction {
@@ -200,8 +229,13 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
     } else {
         let _ = writeln!(
             head,
-            "--tls-only: {} run(s), medians with (min–max); no limits, produce matrix, latency, \
+            "{}: {} run(s), medians with (min–max); no limits, produce matrix, latency, \
              start-up, compaction or targets",
+            if inv.args.tls_only {
+                "--tls-only"
+            } else {
+                "--share-only"
+            },
             plan.runs
         );
     }
