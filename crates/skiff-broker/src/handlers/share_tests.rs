@@ -262,7 +262,9 @@ async fn a_release_redelivers_with_the_next_delivery_count() {
     let text = crate::metrics::render::render(&b);
     let labels = format!("group=\"g\",topic_id=\"{id}\",partition=\"0\"");
     assert!(
-        text.contains(&format!("skiff_share_partition_acquired_records{{{labels}}} 3")),
+        text.contains(&format!(
+            "skiff_share_partition_acquired_records{{{labels}}} 3"
+        )),
         "{text}"
     );
     assert!(

@@ -25,7 +25,8 @@
 //! rewrites the transaction index files before the log is shared, and `close` syncs the
 //! sealed active segment under the lock (appends waiting for it are then refused).
 //! Lock order: `txn_files` → `inner` → `snapshot` → a segment's `state`; `pending_snapshots`
-//! and `txn_dirty` are taken last and briefly.
+//! and `txn_dirty` are taken last and briefly. `snapshot_writes` is taken with no other log
+//! lock held (only `pending_snapshots`, briefly, under it).
 
 mod append;
 mod cleaning;
@@ -142,6 +143,12 @@ pub struct Log {
     /// Producer-state snapshots encoded under the append lock, written (with fsync) after it
     /// is released: `(offset, bytes)`.
     pending_snapshots: Mutex<Vec<(i64, Vec<u8>)>>,
+    /// Serialises the snapshot files' writers and listers: listing removes the temp files of
+    /// interrupted writes, so retention's listing could delete a temp file another thread
+    /// (the produce path) is about to rename into place. Held across the writes' fsyncs;
+    /// nothing waits on it but another snapshot writer or lister, and no other log lock is
+    /// held while it is.
+    snapshot_writes: Mutex<()>,
     /// Segments whose `.txnindex` was appended to since the last fsync.
     txn_dirty: Mutex<BTreeSet<i64>>,
     /// Serialises rewrites of `.txnindex` files.
@@ -215,6 +222,7 @@ impl Log {
             closed: AtomicBool::new(false),
             appends_after_close: AtomicU64::new(0),
             pending_snapshots: Mutex::new(Vec::new()),
+            snapshot_writes: Mutex::new(()),
             txn_dirty: Mutex::new(BTreeSet::new()),
             txn_files: Mutex::new(()),
         };

@@ -92,6 +92,10 @@ impl Log {
         super::locked::assert_unlocked("writing producer snapshots");
         // A snapshot must not describe aborted transactions whose index entry could be lost.
         self.sync_txn_index()?;
+        let _writing = self
+            .snapshot_writes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let pending = std::mem::take(
             &mut *self
                 .pending_snapshots
@@ -111,6 +115,11 @@ impl Log {
         let Some(first_base) = first_base else {
             return Ok(());
         };
+        // Listing removes temp files of interrupted writes: not while a write is in progress.
+        let _writing = self
+            .snapshot_writes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let snapshots = list_snapshots(&self.dir)?;
         let newest = snapshots.last().map(|(o, _)| *o);
         for (offset, path) in snapshots {
@@ -140,6 +149,10 @@ impl Log {
 
     /// Offsets of the snapshot files on disk (tests and tools).
     pub fn producer_snapshot_offsets(&self) -> Result<Vec<i64>> {
+        let _writing = self
+            .snapshot_writes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         Ok(list_snapshots(&self.dir)?
             .into_iter()
             .map(|(o, _)| o)
