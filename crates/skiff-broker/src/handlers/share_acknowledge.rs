@@ -13,12 +13,11 @@ use kafka_protocol::messages::share_acknowledge_response::{
 };
 use kafka_protocol::messages::{ResponseKind, ShareAcknowledgeRequest, ShareAcknowledgeResponse};
 
-use crate::authz::{AclOperation, ResourceType};
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
 use crate::errors::BrokerError;
 use crate::share::acks::{acknowledge_all, batches, AckItem};
-use crate::share::{member_id_valid, SessionKey};
+use crate::share::SessionKey;
 
 pub async fn handle(ctx: &RequestContext, request: ShareAcknowledgeRequest) -> Reply {
     let refuse = |err: BrokerError| {
@@ -26,25 +25,15 @@ pub async fn handle(ctx: &RequestContext, request: ShareAcknowledgeRequest) -> R
             ShareAcknowledgeResponse::default().with_error_code(ctx.code(&err)),
         ))
     };
-    let Some(group) = request.group_id.as_ref().map(|g| g.0.to_string()) else {
-        return refuse(BrokerError::InvalidRequest(
-            "Invalid group id in the request.".into(),
-        ));
-    };
     let authz = ctx.authz();
-    if !authz.allows(AclOperation::Read, ResourceType::Group, &group) {
-        return refuse(BrokerError::Unauthorized(ResourceType::Group));
-    }
-    let member = request
-        .member_id
-        .as_ref()
-        .map(|m| m.to_string())
-        .unwrap_or_default();
-    if !member_id_valid(&member) {
-        return refuse(BrokerError::InvalidRequest(
-            "Invalid member id in the request.".into(),
-        ));
-    }
+    let (group, member) = match crate::share::share_requester(
+        &authz,
+        request.group_id.as_ref(),
+        request.member_id.as_ref(),
+    ) {
+        Ok(ids) => ids,
+        Err(e) => return refuse(e),
+    };
     let broker = ctx.broker.clone();
     let key = SessionKey {
         group: group.clone(),

@@ -38,9 +38,7 @@ use crate::dispatch::{blocking, Reply};
 use crate::errors::BrokerError;
 use crate::partition::Partition;
 use crate::share::acks::{acknowledge_all, batches, AckItem, AckOutcome};
-use crate::share::{
-    member_id_valid, AcquireLimits, AcquiredData, FetchContext, Pending, SessionError, SessionKey,
-};
+use crate::share::{AcquireLimits, AcquiredData, FetchContext, Pending, SessionError, SessionKey};
 
 pub async fn handle(ctx: &RequestContext, request: ShareFetchRequest) -> Reply {
     let connection = crate::share::connection::current();
@@ -49,25 +47,15 @@ pub async fn handle(ctx: &RequestContext, request: ShareFetchRequest) -> Reply {
             ShareFetchResponse::default().with_error_code(ctx.code(&err)),
         ))
     };
-    let Some(group) = request.group_id.as_ref().map(|g| g.0.to_string()) else {
-        return refuse(BrokerError::InvalidRequest(
-            "Invalid group id in the request.".into(),
-        ));
-    };
     let authz = ctx.authz();
-    if !authz.allows(AclOperation::Read, ResourceType::Group, &group) {
-        return refuse(BrokerError::Unauthorized(ResourceType::Group));
-    }
-    let member = request
-        .member_id
-        .as_ref()
-        .map(|m| m.to_string())
-        .unwrap_or_default();
-    if !member_id_valid(&member) {
-        return refuse(BrokerError::InvalidRequest(
-            "Invalid member id in the request.".into(),
-        ));
-    }
+    let (group, member) = match crate::share::share_requester(
+        &authz,
+        request.group_id.as_ref(),
+        request.member_id.as_ref(),
+    ) {
+        Ok(ids) => ids,
+        Err(e) => return refuse(e),
+    };
     let broker = ctx.broker.clone();
     let mut wanted: Vec<(Uuid, i32)> = Vec::new();
     let mut acks = Vec::new();

@@ -140,31 +140,30 @@ fn write_share(e: &mut Exposition, f: &Facts) {
             p.partition.to_string(),
         )
     };
-    let gauge = "skiff_share_partition_in_flight_records";
-    e.family(
-        gauge,
-        Kind::Gauge,
-        "Offsets between the share-partition start and end offsets.",
-    );
-    for p in &f.share_partitions {
-        let (g, t, i) = labels(p);
-        let l = [
-            ("group", g.as_str()),
-            ("topic_id", t.as_str()),
-            ("partition", i.as_str()),
-        ];
-        e.sample_int(gauge, &l, p.in_flight.into());
-    }
-    let gauge = "skiff_share_partition_acquired_records";
-    e.family(gauge, Kind::Gauge, "Records held by a share consumer now.");
-    for p in &f.share_partitions {
-        let (g, t, i) = labels(p);
-        let l = [
-            ("group", g.as_str()),
-            ("topic_id", t.as_str()),
-            ("partition", i.as_str()),
-        ];
-        e.sample_int(gauge, &l, p.acquired.into());
+    type Value = fn(&crate::share::SharePartitionFacts) -> u64;
+    let gauges: [(&str, &str, Value); 2] = [
+        (
+            "skiff_share_partition_in_flight_records",
+            "Offsets between the share-partition start and end offsets.",
+            |p| p.in_flight,
+        ),
+        (
+            "skiff_share_partition_acquired_records",
+            "Records held by a share consumer now.",
+            |p| p.acquired,
+        ),
+    ];
+    for (gauge, help, value) in gauges {
+        e.family(gauge, Kind::Gauge, help);
+        for p in &f.share_partitions {
+            let (g, t, i) = labels(p);
+            let l = [
+                ("group", g.as_str()),
+                ("topic_id", t.as_str()),
+                ("partition", i.as_str()),
+            ];
+            e.sample_int(gauge, &l, value(p).into());
+        }
     }
     let gauge = "skiff_share_partition_unfinished_records";
     e.family(

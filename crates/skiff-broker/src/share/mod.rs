@@ -37,6 +37,6 @@ pub mod timer;
 pub use manager::{
     AcquireLimits, AcquiredData, Pending, ShareManager, SharePartitionFacts, StateStore,
 };
-pub use membership::member_id_valid;
+pub use membership::share_requester;
 pub use session::{FetchContext, SessionError, SessionKey, ShareSessions, MAX_SHARE_SESSIONS};
 pub use settings::{KafkaDefaults, ShareGroupSettings, ShareIsolation, ShareSettings};
