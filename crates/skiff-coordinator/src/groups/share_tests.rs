@@ -6,10 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kafka_protocol::messages::{
-    GroupId, ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse, TopicName,
-};
-use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::messages::{ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse};
 use kafka_protocol::ResponseError;
 use skiff_config::BrokerConfig;
 use skiff_log::{Clock, ManualClock};
@@ -18,6 +15,7 @@ use super::group::{JoinOutcome, JoinRequest};
 use super::{consumer, CommitEntry, Coordinator, OFFSETS_TOPIC};
 use crate::host::{ShareGroupListener, TopicCatalog};
 use crate::memory::{MemGroupConfigs, MemStorage};
+use crate::share_group::test_support::request;
 
 fn start(storage: &Arc<MemStorage>, clock: &Arc<ManualClock>) -> Coordinator<MemStorage> {
     let config = BrokerConfig {
@@ -48,23 +46,6 @@ fn setup() -> (Arc<MemStorage>, Arc<ManualClock>, Coordinator<MemStorage>) {
     let clock = Arc::new(ManualClock::new(1_000_000));
     let c = start(&storage, &clock);
     (storage, clock, c)
-}
-
-fn hb(
-    group: &str,
-    member: &str,
-    epoch: i32,
-    topics: Option<&[&str]>,
-) -> ShareGroupHeartbeatRequest {
-    ShareGroupHeartbeatRequest::default()
-        .with_group_id(GroupId(StrBytes::from_string(group.into())))
-        .with_member_id(StrBytes::from_string(member.into()))
-        .with_member_epoch(epoch)
-        .with_subscribed_topic_names(topics.map(|ts| {
-            ts.iter()
-                .map(|t| TopicName(StrBytes::from_string(t.to_string())))
-                .collect()
-        }))
 }
 
 fn beat(
@@ -125,13 +106,13 @@ impl ShareGroupListener for Heard {
 #[test]
 fn a_restart_keeps_the_share_group_its_members_epochs_and_assignments() {
     let (storage, clock, c) = setup();
-    let a = beat(&c, hb("sg", "a", 0, Some(&["t"])));
+    let a = beat(&c, request("sg", "a", 0, Some(&["t"])));
     assert_eq!(a.error_code, 0, "{:?}", a.error_message);
     assert_eq!(partitions(&a), vec![0, 1, 2, 3]);
     clock.advance(2_000);
-    let b = beat(&c, hb("sg", "b", 0, Some(&["t"])));
+    let b = beat(&c, request("sg", "b", 0, Some(&["t"])));
     assert_eq!(b.error_code, 0, "{:?}", b.error_message);
-    let a = beat(&c, hb("sg", "a", a.member_epoch, None));
+    let a = beat(&c, request("sg", "a", a.member_epoch, None));
     assert_eq!(a.error_code, 0, "{:?}", a.error_message);
     assert_eq!(partitions(&a).len() + partitions(&b).len(), 4);
     settle(&c);
@@ -146,7 +127,7 @@ fn a_restart_keeps_the_share_group_its_members_epochs_and_assignments() {
     assert_eq!(d.group_state.as_str(), "Stable");
     assert_eq!(d.members.len(), 2);
     // The members carry on at their epochs, with no rebalance.
-    let again = beat(&c, hb("sg", "a", a.member_epoch, None));
+    let again = beat(&c, request("sg", "a", a.member_epoch, None));
     assert_eq!(again.error_code, 0, "{:?}", again.error_message);
     assert_eq!(again.member_epoch, a.member_epoch);
     assert!(
@@ -161,11 +142,11 @@ fn a_silent_member_is_expired_on_the_tick_written_and_reported() {
     let (storage, clock, c) = setup();
     let heard = Arc::new(Heard::default());
     c.set_share_listener(heard.clone());
-    beat(&c, hb("sg", "a", 0, Some(&["t"])));
-    let b = beat(&c, hb("sg", "b", 0, Some(&["t"])));
+    beat(&c, request("sg", "a", 0, Some(&["t"])));
+    let b = beat(&c, request("sg", "b", 0, Some(&["t"])));
     settle(&c);
     clock.advance(30_000);
-    beat(&c, hb("sg", "b", b.member_epoch, None));
+    beat(&c, request("sg", "b", b.member_epoch, None));
     clock.advance(20_000); // a: 50 s silent, past the 45 s session; b: 20 s.
     c.tick_now();
     assert!(!c.share_member_exists("sg", "a"));
@@ -188,12 +169,12 @@ async fn leaving_and_deleting_tell_the_listener_and_deletion_tombstones_the_grou
     let (storage, clock, c) = setup();
     let heard = Arc::new(Heard::default());
     c.set_share_listener(heard.clone());
-    beat(&c, hb("sg", "a", 0, Some(&["t"])));
+    beat(&c, request("sg", "a", 0, Some(&["t"])));
     assert_eq!(
         c.delete_groups(&["sg".to_string()]).await,
         vec![Err(ResponseError::NonEmptyGroup)]
     );
-    let left = beat(&c, hb("sg", "a", -1, None));
+    let left = beat(&c, request("sg", "a", -1, None));
     assert_eq!((left.error_code, left.member_epoch), (0, -1));
     let listed = c.list().unwrap();
     assert_eq!(
@@ -241,7 +222,7 @@ fn join_request() -> JoinRequest {
 #[tokio::test]
 async fn share_and_other_groups_refuse_each_others_ids_as_kafka_does() {
     let (_storage, _clock, c) = setup();
-    beat(&c, hb("sg", "a", 0, Some(&["t"])));
+    beat(&c, request("sg", "a", 0, Some(&["t"])));
 
     // Classic requests to a share group's id.
     let Ok(JoinOutcome::Ready(joined)) = c.join("sg", join_request()) else {
@@ -306,7 +287,7 @@ async fn share_and_other_groups_refuse_each_others_ids_as_kafka_does() {
     // A share heartbeat to a classic (or consumer) group's id.
     c.commit("classic", "", None, -1, vec![]).await.unwrap();
     let _ = c.join("classic", join_request()).unwrap();
-    let r = beat(&c, hb("classic", "x", 0, Some(&["t"])));
+    let r = beat(&c, request("classic", "x", 0, Some(&["t"])));
     assert_eq!(r.error_code, ResponseError::GroupIdNotFound.code());
     assert!(!c.is_share_group("classic"));
     let d = c.share_describe("classic").unwrap();

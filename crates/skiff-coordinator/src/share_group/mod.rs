@@ -66,4 +66,4 @@ mod registry_tests;
 #[cfg(test)]
 mod replay_tests;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
