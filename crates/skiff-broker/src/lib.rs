@@ -28,6 +28,7 @@ pub mod quotas;
 pub mod sasl_setup;
 pub mod scram_store;
 pub mod share;
+pub mod table_snapshot;
 pub mod topics;
 
 pub use broker::{Broker, StartError};

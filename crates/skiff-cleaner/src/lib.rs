@@ -6,6 +6,8 @@
 //! delete horizons, empty batches), [`pass`] (one cleaning pass over a [`skiff_log::Log`]),
 //! [`status`] (per-partition compaction status), [`states`] (in progress / aborted / paused /
 //! uncleanable, and the moves between them) and [`pool`] (the `skiff-cleaner-N` threads).
+//! [`table_snapshot`] reuses the offset map for reads: one record per live key of a pinned
+//! partition (compacted topics as tables, docs/snapshots.md).
 //! Synchronous std threads only; no async runtime and no protocol types.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
@@ -20,6 +22,7 @@ pub mod planner;
 pub mod pool;
 pub mod states;
 pub mod status;
+pub mod table_snapshot;
 
 pub use error::{CleanerError, Result};
 pub use offset_map::{Lookup, OffsetMap};
@@ -28,3 +31,6 @@ pub use planner::{plan, CleanablePlan, UncleanableReason, Urgency};
 pub use pool::{CleanerConfig, CleanerHandle, CleanerPool, LogSource};
 pub use states::{AbortOutcome, CleaningState, CleaningStates, StateError};
 pub use status::{CompactionStatus, PassTotals};
+pub use table_snapshot::{
+    snapshot_partition, SnapshotError, SnapshotLimits, SnapshotStats, TableRecord,
+};

@@ -220,6 +220,12 @@ broker_keys! {
         metrics_listener: Option<HostPort> = "metrics.listener", String, None, Skiff, live: false,
             custom: None,
             doc: "(Skiff-only) host:port to serve Prometheus /metrics on; unset = off.";
+        skiff_snapshot_memory_bytes: i64 = "skiff.snapshot.memory.bytes", Long, Some("33554432"),
+            Skiff, live: false, valid: V::AtLeast(1024),
+            doc: "(Skiff-only) Memory bound of one table snapshot's key map (compacted topics as tables, docs/snapshots.md); a partition with more keys than fit is read in several hash slices, two scans each.";
+        skiff_snapshot_max_concurrent: i32 = "skiff.snapshot.max.concurrent", Int, Some("2"),
+            Skiff, live: false, valid: V::AtLeast(1),
+            doc: "(Skiff-only) Table snapshots that may run at once; one more is refused (busy) rather than queued.";
         // SASL (SASL_PLAINTEXT and SASL_SSL listeners); see docs/security.md.
         connections_max_reauth_ms: i64 = "connections.max.reauth.ms", Long, Some("0"),
             Implemented, live: false,

@@ -85,6 +85,15 @@ impl SegmentBatches {
     /// A reader of `segment`'s batches as of now (its current size is the limit).
     pub(crate) fn new(segment: Arc<Segment>, buffer_size: usize) -> SegmentBatches {
         let limit = segment.size();
+        SegmentBatches::with_limit(segment, buffer_size, limit)
+    }
+
+    /// A reader of `segment`'s batches below file position `limit` (a size the segment had).
+    pub(crate) fn with_limit(
+        segment: Arc<Segment>,
+        buffer_size: usize,
+        limit: u64,
+    ) -> SegmentBatches {
         SegmentBatches {
             base_offset: segment.base_offset,
             segment,

@@ -46,7 +46,9 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{CleanupPolicy, LogConfig};
 pub use error::{LogError, Result};
 pub use fsutil::{fsync_dir, write_atomically, write_private_atomically};
-pub use log::{AppendInfo, AppendValidation, Log, ReadInfo, RetentionOutcome};
+pub use log::{
+    AppendInfo, AppendValidation, Log, PinnedBatches, PinnedLog, ReadInfo, RetentionOutcome,
+};
 pub use log_dir::LogDir;
 pub use producer_state::{BatchMetadata, CompletedTxn, ControlType, ProducerEntry};
 pub use recovery::Recovery;

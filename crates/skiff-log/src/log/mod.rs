@@ -8,6 +8,7 @@
 //! - `lifecycle`: flush, close, delete;
 //! - `read`: lock-free fetches and timestamp lookups;
 //! - `retention`: retention and DeleteRecords;
+//! - `pinned`: a frozen view for long reads (table snapshots), [`PinnedLog`];
 //! - `cleaning`: what the log cleaner reads and writes through the log;
 //! - `swap`: swapping a cleaned segment in for the segments it replaces;
 //! - `producers`: producer state (load, snapshots, expiry);
@@ -32,6 +33,7 @@ mod append;
 mod cleaning;
 mod lifecycle;
 mod locked;
+mod pinned;
 mod producers;
 mod read;
 mod retention;
@@ -40,6 +42,7 @@ mod txn;
 
 use locked::AppendLock;
 pub(crate) use locked::AppendLocked;
+pub use pinned::{PinnedBatches, PinnedLog};
 pub use retention::RetentionOutcome;
 #[cfg(test)]
 pub(crate) use swap::SwapEnd;
