@@ -57,6 +57,9 @@ pub struct Broker {
     pub connections: Arc<ConnectionQuotas>,
     /// The log cleaner threads; `None` once stopped at shutdown.
     cleaner: Mutex<Option<CleanerPool>>,
+    /// The committed offsets the cleaner reads for `skiff.tombstone.wait.for.consumers`
+    /// (`compaction.rs`), set once the broker exists and handed to every cleaner it starts.
+    pub(crate) group_offsets: std::sync::OnceLock<Arc<dyn skiff_cleaner::GroupOffsetsSource>>,
     pub log_dir: Arc<LogDir>,
     pub clock: Arc<dyn Clock>,
     /// InitProducerId's id allocator (`producer-ids` in the log dir).
@@ -212,6 +215,7 @@ impl Broker {
             metrics,
             connections,
             cleaner: Mutex::new(Some(cleaner)),
+            group_offsets: std::sync::OnceLock::new(),
             log_dir,
             clock,
             acls,
@@ -221,6 +225,7 @@ impl Broker {
         broker
             .coordinator
             .set_share_listener(crate::share::listener::GroupListener::new(&broker.share));
+        broker.connect_cleaner_to_groups();
         broker.apply_configured_topics()?;
         skiff_coordinator::txn::spawn(&broker).map_err(|e| StartError::Io {
             context: "starting the transaction coordinator thread".into(),
@@ -301,7 +306,7 @@ impl Broker {
 
     /// A handle on the cleaner, cloned out so that waiting for a pass to stop never holds
     /// `self.cleaner` (which `/metrics`, other deletes and shutdown take).
-    fn cleaner_handle(&self) -> Option<CleanerHandle> {
+    pub(crate) fn cleaner_handle(&self) -> Option<CleanerHandle> {
         self.with_cleaner(CleanerPool::handle)
     }
 
@@ -431,12 +436,16 @@ impl Broker {
             let mut cleaner = self.cleaner.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(old) = cleaner.take() {
                 old.stop();
-                *cleaner = Some(CleanerPool::start(
+                let pool = CleanerPool::start(
                     cleaner_config(&live),
                     self.topics.clone(),
                     self.log_dir.clone(),
                     self.clock.clone(),
-                ));
+                );
+                if let Some(groups) = self.group_offsets.get() {
+                    pool.handle().set_group_offsets(groups.clone());
+                }
+                *cleaner = Some(pool);
                 info!(
                     threads = live.log_cleaner_threads,
                     "log cleaner restarted with new dynamic settings"

@@ -12,6 +12,7 @@ pub mod authz;
 pub mod background;
 pub mod broker;
 pub mod builder;
+pub mod compaction;
 pub mod context;
 pub mod coordinator_host;
 pub mod dispatch;

@@ -28,6 +28,19 @@ pub enum CleanerError {
     /// The log changed under the pass (retention, truncation); it is simply retried later.
     #[error("log moved on during cleaning: {0}")]
     LogMovedOn(String),
+
+    /// A request named a partition the broker does not have.
+    #[error("unknown partition {topic}-{partition}")]
+    UnknownPartition { topic: String, partition: i32 },
+
+    /// A request named a partition whose topic is not compacted (`cleanup.policy`).
+    #[error("{topic}-{partition} is not compacted (cleanup.policy has no compact)")]
+    NotCompacted { topic: String, partition: i32 },
+
+    /// The partition cannot be cleaned now: no cleaner thread runs, or it was marked
+    /// uncleanable after a panic.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 impl CleanerError {

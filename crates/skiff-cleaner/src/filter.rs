@@ -26,6 +26,7 @@ use skiff_records::{
     crc_of, records, BatchBuilder, BatchHeader, Compression, TimestampType, NO_TIMESTAMP,
 };
 
+use crate::consumers::{ConsumerHold, HeldBack};
 use crate::error::{CleanerError, Result};
 use crate::offset_map::{Lookup, OffsetMap};
 
@@ -52,6 +53,9 @@ pub struct FilterContext<'a> {
     pub max_decompressed_bytes: usize,
     /// Aborted transactions by producer id: `(first offset, marker offset)` ranges.
     pub aborted: &'a AbortedRanges,
+    /// `skiff.tombstone.wait.for.consumers`: tombstones past their horizon that consumer
+    /// groups have not read yet stay (`consumers.rs`); `None` when the topic does not wait.
+    pub consumer_hold: Option<&'a ConsumerHold>,
 }
 
 /// Aborted transactions of a log by producer id: `(first offset, marker offset)`.
@@ -118,6 +122,11 @@ pub struct BatchResult {
     pub horizon_ms: Option<i64>,
     /// The horizon was added by this pass.
     pub horizon_stamped: bool,
+    /// Tombstones past their horizon kept only because consumer groups have not read them.
+    pub held: HeldBack,
+    /// When the first of those stops being held whatever the groups do (horizon +
+    /// `skiff.tombstone.wait.max.ms`).
+    pub held_until_ms: Option<i64>,
 }
 
 impl BatchResult {
@@ -131,6 +140,8 @@ impl BatchResult {
             keyless_removed: 0,
             horizon_ms: None,
             horizon_stamped: false,
+            held: HeldBack::default(),
+            held_until_ms: None,
         }
     }
 }
@@ -189,7 +200,10 @@ pub fn filter_batch_with(
                         Lookup::Absent | Lookup::Unknown => true,
                         Lookup::Latest(p) => offset >= p,
                     };
-                    latest && (rec.value.is_some() || keep_deletes)
+                    latest
+                        && (rec.value.is_some()
+                            || keep_deletes
+                            || held_by_consumers(ctx, offset, existing_horizon, &mut res))
                 }
             }
         };
@@ -248,6 +262,27 @@ pub fn filter_batch_with(
     }
     res.output = BatchOutput::Rewritten(out);
     Ok(res)
+}
+
+/// Whether a tombstone at `offset` past its horizon stays because consumer groups have not
+/// read it yet (recorded in `res`).
+fn held_by_consumers(
+    ctx: &FilterContext<'_>,
+    offset: i64,
+    horizon: Option<i64>,
+    res: &mut BatchResult,
+) -> bool {
+    let (Some(hold), Some(horizon)) = (ctx.consumer_hold, horizon) else {
+        return false;
+    };
+    let holders = hold.holders(offset, horizon, ctx.now_ms);
+    if holders.is_empty() {
+        return false;
+    }
+    res.held.add(&holders);
+    let until = horizon.saturating_add(hold.max_wait_ms.max(0));
+    res.held_until_ms = Some(res.held_until_ms.map_or(until, |u| u.min(until)));
+    true
 }
 
 /// A removable marker: stamped with a horizon, kept until it passes, then removed (an empty

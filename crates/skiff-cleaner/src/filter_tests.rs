@@ -30,6 +30,7 @@ struct Ctx {
     now: i64,
     upper: i64,
     aborted: AbortedRanges,
+    hold: Option<crate::consumers::ConsumerHold>,
 }
 
 impl Ctx {
@@ -40,6 +41,7 @@ impl Ctx {
             now: 1_000_000,
             upper: 1_000,
             aborted: AbortedRanges::new(),
+            hold: None,
         }
     }
     fn run(&self, bytes: &[u8]) -> BatchResult {
@@ -51,6 +53,7 @@ impl Ctx {
             producer_last_offsets: &self.producers,
             max_decompressed_bytes: 1 << 20,
             aborted: &self.aborted,
+            consumer_hold: self.hold.as_ref(),
         };
         let h = validate_batch(bytes).unwrap();
         filter_batch(&h, bytes, &ctx).unwrap()
@@ -239,6 +242,7 @@ fn zero_retention_still_needs_two_passes() {
         producer_last_offsets: &ctx.producers,
         max_decompressed_bytes: 1 << 20,
         aborted: &ctx.aborted,
+        consumer_hold: None,
     };
     let r = filter_batch(&validate_batch(&b).unwrap(), &b, &ctx0).unwrap();
     let stamped = rewritten(&r).to_vec();
@@ -430,4 +434,41 @@ fn aborted_transactional_data_goes_whatever_its_keys_and_markers_stay() {
     let mut marker = marker;
     skiff_records::stamp_base_offset(&mut marker, 12);
     assert_eq!(ctx.run(&marker).output, BatchOutput::Copy);
+}
+
+#[test]
+fn a_group_behind_holds_an_expired_tombstone_until_the_bound() {
+    let b = batch(5, Compression::None, &[(0, 1, Some(b"k"), None)]);
+    let mut ctx = Ctx::new(map_of(&[(b"k", 5)], 5));
+    let stamped = rewritten(&ctx.run(&b)).to_vec();
+    let horizon = ctx.now + 500;
+    ctx.now = horizon;
+    ctx.hold = Some(crate::consumers::ConsumerHold {
+        max_wait_ms: 1_000,
+        committed: Some(vec![("fast".into(), 6), ("slow".into(), 5)]),
+    });
+    let r = ctx.run(&stamped);
+    assert_eq!(r.output, BatchOutput::Copy, "slow has not read offset 5");
+    assert_eq!(r.tombstones_kept, 1);
+    assert_eq!(r.held.tombstones, 1);
+    assert_eq!(r.held.top(), vec![("slow".to_string(), 1)]);
+    assert_eq!(r.held_until_ms, Some(horizon + 1_000));
+
+    // slow commits past it: it goes.
+    ctx.hold = Some(crate::consumers::ConsumerHold {
+        max_wait_ms: 1_000,
+        committed: Some(vec![("fast".into(), 6), ("slow".into(), 6)]),
+    });
+    let r = ctx.run(&stamped);
+    assert_eq!(r.tombstones_removed, 1);
+    assert_eq!(r.held.tombstones, 0);
+
+    // slow never moves: the bound removes it.
+    ctx.hold = Some(crate::consumers::ConsumerHold {
+        max_wait_ms: 1_000,
+        committed: Some(vec![("slow".into(), 0)]),
+    });
+    ctx.now = horizon + 1_000;
+    let r = ctx.run(&stamped);
+    assert_eq!(r.tombstones_removed, 1);
 }

@@ -4,13 +4,15 @@
 //! Pieces: [`planner`] (pure: which offsets are cleanable, which log to clean, segment groups),
 //! [`offset_map`] (bounded key → latest offset map), [`filter`] (per-batch/per-record retention,
 //! delete horizons, empty batches), [`pass`] (one cleaning pass over a [`skiff_log::Log`]),
-//! [`status`] (per-partition compaction status), [`states`] (in progress / aborted / paused /
+//! [`status`] (per-partition compaction status), [`consumers`] (tombstones that wait for
+//! consumer groups), [`tickets`] (compact-now requests), [`states`] (in progress / aborted / paused /
 //! uncleanable, and the moves between them) and [`pool`] (the `skiff-cleaner-N` threads).
 //! [`table_snapshot`] reuses the offset map for reads: one record per live key of a pinned
 //! partition (compacted topics as tables, docs/snapshots.md).
 //! Synchronous std threads only; no async runtime and no protocol types.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod consumers;
 mod error;
 #[cfg(any(test, feature = "fault-injection"))]
 pub mod fault;
@@ -23,14 +25,17 @@ pub mod pool;
 pub mod states;
 pub mod status;
 pub mod table_snapshot;
+pub mod tickets;
 
+pub use consumers::{ConsumerHold, GroupOffsetsSource, HeldBack};
 pub use error::{CleanerError, Result};
 pub use offset_map::{Lookup, OffsetMap};
-pub use pass::{run_pass, PassContext, PassStats, Throttler};
+pub use pass::{dry_run_pass, run_pass, PassContext, PassStats, Throttler};
 pub use planner::{plan, CleanablePlan, UncleanableReason, Urgency};
-pub use pool::{CleanerConfig, CleanerHandle, CleanerPool, LogSource};
+pub use pool::{CleanerConfig, CleanerHandle, CleanerPool, DryRunReport, LogSource};
 pub use states::{AbortOutcome, CleaningState, CleaningStates, StateError};
 pub use status::{CompactionStatus, PassTotals};
 pub use table_snapshot::{
     snapshot_partition, SnapshotError, SnapshotLimits, SnapshotStats, TableRecord,
 };
+pub use tickets::{PassTicket, TicketId, TicketState, TicketStatus};

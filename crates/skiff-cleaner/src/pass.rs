@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use skiff_log::{CleanedSegmentWriter, CleanerView, Log, LogError};
 use skiff_records::records;
 
+use crate::consumers::{ConsumerHold, HeldBack};
 use crate::error::{CleanerError, Result};
 use crate::filter::{
     aborted_ranges, filter_batch_with, is_aborted, AbortedRanges, BatchOutput, FilterContext,
@@ -58,8 +59,12 @@ pub struct PassStats {
     /// Distinct keys in the map and its slot utilization (0..=1).
     pub map_keys: usize,
     pub map_fill: f64,
-    /// Earliest delete horizon later than `start_ms` among the rewritten segments.
+    /// Earliest delete horizon later than `start_ms` among the rewritten segments (or the
+    /// earliest time a tombstone held back by consumers goes whatever they do).
     pub next_delete_horizon_ms: Option<i64>,
+    /// Tombstones past their horizon kept because consumer groups have not read them
+    /// (`skiff.tombstone.wait.for.consumers`), with the groups holding them.
+    pub held_for_consumers: HeldBack,
 }
 
 /// Shared bandwidth limit of all cleaner threads (`log.cleaner.io.max.bytes.per.second`),
@@ -111,6 +116,8 @@ pub struct PassContext<'a> {
     pub io_buffer_size: usize,
     pub abort: &'a AtomicBool,
     pub throttler: &'a Throttler,
+    /// The consumer rule when the topic has `skiff.tombstone.wait.for.consumers=true`.
+    pub consumer_hold: Option<&'a ConsumerHold>,
 }
 
 impl PassContext<'_> {
@@ -146,6 +153,39 @@ pub fn run_pass(
     plan: &CleanablePlan,
     map: &mut OffsetMap,
     ctx: &PassContext<'_>,
+) -> Result<PassStats> {
+    pass(log, view, plan, map, ctx, Mode::Clean)
+}
+
+/// What [`run_pass`] would do now, without changing anything: the same map building and the
+/// same filter over the same groups, but the output is only counted (no `.cleaned` file, no
+/// transaction index change, no swap). `bytes_written` is what the cleaned segments would
+/// hold. The log may be appended to and cleaned meanwhile: it only reads, through the same
+/// segment readers as a pass; a segment swapped away under it ends it with
+/// [`CleanerError::LogMovedOn`].
+pub fn dry_run_pass(
+    log: &Log,
+    view: &CleanerView,
+    plan: &CleanablePlan,
+    map: &mut OffsetMap,
+    ctx: &PassContext<'_>,
+) -> Result<PassStats> {
+    pass(log, view, plan, map, ctx, Mode::DryRun)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Clean,
+    DryRun,
+}
+
+fn pass(
+    log: &Log,
+    view: &CleanerView,
+    plan: &CleanablePlan,
+    map: &mut OffsetMap,
+    ctx: &PassContext<'_>,
+    mode: Mode,
 ) -> Result<PassStats> {
     let started = Instant::now();
     let mut stats = PassStats {
@@ -183,16 +223,34 @@ pub fn run_pass(
         producer_last_offsets: &producers,
         max_decompressed_bytes: MAX_DECOMPRESSED_BATCH,
         aborted: &aborted,
+        consumer_hold: ctx.consumer_hold,
     };
     // Markers are judged walking the log from its start (the groups are in offset order).
     let mut markers = MarkerTracker::default();
     for group in &groups {
+        if mode == Mode::DryRun {
+            let mut removed_aborts = Vec::new();
+            let written = clean_group(
+                log,
+                group,
+                None,
+                &filter,
+                ctx,
+                &mut markers,
+                &mut removed_aborts,
+                &mut stats,
+            )?;
+            stats.bytes_written += written;
+            stats.groups += 1;
+            stats.segments_rewritten += group.len();
+            continue;
+        }
         let mut writer = log.cleaned_segment_writer(group[0]).map_err(moved_on)?;
         let mut removed_aborts = Vec::new();
         let cleaned = clean_group(
             log,
             group,
-            &mut writer,
+            Some(&mut writer),
             &filter,
             ctx,
             &mut markers,
@@ -218,7 +276,9 @@ pub fn run_pass(
         stats.segments_rewritten += group.len();
     }
     stats.duration = started.elapsed();
-    log_summary(ctx, &stats);
+    if mode == Mode::Clean {
+        log_summary(ctx, &stats);
+    }
     Ok(stats)
 }
 
@@ -287,19 +347,21 @@ fn build_map(
     Ok(producers)
 }
 
-/// Filters every batch of `group` into `writer` (the caller aborts it on error). Offsets of
-/// ABORT markers whose record went are added to `removed_aborts`.
+/// Filters every batch of `group` into `writer` (the caller aborts it on error), or only counts
+/// without one (dry run); returns the bytes of the output. Offsets of ABORT markers whose
+/// record went are added to `removed_aborts`.
 #[allow(clippy::too_many_arguments)]
 fn clean_group(
     log: &Log,
     group: &[i64],
-    writer: &mut CleanedSegmentWriter,
+    mut writer: Option<&mut CleanedSegmentWriter>,
     filter: &FilterContext<'_>,
     ctx: &PassContext<'_>,
     markers: &mut MarkerTracker,
     removed_aborts: &mut Vec<i64>,
     stats: &mut PassStats,
-) -> Result<()> {
+) -> Result<u64> {
+    let mut out_bytes = 0u64;
     for &base in group {
         let batches = log
             .segment_batches(base, ctx.io_buffer_size)
@@ -324,27 +386,25 @@ fn clean_group(
             stats.tombstones_removed += r.tombstones_removed;
             stats.tombstones_kept += r.tombstones_kept;
             stats.keyless_removed += r.keyless_removed;
-            if let Some(hz) = r.horizon_ms.filter(|&hz| hz > ctx.now_ms) {
+            stats.held_for_consumers.merge(&r.held);
+            let due = r.horizon_ms.filter(|&hz| hz > ctx.now_ms);
+            for hz in due.into_iter().chain(r.held_until_ms) {
                 stats.next_delete_horizon_ms =
                     Some(stats.next_delete_horizon_ms.map_or(hz, |cur| cur.min(hz)));
             }
-            let written = match &r.output {
-                BatchOutput::Copy => writer.append_batch(&bytes),
-                BatchOutput::Rewritten(b) => writer.append_batch(b),
-                BatchOutput::Dropped => Ok(()),
+            let out: &[u8] = match &r.output {
+                BatchOutput::Copy => &bytes,
+                BatchOutput::Rewritten(b) => b,
+                BatchOutput::Dropped => &[],
             };
-            if let Err(e) = written {
-                return Err(moved_on(e));
+            if let (Some(w), false) = (writer.as_deref_mut(), out.is_empty()) {
+                w.append_batch(out).map_err(moved_on)?;
             }
-            let out = match &r.output {
-                BatchOutput::Copy => bytes.len(),
-                BatchOutput::Rewritten(b) => b.len(),
-                BatchOutput::Dropped => 0,
-            };
-            ctx.throttler.acquire(out as u64);
+            out_bytes += out.len() as u64;
+            ctx.throttler.acquire(out.len() as u64);
         }
     }
-    Ok(())
+    Ok(out_bytes)
 }
 
 /// One line per pass, like Kafka's cleaner log.

@@ -166,6 +166,8 @@ pub enum Urgency {
     Dirty(f64),
     /// A tombstone delete horizon has passed (Skiff's idle-log trigger).
     HorizonExpired,
+    /// Someone asked for a pass now (`CleanerHandle::compact_now`), whatever the dirty ratio.
+    Requested,
 }
 
 /// A log's urgency, if it should be cleaned now. `next_horizon_ms` is the earliest delete
@@ -188,13 +190,14 @@ pub fn urgency(
     None
 }
 
-/// Index of the candidate to clean first: the most overdue, else the highest ratio, else a
+/// Index of the candidate to clean first: a requested one, else the most overdue, else the highest ratio, else a
 /// log whose horizon expired. Ties go to the earlier candidate.
 pub fn choose(candidates: &[Urgency]) -> Option<usize> {
     let rank = |u: &Urgency| match *u {
         Urgency::Overdue(d) => (2, d as f64),
         Urgency::Dirty(r) => (1, r),
         Urgency::HorizonExpired => (0, 0.0),
+        Urgency::Requested => (3, 0.0),
     };
     let mut best: Option<(usize, (i32, f64))> = None;
     for (i, u) in candidates.iter().enumerate() {

@@ -35,11 +35,17 @@ use std::time::Duration;
 
 use skiff_log::{free_space, CleanerView, Clock, Log, LogDir};
 
+use crate::consumers::{ConsumerHold, GroupOffsetsSource};
 use crate::offset_map::OffsetMap;
 use crate::pass::{run_pass, PassContext, Throttler};
 use crate::planner::{choose, plan, urgency, CleanablePlan, Urgency};
 use crate::states::{AbortOutcome, CleaningStates};
 use crate::status::CompactionStatus;
+use crate::tickets::{TicketId, TicketState, Tickets};
+
+#[path = "control.rs"]
+mod control;
+pub use control::DryRunReport;
 
 /// Extra free space required beyond the largest output group, for indexes and metadata.
 const FREE_SPACE_MARGIN: u64 = 16 << 20;
@@ -96,6 +102,8 @@ struct State {
     stopping: bool,
     /// Bumped by `wake()` so a sleeping thread re-plans at once.
     wakes: u64,
+    /// Compact-now requests and their outcomes (`control.rs`).
+    tickets: Tickets,
 }
 
 struct Shared {
@@ -107,6 +115,13 @@ struct Shared {
     state: Mutex<State>,
     changed: Condvar,
     checkpoint_io: Mutex<()>,
+    /// Running cleaner threads (0 when disabled): sizes a dry run's map like a thread's.
+    threads: usize,
+    /// Committed offsets for `skiff.tombstone.wait.for.consumers`, set by the broker once its
+    /// group coordinator exists (`None` until then: held tombstones are all kept).
+    groups: Mutex<Option<Arc<dyn GroupOffsetsSource>>>,
+    /// Serializes dry runs, so at most one dry-run map exists besides the threads' own.
+    dry_runs: Mutex<()>,
 }
 
 impl State {
@@ -147,6 +162,8 @@ struct Job {
     view: CleanerView,
     plan: CleanablePlan,
     abort: Arc<AtomicBool>,
+    /// The compact-now ticket this pass answers.
+    ticket: Option<TicketId>,
 }
 
 impl CleanerPool {
@@ -175,6 +192,9 @@ impl CleanerPool {
             }),
             changed: Condvar::new(),
             checkpoint_io: Mutex::new(()),
+            threads,
+            groups: Mutex::new(None),
+            dry_runs: Mutex::new(()),
         });
         let mut handles = Vec::new();
         for n in 0..threads {
@@ -384,8 +404,19 @@ fn pick(shared: &Shared) -> Option<Job> {
     entries.retain(|k, _| cleaning.is_cleaning(k) || present.contains(k));
     // An uncleanable mark lasts while its log is listed and compacted, as the entry does.
     cleaning.retain_uncleanable(|k| present.contains(k));
+    for key in st.tickets.requested() {
+        if !present.contains(&key) {
+            st.tickets.finish_queued(
+                &key,
+                TicketState::Failed("the partition is gone or no longer compacted".into()),
+                now,
+            );
+        }
+    }
     for (key, message) in panicked {
         let message = format!("planning panicked: {message}");
+        st.tickets
+            .finish_queued(&key, TicketState::Failed(message.clone()), now);
         if st.cleaning.mark_uncleanable(&key, message.clone()) {
             tracing::error!(topic = %key.0, partition = key.1,
                 "{message}; marking this log uncleanable until the topic is deleted or the \
@@ -405,6 +436,16 @@ fn pick(shared: &Shared) -> Option<Job> {
             continue;
         }
         let can_begin = st.cleaning.can_begin(key);
+        let requested = st.tickets.is_requested(key);
+        if requested && !view.segments.iter().any(|s| !s.is_active) {
+            st.tickets
+                .finish_queued(key, TicketState::NothingToClean, now);
+        }
+        let requested = st.tickets.is_requested(key);
+        if let (true, Some(why)) = (requested, st.cleaning.uncleanable(key)) {
+            let why = format!("the partition is uncleanable: {why}");
+            st.tickets.finish_queued(key, TicketState::Failed(why), now);
+        }
         let status = st.entries.entry(key.clone()).or_default();
         status.apply_plan(p, ratio);
         if !can_begin {
@@ -412,10 +453,16 @@ fn pick(shared: &Shared) -> Option<Job> {
             status.waiting_for = None;
             continue;
         }
-        if status.retry_at_ms.is_some_and(|t| t > now) {
+        // A requested pass does not wait for a failure's back-off either.
+        if !requested && status.retry_at_ms.is_some_and(|t| t > now) {
             continue;
         }
-        let Some(u) = urgency(p, ratio, now, status.next_delete_horizon_ms) else {
+        let u = if requested {
+            Some(Urgency::Requested)
+        } else {
+            urgency(p, ratio, now, status.next_delete_horizon_ms)
+        };
+        let Some(u) = u else {
             status.waiting_for = None;
             continue;
         };
@@ -433,12 +480,14 @@ fn pick(shared: &Shared) -> Option<Job> {
         let (key, log, view, p, _) = planned.get(candidates[c].0)?;
         // Only idle partitions are candidates, all under this same lock: this cannot fail.
         let abort = st.cleaning.begin_pass(key).ok()?;
+        let ticket = st.tickets.start(key);
         Some(Job {
             key: key.clone(),
             log: log.clone(),
             view: view.clone(),
             plan: p.clone(),
             abort,
+            ticket,
         })
     });
     drop(st);
@@ -470,6 +519,7 @@ fn room_for(log: &Log, view: &CleanerView, p: &CleanablePlan) -> Result<(), Stri
 
 fn clean(shared: &Shared, job: Job, map: &mut OffsetMap, io_buffer: usize) {
     let now = shared.clock.now_ms();
+    let hold = consumer_hold(shared, &job.key, &job.view);
     let ctx = PassContext {
         topic: &job.key.0,
         partition: job.key.1,
@@ -477,6 +527,7 @@ fn clean(shared: &Shared, job: Job, map: &mut OffsetMap, io_buffer: usize) {
         io_buffer_size: io_buffer,
         abort: &job.abort,
         throttler: &shared.throttler,
+        consumer_hold: hold.as_ref(),
     };
     // A panic is caught here, per pass: the partition is marked uncleanable below and this
     // thread goes on with the others. Unwinding drops the pass's cleaned-segment writer,
@@ -499,6 +550,10 @@ fn clean(shared: &Shared, job: Job, map: &mut OffsetMap, io_buffer: usize) {
                 "{message}; marking the partition uncleanable until the topic is deleted or \
                  the broker restarts");
             let mut st = shared.lock();
+            if let Some(id) = job.ticket {
+                st.tickets
+                    .finish(id, TicketState::Failed(message.clone()), end);
+            }
             st.cleaning.mark_uncleanable(&job.key, message.clone());
             st.entries
                 .entry(job.key.clone())
@@ -533,7 +588,30 @@ fn clean(shared: &Shared, job: Job, map: &mut OffsetMap, io_buffer: usize) {
         Err(e) if e.is_interruption() => status.last_error = Some(e.to_string()),
         Err(e) => status.record_failure(e.to_string(), end, backoff),
     }
+    if let Some(id) = job.ticket {
+        let outcome = match result {
+            Ok(stats) => TicketState::Done(stats),
+            Err(e) => TicketState::Failed(e.to_string()),
+        };
+        st.tickets.finish(id, outcome, end);
+    }
     end_pass(shared, &mut st, &job.key);
+}
+
+/// The consumer rule of a pass on a topic with `skiff.tombstone.wait.for.consumers=true`.
+fn consumer_hold(shared: &Shared, key: &Key, view: &CleanerView) -> Option<ConsumerHold> {
+    if !view.config.tombstone_wait_for_consumers {
+        return None;
+    }
+    let source = shared
+        .groups
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    Some(ConsumerHold {
+        max_wait_ms: view.config.tombstone_wait_max_ms,
+        committed: source.and_then(|g| g.committed(&key.0, key.1)),
+    })
 }
 
 /// Ends the pass's state (an aborted one becomes paused) and wakes the callers waiting on it.

@@ -34,6 +34,12 @@ pub struct CompactionStatus {
     pub map_fill: f64,
     /// Tombstones kept by the last pass.
     pub tombstones_seen: u64,
+    /// Of those, tombstones past their delete horizon kept only because consumer groups have
+    /// not read them (`skiff.tombstone.wait.for.consumers`).
+    pub tombstones_held_for_consumers: u64,
+    /// The groups holding them back and how many each holds, most first: at most
+    /// [`crate::consumers::TOP_HOLDERS`] groups.
+    pub holding_groups: Vec<(String, u64)>,
     /// Earliest delete horizon still ahead among retained tombstones; Skiff runs a pass when
     /// it passes so tombstones leave on time on idle logs.
     pub next_delete_horizon_ms: Option<i64>,
@@ -88,6 +94,8 @@ impl CompactionStatus {
         self.first_dirty_offset = stats.end_offset;
         self.map_fill = stats.map_fill;
         self.tombstones_seen = stats.tombstones_kept;
+        self.tombstones_held_for_consumers = stats.held_for_consumers.tombstones;
+        self.holding_groups = stats.held_for_consumers.top();
         self.next_delete_horizon_ms = stats.next_delete_horizon_ms;
         let t = &mut self.totals;
         t.passes = t.passes.saturating_add(1);

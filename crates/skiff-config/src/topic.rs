@@ -81,7 +81,7 @@ const COMPRESSION_TYPES: &[&str] = &["uncompressed", "zstd", "lz4", "snappy", "g
 use ConfigType as T;
 use Validator as V;
 
-static DEFS: [TopicConfigDef; 37] = [
+static DEFS: [TopicConfigDef; 39] = [
     def("cleanup.policy", T::List, &[syn("log.cleanup.policy")], "delete", V::ListOf(&["compact", "delete"]), true,
         "Which retention applies to old segments: delete (time/size), compact (latest value per key), both, or none (empty)."),
     def("compression.gzip.level", T::Int, &[syn("compression.gzip.level")], "-1", V::GzipLevel, false,
@@ -163,11 +163,17 @@ static DEFS: [TopicConfigDef; 37] = [
         &[syn("log.roll.ms"), BrokerSynonym { name: "log.roll.hours", factor: HOURS }],
         "604800000", V::AtLeast(1), true,
         "Age at which a non-empty active segment is rolled, so retention and compaction can act on it."),
+    // Skiff's own topic configs (`skiff.` prefix: Kafka has no such names; its clients set and
+    // describe them like any other). Docs: docs/compaction.md, "Tombstones that wait".
+    def("skiff.tombstone.wait.for.consumers", T::Boolean, &[], "false", V::None, true,
+        "Compaction keeps a tombstone past delete.retention.ms until every consumer group with a committed offset on the partition has committed past it."),
+    def("skiff.tombstone.wait.max.ms", T::Long, &[], "604800000", V::AtLeast(0), true,
+        "Longest consumers may hold a tombstone back beyond delete.retention.ms; a dead group cannot keep tombstones forever."),
     def("unclean.leader.election.enable", T::Boolean, &[syn("unclean.leader.election.enable")], "false", V::None, false,
         "Allow out-of-sync replicas to lead (replication; no effect on a single node)."),
 ];
 
-/// Every Kafka 4.x topic config, sorted by name.
+/// Every Kafka 4.x topic config and Skiff's own (`skiff.`), sorted by name.
 pub fn topic_config_defs() -> &'static [TopicConfigDef] {
     &DEFS
 }
@@ -275,6 +281,10 @@ pub(crate) fn apply(cfg: &mut LogConfig, name: &str, value: &Parsed) {
         ("segment.index.bytes", Parsed::Int(v)) => cfg.segment_index_bytes = to_i32(*v),
         ("segment.jitter.ms", Parsed::Int(v)) => cfg.segment_jitter_ms = *v,
         ("segment.ms", Parsed::Int(v)) => cfg.segment_ms = *v,
+        ("skiff.tombstone.wait.for.consumers", Parsed::Bool(b)) => {
+            cfg.tombstone_wait_for_consumers = *b
+        }
+        ("skiff.tombstone.wait.max.ms", Parsed::Int(v)) => cfg.tombstone_wait_max_ms = *v,
         _ => {}
     }
 }

@@ -116,6 +116,15 @@ async fn offsets_topic_is_created_compacted_and_commits_survive_a_restart() {
     let entries = vec![entry("t", 0, 42), entry("t", 1, 7)];
     groups.commit("g", "", None, -1, entries).await.unwrap();
     assert_eq!(committed(&groups, "g", "t", 0), Some(42));
+    groups
+        .commit("h", "", None, -1, vec![entry("t", 0, 40)])
+        .await
+        .unwrap();
+    assert_eq!(
+        groups.committed_by_groups("t", 0),
+        Some(vec![("g".to_string(), 42), ("h".to_string(), 40)])
+    );
+    assert_eq!(groups.committed_by_groups("t", 9), Some(vec![]));
     // The commit was answered only once its records were durable.
     let p = groups.offsets_partition("g").unwrap();
     assert!(p.log_end_offset() >= 2);

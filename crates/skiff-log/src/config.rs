@@ -68,6 +68,14 @@ pub struct LogConfig {
     pub preallocate: bool,
     /// `compression.type` (`producer` keeps the producer's codec).
     pub compression_type: String,
+    /// `skiff.tombstone.wait.for.consumers`: compaction keeps a tombstone (beyond
+    /// `delete.retention.ms`) until every consumer group with a committed offset on the
+    /// partition has committed past it.
+    pub tombstone_wait_for_consumers: bool,
+    /// `skiff.tombstone.wait.max.ms`: how much longer than `delete.retention.ms` consumers may
+    /// hold a tombstone back; past it the tombstone goes regardless (a dead group cannot keep
+    /// tombstones forever).
+    pub tombstone_wait_max_ms: i64,
 }
 
 impl Default for LogConfig {
@@ -94,6 +102,8 @@ impl Default for LogConfig {
             min_cleanable_dirty_ratio: 0.5,
             preallocate: false,
             compression_type: "producer".to_string(),
+            tombstone_wait_for_consumers: false,
+            tombstone_wait_max_ms: 604_800_000,
         }
     }
 }

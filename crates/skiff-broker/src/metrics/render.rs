@@ -461,6 +461,7 @@ fn write_compaction(e: &mut Exposition, all: &[(String, i32, CompactionStatus)])
             );
         }
     }
+    write_held_tombstones(e, all);
     let uncleanable = all
         .iter()
         .filter(|(_, _, s)| s.uncleanable.is_some())
@@ -482,6 +483,42 @@ fn write_compaction(e: &mut Exposition, all: &[(String, i32, CompactionStatus)])
         "Compacted logs dirty enough to clean that no cleaner thread is cleaning yet.",
     );
     e.sample_int("skiff_log_cleaner_backlog_partitions", &[], backlog as i128);
+}
+
+/// Tombstones kept for consumer groups (`skiff.tombstone.wait.for.consumers`): the total per
+/// partition, and per holding group for at most `skiff_cleaner::consumers::TOP_HOLDERS` groups
+/// a partition (the ones holding most), so label cardinality stays bounded.
+fn write_held_tombstones(e: &mut Exposition, all: &[(String, i32, CompactionStatus)]) {
+    let name = "skiff_compaction_tombstones_held_for_consumers";
+    e.family(
+        name,
+        Kind::Gauge,
+        "Tombstones past delete.retention.ms that the last pass kept because consumer groups have not read them yet.",
+    );
+    for (topic, partition, s) in all {
+        let part = partition.to_string();
+        e.sample_int(
+            name,
+            &[("topic", topic), ("partition", &part)],
+            s.tombstones_held_for_consumers.into(),
+        );
+    }
+    let name = "skiff_compaction_tombstones_held_by_group";
+    e.family(
+        name,
+        Kind::Gauge,
+        "Tombstones a consumer group holds back (its committed offset is at or below them); only the groups holding most, a few per partition.",
+    );
+    for (topic, partition, s) in all {
+        let part = partition.to_string();
+        for (group, n) in &s.holding_groups {
+            e.sample_int(
+                name,
+                &[("topic", topic), ("partition", &part), ("group", group)],
+                (*n).into(),
+            );
+        }
+    }
 }
 
 #[cfg(test)]
@@ -509,6 +546,9 @@ mod tests {
             tombstones_removed: 1,
             ..PassStats::default()
         };
+        let mut pass = pass;
+        pass.held_for_consumers.add(&["slow"]);
+        pass.held_for_consumers.add(&["slow", "fast"]);
         done.record_pass(&pass, 1_750);
         let mut failing = CompactionStatus {
             dirty_ratio: 0.9,
@@ -601,6 +641,9 @@ mod tests {
             "skiff_compaction_uncleanable{topic=\"c\",partition=\"2\",reason=\"marked_uncleanable\"} 1",
             "skiff_compaction_failures_total{topic=\"c\",partition=\"2\"} 1",
             "skiff_log_cleaner_uncleanable_partitions 1",
+            "skiff_compaction_tombstones_held_for_consumers{topic=\"c\",partition=\"0\"} 2",
+            "skiff_compaction_tombstones_held_by_group{topic=\"c\",partition=\"0\",group=\"slow\"} 2",
+            "skiff_compaction_tombstones_held_by_group{topic=\"c\",partition=\"0\",group=\"fast\"} 1",
             "skiff_client_quota_throttled_total{quota=\"producer_byte_rate\",user=\"alice\",client_id=\"\"} 2",
             "skiff_client_quota_throttle_time_ms_total{quota=\"producer_byte_rate\",user=\"alice\",client_id=\"\"} 1500",
         ] {

@@ -180,6 +180,7 @@ impl TestLog {
             io_buffer_size: 256,
             abort,
             throttler: &throttler,
+            consumer_hold: None,
         };
         run_pass(log, &view, &p, &mut map, &ctx)
     }

@@ -343,3 +343,26 @@ fn describe_broker_sources_and_secrets() {
         (None, ConfigSource::Default)
     );
 }
+
+#[test]
+fn skiff_tombstone_configs_resolve_and_validate() {
+    let cfg = resolve_topic_config(
+        &map(&[
+            ("skiff.tombstone.wait.for.consumers", "true"),
+            ("skiff.tombstone.wait.max.ms", "5000"),
+        ]),
+        &BrokerConfig::default(),
+    )
+    .unwrap();
+    assert!(cfg.tombstone_wait_for_consumers);
+    assert_eq!(cfg.tombstone_wait_max_ms, 5000);
+    assert!(validate_topic_overrides(&map(&[("skiff.tombstone.wait.max.ms", "-1")])).is_err());
+    assert!(
+        validate_topic_overrides(&map(&[("skiff.tombstone.wait.for.consumers", "maybe")])).is_err()
+    );
+    let d = describe_topic_configs(&BTreeMap::new(), &BrokerConfig::default());
+    assert_eq!(
+        find(&d, "skiff.tombstone.wait.max.ms").value.as_deref(),
+        Some("604800000")
+    );
+}

@@ -131,6 +131,21 @@ impl<S: Storage> Coordinator<S> {
         })
     }
 
+    /// Every group's committed offset on one partition, by group id (for the cleaner's
+    /// consumer-aware tombstones); `None` while the coordinator is not ready (still loading),
+    /// when it cannot tell.
+    pub fn committed_by_groups(&self, topic: &str, partition: i32) -> Option<Vec<(String, i64)>> {
+        let groups = self.ready().ok()?;
+        let key = (topic.to_string(), partition);
+        let mut out: Vec<(String, i64)> = groups
+            .iter()
+            .filter(|(_, g)| g.state != GroupState::Dead)
+            .filter_map(|(id, g)| g.offsets.get(&key).map(|c| (id.clone(), c.offset)))
+            .collect();
+        out.sort();
+        Some(out)
+    }
+
     /// OffsetDelete: remove committed offsets of partitions the group does not consume.
     /// Returns one error per partition.
     pub async fn delete_offsets(
