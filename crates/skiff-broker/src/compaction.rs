@@ -1,4 +1,4 @@
-//! Broker-level compaction controls for the HTTP API and the CLI (docs/compaction.md §6): a
+//! Broker-level compaction controls for the HTTP API and the CLI (docs/compaction.md §5.9): a
 //! dry run of the next pass, compact-now with tickets, and the committed offsets that
 //! consumer-aware tombstones wait for. Every answer is a plain serde-serializable struct, so
 //! a route or a subcommand only has to call one function and serialize its result.

@@ -1,5 +1,5 @@
 //! Tombstones that wait for consumers (`skiff.tombstone.wait.for.consumers`, Skiff's own
-//! topic config; docs/compaction.md §7): a tombstone past its delete horizon is still kept while
+//! topic config; docs/compaction.md §5.10): a tombstone past its delete horizon is kept while
 //! some consumer group with a committed offset on the partition has not committed past it, until
 //! the horizon plus `skiff.tombstone.wait.max.ms` (so a dead group cannot hold tombstones back
 //! forever).

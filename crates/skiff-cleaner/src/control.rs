@@ -1,4 +1,4 @@
-//! Operator controls of the pool (docs/compaction.md §6): a dry run of a pass, compact-now
+//! Operator controls of the pool (docs/compaction.md §5.9): a dry run of a pass, compact-now
 //! requests with tickets, and the committed-offsets source of consumer-aware tombstones.
 //!
 //! Dry run: planned exactly as a thread would plan the partition now (same checkpoint, last

@@ -164,7 +164,7 @@ static DEFS: [TopicConfigDef; 39] = [
         "604800000", V::AtLeast(1), true,
         "Age at which a non-empty active segment is rolled, so retention and compaction can act on it."),
     // Skiff's own topic configs (`skiff.` prefix: Kafka has no such names; its clients set and
-    // describe them like any other). Docs: docs/compaction.md, "Tombstones that wait".
+    // describe them like any other). Docs: docs/compaction.md §5.10, "Tombstones that wait".
     def("skiff.tombstone.wait.for.consumers", T::Boolean, &[], "false", V::None, true,
         "Compaction keeps a tombstone past delete.retention.ms until every consumer group with a committed offset on the partition has committed past it."),
     def("skiff.tombstone.wait.max.ms", T::Long, &[], "604800000", V::AtLeast(0), true,
