@@ -2,6 +2,7 @@
 //! client helpers live in `compaction.rs`, broker/topic helpers in `compaction_support`.
 
 mod cleaning;
+mod consumers;
 mod lifecycle;
 mod produce;
 mod tombstones;
