@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{compact_config, Rec, TestLog};
+use common::{compact_config, marker, txn_append, Rec, TestLog};
 use skiff_cleaner::{CleanerConfig, CleanerError, CleanerPool, LogSource, UncleanableReason};
 use skiff_log::{Log, LogDir};
 use skiff_records::Compression;
@@ -522,27 +522,6 @@ fn pool_removes_tombstones_on_an_idle_log_when_the_horizon_passes() {
     let s = pool.status("t", 0).unwrap();
     assert_eq!(s.next_delete_horizon_ms, None);
     pool.stop();
-}
-
-/// A transactional batch of one record from producer `pid` at sequence `seq`.
-fn txn_append(t: &TestLog, pid: i64, seq: i32, key: &[u8], value: &[u8]) -> i64 {
-    let mut b = skiff_records::BatchBuilder::new(0, Compression::None)
-        .producer_id(pid)
-        .producer_epoch(0)
-        .base_sequence(seq)
-        .transactional(true);
-    b.push(t.now(), Some(key), Some(value), &[]);
-    let v = skiff_log::AppendValidation { now_ms: t.now() };
-    t.log()
-        .append(&b.build().unwrap(), 0, &v)
-        .unwrap()
-        .first_offset
-}
-
-fn marker(t: &TestLog, pid: i64, control: skiff_log::ControlType) {
-    t.log()
-        .write_txn_marker(pid, 0, 0, control, 0, t.now())
-        .unwrap();
 }
 
 #[test]

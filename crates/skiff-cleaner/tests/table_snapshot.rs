@@ -8,7 +8,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{compact_config, TestLog};
+use common::{compact_config, marker, txn_append, TestLog};
 use skiff_cleaner::table_snapshot::snapshot_partition_with;
 use skiff_cleaner::{
     snapshot_partition, SnapshotError, SnapshotLimits, SnapshotStats, TableRecord,
@@ -193,26 +193,6 @@ fn a_cleaner_pass_and_retention_between_the_scans_change_nothing() {
     let (now, _, _) = run(&t.log().pin(false), 1 << 20, &mut || {});
     assert_eq!(now.get(b"key-1".as_slice()).unwrap().1, b"after the pin");
     assert!(!now.contains_key(b"key-2".as_slice()));
-}
-
-fn txn_append(t: &TestLog, pid: i64, seq: i32, key: &[u8], value: &[u8]) -> i64 {
-    let mut b = BatchBuilder::new(0, Compression::None)
-        .producer_id(pid)
-        .producer_epoch(0)
-        .base_sequence(seq)
-        .transactional(true);
-    b.push(t.now(), Some(key), Some(value), &[]);
-    let v = skiff_log::AppendValidation { now_ms: t.now() };
-    t.log()
-        .append(&b.build().unwrap(), 0, &v)
-        .unwrap()
-        .first_offset
-}
-
-fn marker(t: &TestLog, pid: i64, control: ControlType) {
-    t.log()
-        .write_txn_marker(pid, 0, 0, control, 0, t.now())
-        .unwrap();
 }
 
 fn values(table: &Table) -> Vec<(&str, &str)> {

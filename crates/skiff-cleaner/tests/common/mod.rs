@@ -185,3 +185,25 @@ impl TestLog {
         run_pass(log, &view, &p, &mut map, &ctx)
     }
 }
+
+/// A transactional batch of one record from producer `pid` at sequence `seq`; its offset.
+pub fn txn_append(t: &TestLog, pid: i64, seq: i32, key: &[u8], value: &[u8]) -> i64 {
+    let mut b = BatchBuilder::new(0, Compression::None)
+        .producer_id(pid)
+        .producer_epoch(0)
+        .base_sequence(seq)
+        .transactional(true);
+    b.push(t.now(), Some(key), Some(value), &[]);
+    let v = AppendValidation { now_ms: t.now() };
+    t.log()
+        .append(&b.build().unwrap(), 0, &v)
+        .unwrap()
+        .first_offset
+}
+
+/// A COMMIT or ABORT marker of producer `pid` (epoch 0).
+pub fn marker(t: &TestLog, pid: i64, control: skiff_log::ControlType) {
+    t.log()
+        .write_txn_marker(pid, 0, 0, control, 0, t.now())
+        .unwrap();
+}
