@@ -180,6 +180,17 @@ async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
         ),
         None => None,
     };
+    let http_listener = match &broker.config.skiff_http_listener {
+        Some(hp) => {
+            let (router, tls) = skiff_broker::http::from_config(broker.clone())
+                .map_err(|e| anyhow::anyhow!("HTTP API: {e}"))?;
+            let listener = TcpListener::bind(hp.to_string())
+                .await
+                .with_context(|| format!("binding skiff.http.listener {hp}"))?;
+            Some((listener, router, tls))
+        }
+        None => None,
+    };
     let mut bound = Vec::new();
     for l in &broker.config.listeners {
         let addr = format!("{}:{}", l.host, l.port);
@@ -213,11 +224,25 @@ async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
         }
         None => None,
     };
+    let http_addr = match http_listener {
+        Some((listener, router, tls)) => {
+            let addr = listener.local_addr().map(|a| a.to_string()).ok();
+            servers.spawn(skiff_broker::http::server::serve(
+                listener,
+                router,
+                tls,
+                stop_rx.clone(),
+            ));
+            addr
+        }
+        None => None,
+    };
     let mut signals = Signals::install()?;
     info!(
         listeners = %addrs.join(","),
         node_id = broker.node_id(),
         metrics = metrics_addr.as_deref().unwrap_or("off"),
+        http = http_addr.as_deref().unwrap_or("off"),
         startup_ms = started.elapsed().as_millis() as u64,
         "skiff is ready"
     );
