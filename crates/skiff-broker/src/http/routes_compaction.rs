@@ -52,7 +52,7 @@ pub(super) async fn dry_run(
     let Path(topic) = path.map_err(bad_path)?;
     let Query(query) = query.map_err(bad_query)?;
     if !authz.allows(AclOperation::Describe, ResourceType::Topic, &topic) {
-        return Err(ApiError::topic_denied(&topic));
+        return Err(ApiError::topic_denied());
     }
     let broker = api.broker.clone();
     let name = topic.clone();
@@ -74,7 +74,7 @@ pub(super) async fn compact_now(
     let Path(topic) = path.map_err(bad_path)?;
     let Query(query) = query.map_err(bad_query)?;
     if !authz.allows(AclOperation::Alter, ResourceType::Topic, &topic) {
-        return Err(ApiError::topic_denied(&topic));
+        return Err(ApiError::topic_denied());
     }
     let tickets = api.broker.compact_now(&topic, query.partition)?;
     let location = match tickets.as_slice() {
@@ -112,7 +112,7 @@ pub(super) async fn ticket(
     })?;
     let ticket = api.broker.compaction_ticket(id)?;
     if !authz.allows(AclOperation::Describe, ResourceType::Topic, &ticket.topic) {
-        return Err(ApiError::topic_denied(&ticket.topic));
+        return Err(ApiError::topic_denied());
     }
     Ok(Json(TicketWithUrl {
         url: ticket_url(ticket.id),

@@ -66,7 +66,7 @@ pub(super) async fn snapshot(
     if !authz.allows(AclOperation::Read, ResourceType::Topic, &topic)
         || !authz.allows(AclOperation::Describe, ResourceType::Topic, &topic)
     {
-        return Err(ApiError::topic_denied(&topic));
+        return Err(ApiError::topic_denied());
     }
     let request = SnapshotRequest {
         topic,

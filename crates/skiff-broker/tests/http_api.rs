@@ -1,0 +1,487 @@
+//! The HTTP API (`skiff.http.listener`, docs/http-api.md) over real HTTP/1.1 on port 0: the
+//! table snapshot stream and its refusals, the compaction dry run, compact-now and its
+//! ticket, /metrics, Basic (PLAIN and SCRAM users) and Bearer authentication, ACL refusals
+//! that do not reveal whether a topic exists, and TLS with the broker's keystore.
+#![allow(clippy::unwrap_used)]
+
+mod acl_support;
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use acl_support::{create_acls, creation, ALLOW, LITERAL, READ, TOPIC};
+use base64::Engine;
+use bytes::Bytes;
+use common::tables::{compacted_topic, produce};
+use http_body_util::{BodyExt, Empty};
+use hyper::header::{HeaderMap, AUTHORIZATION, CONTENT_TYPE, LOCATION, WWW_AUTHENTICATE};
+use hyper_util::rt::TokioIo;
+use serde_json::{json, Value};
+use skiff_broker::Broker;
+use skiff_log::{AppendValidation, Clock, ManualClock};
+use skiff_records::{BatchBuilder, Compression};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../skiff-auth/tests/fixtures");
+
+/// A broker with the HTTP API served on 127.0.0.1:0.
+struct Api {
+    addr: SocketAddr,
+    _stop: watch::Sender<bool>,
+}
+
+async fn serve_api(broker: Arc<Broker>) -> Api {
+    let (router, tls) = skiff_broker::http::from_config(broker.clone()).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, rx) = watch::channel(false);
+    tokio::spawn(skiff_broker::http::server::serve(listener, router, tls, rx));
+    Api { addr, _stop: stop }
+}
+
+/// A response as the tests look at it.
+struct Reply {
+    status: u16,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    fn error_code(&self) -> String {
+        self.json()["error"]["code"].as_str().unwrap().to_string()
+    }
+
+    fn lines(&self) -> Vec<Value> {
+        std::str::from_utf8(&self.body)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+async fn send_over<S>(io: S, method: &str, path: &str, auth: Option<&str>) -> Reply
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let mut request = hyper::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", "localhost");
+    if let Some(a) = auth {
+        request = request.header(AUTHORIZATION, a);
+    }
+    let response = sender
+        .send_request(request.body(Empty::<Bytes>::new()).unwrap())
+        .await
+        .unwrap();
+    let (parts, body) = response.into_parts();
+    Reply {
+        status: parts.status.as_u16(),
+        headers: parts.headers,
+        body: body.collect().await.unwrap().to_bytes(),
+    }
+}
+
+async fn send(api: &Api, method: &str, path: &str, auth: Option<&str>) -> Reply {
+    let stream = TcpStream::connect(api.addr).await.unwrap();
+    send_over(stream, method, path, auth).await
+}
+
+async fn get(api: &Api, path: &str) -> Reply {
+    send(api, "GET", path, None).await
+}
+
+fn basic(user: &str, password: &str) -> String {
+    let creds = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    format!("Basic {creds}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_streams_ndjson_and_refusals_are_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::broker(dir.path()).start().await;
+    compacted_topic(&broker, "table", 2, "compact").await;
+    compacted_topic(&broker, "plain", 1, "delete").await;
+    produce(
+        &broker,
+        "table",
+        0,
+        &[(b"a", Some(b"1")), (b"b", Some(b"1"))],
+    )
+    .await;
+    produce(&broker, "table", 0, &[(b"a", Some(b"2")), (b"b", None)]).await;
+    produce(&broker, "table", 1, &[(b"c", Some(b"x"))]).await;
+    let api = serve_api(broker.clone()).await;
+
+    let r = get(&api, "/v1/topics/table/snapshot").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.headers[CONTENT_TYPE], "application/x-ndjson");
+    let lines = r.lines();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(
+        (
+            &lines[0]["partition"],
+            &lines[0]["offset"],
+            &lines[0]["key"],
+            &lines[0]["value"]
+        ),
+        (&json!(0), &json!(2), &json!("a"), &json!("2"))
+    );
+    assert_eq!(
+        (&lines[1]["key"], &lines[1]["value"]),
+        (&json!("c"), &json!("x"))
+    );
+    assert_eq!(lines[2], json!({"end_offsets": {"0": 4, "1": 1}}));
+
+    let r = get(
+        &api,
+        "/v1/topics/table/snapshot?encoding=base64&isolation=read_uncommitted",
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.lines()[0]["key"], "YQ==");
+
+    let r = get(&api, "/v1/topics/nope/snapshot").await;
+    assert_eq!((r.status, r.error_code().as_str()), (404, "unknown_topic"));
+    assert_eq!(r.headers[CONTENT_TYPE], "application/json");
+    let r = get(&api, "/v1/topics/plain/snapshot").await;
+    assert_eq!((r.status, r.error_code().as_str()), (409, "not_compacted"));
+    let r = get(&api, "/v1/topics/table/snapshot?isolation=dirty").await;
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad_query"));
+    let r = get(&api, "/v1/topics/table/snapshot?encodnig=text").await;
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad_query"));
+    let r = get(&api, "/v1/no/such/route").await;
+    assert_eq!((r.status, r.error_code().as_str()), (404, "not_found"));
+    let r = send(&api, "DELETE", "/v1/topics/table/snapshot", None).await;
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (405, "method_not_allowed")
+    );
+
+    // /metrics on the same listener, as metrics.listener serves it.
+    let r = get(&api, "/metrics").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.headers[CONTENT_TYPE],
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+    let text = std::str::from_utf8(&r.body).unwrap();
+    assert!(text.contains("topic=\"table\""), "{text}");
+    broker.shutdown().unwrap();
+}
+
+/// 50 records over 5 keys in a sealed segment of `name`-0.
+fn filled(broker: &Broker, clock: &ManualClock, name: &str) {
+    let log = broker
+        .topics
+        .get(name)
+        .unwrap()
+        .partition(0)
+        .unwrap()
+        .log
+        .clone();
+    let now = clock.now_ms();
+    for i in 0..50 {
+        let mut b = BatchBuilder::new(0, Compression::None);
+        let key = format!("k{}", i % 5);
+        b.push(
+            now,
+            Some(key.as_bytes()),
+            Some(format!("v{i}").as_bytes()),
+            &[],
+        );
+        log.append(&b.build().unwrap(), 0, &AppendValidation { now_ms: now })
+            .unwrap();
+    }
+    clock.advance(101);
+    assert!(log.roll_if_due().unwrap(), "segment.ms roll not due");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_then_compact_now_and_follow_the_ticket() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = common::manual_clock();
+    // The cleaner only runs when asked: its periodic check is far away.
+    let broker = common::broker(dir.path())
+        .sets(&["log.cleaner.threads=1", "log.cleaner.backoff.ms=3600000"])
+        .clock(clock.clone())
+        .start()
+        .await;
+    let b = broker.clone();
+    let c = clock.clone();
+    tokio::task::spawn_blocking(move || {
+        let overrides = [("cleanup.policy", "compact"), ("segment.ms", "100")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        b.topics.create("table", 1, overrides, false).unwrap();
+        filled(&b, &c, "table");
+    })
+    .await
+    .unwrap();
+    compacted_topic(&broker, "plain", 1, "delete").await;
+    let api = serve_api(broker.clone()).await;
+
+    let r = get(&api, "/v1/topics/table/compaction/dry-run").await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    assert_eq!(v["topic"], "table");
+    let p = &v["partitions"][0];
+    assert_eq!(p["partition"], 0);
+    assert_eq!(p["keys_in_dirty_range"], 5, "{p}");
+    assert_eq!(p["figures"]["records_read"], 50, "{p}");
+    assert_eq!(p["figures"]["records_removed"], 45, "{p}");
+    let r = get(&api, "/v1/topics/table/compaction/dry-run?partition=7").await;
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (404, "unknown_topic_or_partition")
+    );
+    let r = get(&api, "/v1/topics/table/compaction/dry-run?partition=x").await;
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad_query"));
+    // Nothing changed: the snapshot still reads 50 offsets... and 5 live keys.
+    let r = get(&api, "/v1/topics/table/snapshot").await;
+    assert_eq!(r.lines().len(), 6);
+
+    let r = send(&api, "POST", "/v1/topics/plain/compaction", None).await;
+    assert_eq!((r.status, r.error_code().as_str()), (409, "not_compacted"));
+    let r = send(&api, "POST", "/v1/topics/table/compaction", None).await;
+    assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+    let location = r.headers[LOCATION].to_str().unwrap().to_string();
+    let ticket = &r.json()["tickets"][0];
+    assert_eq!(ticket["url"], location.as_str());
+    assert_eq!(location, format!("/v1/compaction/tickets/{}", ticket["id"]));
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let done = loop {
+        let r = get(&api, &location).await;
+        assert_eq!(r.status, 200);
+        let t = r.json();
+        match t["state"].as_str().unwrap() {
+            "queued" | "running" => {}
+            _ => break t,
+        }
+        assert!(Instant::now() < deadline, "ticket not finished: {t}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(done["state"], "done", "{done}");
+    assert_eq!(done["pass"]["records_removed"], 45, "{done}");
+    let r = get(&api, "/v1/compaction/tickets/987654").await;
+    assert_eq!((r.status, r.error_code().as_str()), (404, "unknown_ticket"));
+    let r = get(&api, "/v1/compaction/tickets/x").await;
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad_ticket_id"));
+    broker.shutdown().unwrap();
+}
+
+const SASL: [&str; 5] = [
+    "listeners=SASL_PLAINTEXT://127.0.0.1:0",
+    "listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,OAUTHBEARER",
+    "listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice=\"alice-secret\" user_bob=\"bob-secret\";",
+    "sasl.scram.users=SCRAM-SHA-256=[name=carol,password=carol-secret]",
+    "listener.name.sasl_plaintext.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+];
+
+fn jwt(sub: &str) -> String {
+    let pem = std::fs::read(format!("{FIXTURES}/rsa_private.pem")).unwrap();
+    let key = jsonwebtoken::EncodingKey::from_rsa_pem(&pem).unwrap();
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
+    header.kid = Some("rsa-1".into());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let claims = json!({"sub": sub, "iat": now - 10, "exp": now + 600, "aud": "kafka"});
+    jsonwebtoken::encode(&header, &claims, &key).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn basic_and_bearer_callers_are_authorized_by_the_acls() {
+    let dir = tempfile::tempdir().unwrap();
+    let jwks = format!("sasl.oauthbearer.jwks.endpoint.url=file://{FIXTURES}/jwks.json");
+    let mut sets = SASL.to_vec();
+    sets.extend_from_slice(&[
+        &jwks,
+        "sasl.oauthbearer.expected.audience=kafka",
+        "skiff.http.authentication=basic,bearer",
+        "connection.failed.authentication.delay.ms=0",
+    ]);
+    let broker = acl_support::start(dir.path(), &sets).await;
+    compacted_topic(&broker, "table", 1, "compact").await;
+    produce(&broker, "table", 0, &[(b"a", Some(b"1"))]).await;
+    let allow_read = |who: &str| creation(TOPIC, "table", LITERAL, who, READ, ALLOW);
+    let codes = create_acls(
+        &broker,
+        "admin",
+        vec![
+            allow_read("User:alice"),
+            allow_read("User:carol"),
+            allow_read("User:erin"),
+        ],
+    )
+    .await;
+    assert_eq!(codes, vec![0, 0, 0]);
+    let api = serve_api(broker.clone()).await;
+    let snapshot = "/v1/topics/table/snapshot";
+
+    let r = get(&api, snapshot).await;
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (401, "unauthenticated")
+    );
+    let challenge = r.headers[WWW_AUTHENTICATE].to_str().unwrap();
+    assert!(
+        challenge.contains("Basic") && challenge.contains("Bearer"),
+        "{challenge}"
+    );
+
+    // A PLAIN user, a SCRAM user, a JWT subject: each may read.
+    for auth in [
+        basic("alice", "alice-secret"),
+        basic("carol", "carol-secret"),
+        format!("Bearer {}", jwt("erin")),
+    ] {
+        let r = send(&api, "GET", snapshot, Some(&auth)).await;
+        assert_eq!(
+            r.status,
+            200,
+            "{auth}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        assert_eq!(r.lines().last().unwrap()["end_offsets"]["0"], 1);
+    }
+    // Wrong passwords, an unknown user, a bad token, garbage.
+    for auth in [
+        basic("alice", "carol-secret"),
+        basic("carol", "wrong"),
+        basic("nobody", "x"),
+        "Bearer not.a.jwt".to_string(),
+        "Basic %%%".to_string(),
+        "Digest x".to_string(),
+    ] {
+        let r = send(&api, "GET", snapshot, Some(&auth)).await;
+        assert_eq!(
+            (r.status, r.error_code().as_str()),
+            (401, "unauthenticated"),
+            "{auth}"
+        );
+        assert!(r.headers.contains_key(WWW_AUTHENTICATE));
+    }
+
+    // bob has no ACL: the refusal is the same for an existing and a missing topic.
+    let bob = basic("bob", "bob-secret");
+    let existing = send(&api, "GET", snapshot, Some(&bob)).await;
+    let missing = send(&api, "GET", "/v1/topics/nope/snapshot", Some(&bob)).await;
+    assert_eq!(existing.status, 403);
+    assert_eq!(existing.error_code(), "topic_authorization_failed");
+    assert_eq!((missing.status, &missing.body), (403, &existing.body));
+    // alice may read, not compact (ALTER) nor see a topic she has no ACL on.
+    let alice = basic("alice", "alice-secret");
+    let r = send(&api, "POST", "/v1/topics/table/compaction", Some(&alice)).await;
+    assert_eq!(r.status, 403);
+    let r = send(&api, "GET", "/v1/topics/nope/snapshot", Some(&alice)).await;
+    assert_eq!((r.status, &r.body), (403, &existing.body));
+    // READ implies DESCRIBE: the dry run is allowed.
+    let r = send(
+        &api,
+        "GET",
+        "/v1/topics/table/compaction/dry-run",
+        Some(&alice),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    broker.shutdown().unwrap();
+}
+
+#[tokio::test]
+async fn bearer_without_an_oauthbearer_listener_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::broker(dir.path())
+        .sets(&["skiff.http.authentication=bearer"])
+        .start()
+        .await;
+    let e = skiff_broker::http::from_config(broker.clone())
+        .err()
+        .unwrap();
+    assert!(e.contains("OAUTHBEARER"), "{e}");
+    broker.shutdown().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_with_the_broker_keystore() {
+    use rcgen::{BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, KeyPair};
+    use rustls::pki_types::ServerName;
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name = DistinguishedName::new();
+    ca.distinguished_name.push(DnType::CommonName, "test CA");
+    let ca_key = KeyPair::generate().unwrap();
+    let ca = ca.self_signed(&ca_key).unwrap();
+    let server_key = KeyPair::generate().unwrap();
+    let server = CertificateParams::new(vec!["localhost".into()])
+        .unwrap()
+        .signed_by(&server_key, &ca, &ca_key)
+        .unwrap();
+    let keystore = dir.path().join("server.pem");
+    std::fs::write(
+        &keystore,
+        format!("{}{}", server_key.serialize_pem(), server.pem()),
+    )
+    .unwrap();
+    let location = format!("ssl.keystore.location={}", keystore.display());
+    let broker = common::broker(&dir.path().join("data"))
+        .sets(&[
+            "skiff.http.ssl.enabled=true",
+            "ssl.keystore.type=PEM",
+            &location,
+        ])
+        .start()
+        .await;
+    let api = serve_api(broker.clone()).await;
+
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca.der().clone()).unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let tcp = TcpStream::connect(api.addr).await.unwrap();
+    let tls = connector
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap();
+    let r = send_over(tls, "GET", "/metrics", None).await;
+    assert_eq!(r.status, 200);
+    assert!(!r.body.is_empty());
+    // Plain HTTP to the TLS port gets no HTTP answer.
+    let tcp = TcpStream::connect(api.addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let plain = hyper::Request::builder()
+        .uri("/metrics")
+        .header("host", "localhost")
+        .body(Empty::<Bytes>::new())
+        .unwrap();
+    assert!(sender.send_request(plain).await.is_err());
+    broker.shutdown().unwrap();
+}
