@@ -1,10 +1,12 @@
 //! The `skiff` binary: command line, logging, wiring, signals, and the `compaction-status`
-//! subcommand that reads a running broker's metrics listener, and `dev-certs` (throwaway TLS
+//! subcommand that reads a running broker's metrics listener, `compact` (dry run and compact
+//! now through the HTTP API), and `dev-certs` (throwaway TLS
 //! certificates for development), and `hash-password` (a PLAIN password hash for
 //! `sasl.plain.hashed.users`).
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod compact;
 mod compaction_status;
 mod dev_certs;
 mod exposition;
@@ -57,6 +59,30 @@ enum Command {
         #[arg(long)]
         topic: Option<String>,
     },
+    /// Show what a compaction pass would do now (--dry-run), or run one now and wait for it,
+    /// through a running broker's HTTP API (`skiff.http.listener`).
+    Compact {
+        /// HOST:PORT of the broker's `skiff.http.listener`.
+        #[arg(long, value_name = "HOST:PORT")]
+        http: String,
+        #[arg(long)]
+        topic: String,
+        /// Only this partition (default: every partition of the topic).
+        #[arg(long)]
+        partition: Option<i32>,
+        /// Report what a pass would remove, without changing anything.
+        #[arg(long)]
+        dry_run: bool,
+        /// Use https, trusting the CA certificates (PEM) in this file.
+        #[arg(long, value_name = "PATH")]
+        ca_file: Option<PathBuf>,
+        /// Basic authentication as this user; the password is read from SKIFF_HTTP_PASSWORD.
+        #[arg(long)]
+        user: Option<String>,
+        /// How long to wait for the pass to finish, in seconds.
+        #[arg(long, default_value_t = 600)]
+        wait_seconds: u64,
+    },
     /// FOR DEVELOPMENT ONLY: write a throwaway CA, a server certificate for the given host
     /// names and a client certificate (PEM) into DIR, and print the config lines to use them.
     DevCerts {
@@ -105,6 +131,27 @@ fn try_main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     if let Some(Command::CompactionStatus { metrics, topic }) = &cli.command {
         return compaction_status::run(metrics, topic.as_deref());
+    }
+    if let Some(Command::Compact {
+        http,
+        topic,
+        partition,
+        dry_run,
+        ca_file,
+        user,
+        wait_seconds,
+    }) = &cli.command
+    {
+        return compact::run(&compact::Options {
+            http: http.clone(),
+            topic: topic.clone(),
+            partition: *partition,
+            dry_run: *dry_run,
+            ca_file: ca_file.clone(),
+            user: user.clone(),
+            password: std::env::var("SKIFF_HTTP_PASSWORD").ok(),
+            wait: Duration::from_secs(*wait_seconds),
+        });
     }
     if let Some(Command::DevCerts { dir, hosts }) = &cli.command {
         return dev_certs::run(dir, hosts);
