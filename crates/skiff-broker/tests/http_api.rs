@@ -39,7 +39,13 @@ async fn serve_api(broker: Arc<Broker>) -> Api {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, rx) = watch::channel(false);
-    tokio::spawn(skiff_broker::http::server::serve(listener, router, tls, rx));
+    tokio::spawn(skiff_broker::http::server::serve(
+        listener,
+        "skiff.http.listener",
+        router,
+        tls,
+        rx,
+    ));
     Api { addr, _stop: stop }
 }
 
@@ -483,5 +489,52 @@ async fn https_with_the_broker_keystore() {
         .body(Empty::<Bytes>::new())
         .unwrap();
     assert!(sender.send_request(plain).await.is_err());
+    broker.shutdown().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_listener_serves_metrics_only_without_authentication() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let dir = tempfile::tempdir().unwrap();
+    // Authentication of the HTTP API does not apply to metrics.listener.
+    let broker = common::broker(dir.path())
+        .sets(&["skiff.http.authentication=basic"])
+        .start()
+        .await;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (_stop, rx) = watch::channel(false);
+    tokio::spawn(skiff_broker::http::server::serve(
+        listener,
+        "metrics.listener",
+        skiff_broker::http::metrics_router(broker.clone()),
+        None,
+        rx,
+    ));
+    let api = Api { addr, _stop };
+
+    let r = get(&api, "/metrics?x=1").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.headers[CONTENT_TYPE],
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+    assert!(std::str::from_utf8(&r.body)
+        .unwrap()
+        .contains("skiff_log_cleaner_backlog_partitions"));
+    assert_eq!(get(&api, "/").await.status, 404);
+    assert_eq!(get(&api, "/metricsx").await.status, 404);
+    // The API's routes are not on this listener.
+    assert_eq!(get(&api, "/v1/topics/t/snapshot").await.status, 404);
+    assert_eq!(send(&api, "POST", "/metrics", None).await.status, 405);
+    // A head over the limit is refused, not buffered.
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let big = format!("GET /metrics HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(10_000));
+    let _ = s.write_all(big.as_bytes()).await;
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut raw)).await;
+    let raw = String::from_utf8_lossy(&raw);
+    assert!(raw.starts_with("HTTP/1.1 431 "), "{raw}");
     broker.shutdown().unwrap();
 }

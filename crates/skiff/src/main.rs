@@ -264,8 +264,12 @@ async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
         Some(listener) => {
             let addr = listener.local_addr().map(|a| a.to_string()).ok();
             let (broker, stop_rx) = (broker.clone(), stop_rx.clone());
-            servers.spawn(skiff_broker::metrics::http::serve(
-                listener, broker, stop_rx,
+            servers.spawn(skiff_broker::http::server::serve(
+                listener,
+                "metrics.listener",
+                skiff_broker::http::metrics_router(broker),
+                None,
+                stop_rx,
             ));
             addr
         }
@@ -276,6 +280,7 @@ async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
             let addr = listener.local_addr().map(|a| a.to_string()).ok();
             servers.spawn(skiff_broker::http::server::serve(
                 listener,
+                "skiff.http.listener",
                 router,
                 tls,
                 stop_rx.clone(),

@@ -30,8 +30,9 @@ use crate::acl_operations::Principal;
 use crate::scram_store::ScramStore;
 use crate::Broker;
 
-/// Longest `Authorization` header looked at: a JWT with many claims is a few KB.
-const MAX_AUTHORIZATION: usize = 16 * 1024;
+/// Longest `Authorization` header looked at (the whole head is bounded by
+/// `server::MAX_HEAD` anyway): a JWT with many claims is a few KB.
+const MAX_AUTHORIZATION: usize = 8 * 1024;
 
 /// The listener's authentication setup.
 pub struct HttpAuth {

@@ -1,5 +1,6 @@
 //! The HTTP API (`skiff.http.listener`, docs/http-api.md): table snapshots of compacted
-//! topics and compaction controls under `/v1`, and `/metrics`, on axum over hyper.
+//! topics and compaction controls under `/v1`, and `/metrics`, on axum over hyper. The same
+//! server serves `metrics.listener` with a router of `/metrics` alone ([`metrics_router`]).
 //!
 //! Modules, one job each: [`server`] accepts (TLS or not) and serves connections with
 //! timeouts and a connection bound; [`router`] maps paths to routes; [`auth`] turns the
@@ -30,6 +31,7 @@ use crate::table_snapshot::TableSnapshots;
 use crate::Broker;
 
 pub use routes_compaction::ticket_url;
+pub use routes_metrics::metrics_router;
 
 /// What the routes share: the broker, its snapshot service (the concurrency bound of
 /// `skiff.snapshot.max.concurrent` lives here, one per HTTP API) and the authentication setup.

@@ -1,4 +1,4 @@
-//! Serving the HTTP API's connections: accepted within a connection bound
+//! Serving the HTTP listeners' connections (the HTTP API and `metrics.listener`): accepted within a connection bound
 //! ([`MAX_CONNECTIONS`]), optionally TLS with the broker's keystore, one request per
 //! connection (`Connection: close`, as the metrics listener: no keep-alive state, and no
 //! idle connection holding a slot), every phase under a deadline: the TLS handshake, the
@@ -34,31 +34,36 @@ pub const MAX_CONNECTIONS: usize = 64;
 const TLS_TIMEOUT: Duration = Duration::from_secs(10);
 /// Time a client has to send its request head.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// Largest request head (hyper's read buffer; its minimum): a scraper's GET is a few hundred
+/// bytes, a request with a JWT a few KB. A larger head is answered 431.
+pub const MAX_HEAD: usize = 8 * 1024;
 /// Longest a write may make no progress (a stalled reader).
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Serves `router` on `listener` until `shutdown` turns true; then stops accepting and lets
-/// requests in hand finish.
+/// requests in hand finish. `name` is for the logs (`metrics.listener`,
+/// `skiff.http.listener`).
 pub async fn serve(
     listener: TcpListener,
+    name: &'static str,
     router: Router,
     tls: Option<tokio_rustls::TlsAcceptor>,
     shutdown: watch::Receiver<bool>,
 ) {
     if let Ok(addr) = listener.local_addr() {
-        info!(%addr, tls = tls.is_some(), "HTTP API listening");
+        info!(%addr, listener = name, tls = tls.is_some(), "HTTP listening");
     }
     let stop = shutdown.clone();
     accept_bounded(
         listener,
         ConnectionQuotas::bounded(MAX_CONNECTIONS),
         shutdown,
-        "HTTP API accept failed",
+        "HTTP accept failed",
         move |stream, peer| {
             let (router, tls, stop) = (router.clone(), tls.clone(), stop.clone());
             async move {
                 if let Err(e) = connection(stream, Peer(peer), router, tls, stop).await {
-                    debug!(%peer, error = %e, "HTTP API connection ended");
+                    debug!(%peer, listener = name, error = %e, "HTTP connection ended");
                 }
             }
         },
@@ -103,6 +108,7 @@ where
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(HEAD_TIMEOUT)
+        .max_buf_size(MAX_HEAD)
         .keep_alive(false);
     let conn = builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(conn);
