@@ -1,7 +1,8 @@
 //! `skiff compact` against the real binary's HTTP API: a compacted topic with 50 records
 //! over 5 keys in a sealed segment; `--dry-run` prints the figures without changing
 //! anything, then compact-now waits for its ticket and prints the pass; Basic authentication
-//! with the password in SKIFF_HTTP_PASSWORD; and a clear error for a topic that is missing.
+//! with the password in SKIFF_HTTP_PASSWORD; a clear error for a topic that is missing; and
+//! https with `skiff dev-certs` certificates and `--ca-file`.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -10,7 +11,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use common::frames::{s, Conn};
-use common::{free_port, run, skiff};
+use common::{dev_certs, free_port, run, skiff};
 use kafka_protocol::messages::*;
 use skiff_records::{BatchBuilder, Compression};
 
@@ -171,4 +172,46 @@ fn dry_run_then_compact_now_through_the_http_api() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("401 unauthenticated"), "{err}");
+}
+
+#[test]
+fn https_with_a_ca_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = dir.path().join("certs");
+    dev_certs(&certs);
+    let c = |f: &str| certs.join(f).display().to_string();
+    let http = format!("127.0.0.1:{}", free_port());
+    let broker = skiff_testkit::Broker::start_opts(
+        skiff_testkit::Options::new()
+            .set("skiff.http.listener", &http)
+            .set("skiff.http.ssl.enabled", "true")
+            .set("ssl.keystore.type", "PEM")
+            .set("ssl.keystore.location", &c("server.pem")),
+    )
+    .unwrap();
+    let mut conn = Conn::connect(&broker.bootstrap());
+    create_compacted(&mut conn, "table");
+    produce(&mut conn, "table", &[("k".to_string(), "v".to_string())]);
+
+    let compact = |extra: &[&str]| {
+        let mut cmd = skiff();
+        cmd.args(["compact", "--topic", "table", "--dry-run", "--http"])
+            .args(extra);
+        run(&mut cmd, None)
+    };
+    let out = stdout(&compact(&[&http, "--ca-file", &c("ca.pem")]));
+    assert_eq!(row(&out, 2)[0], "0", "{out}");
+    // Plain HTTP to the TLS port, and a CA that did not sign the certificate, both fail.
+    let out = compact(&[&http]);
+    assert!(!out.status.success());
+    let other = dir.path().join("other");
+    dev_certs(&other);
+    let out = compact(&[
+        &http,
+        "--ca-file",
+        &other.join("ca.pem").display().to_string(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("TLS") || err.contains("certificate"), "{err}");
 }
