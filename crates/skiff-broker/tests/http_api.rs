@@ -538,3 +538,66 @@ async fn metrics_listener_serves_metrics_only_without_authentication() {
     assert!(raw.starts_with("HTTP/1.1 431 "), "{raw}");
     broker.shutdown().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_over_the_limit_is_429_and_a_gone_reader_frees_its_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::broker(dir.path())
+        .sets(&["skiff.snapshot.max.concurrent=1"])
+        .start()
+        .await;
+    compacted_topic(&broker, "big", 1, "compact").await;
+    // ~20 MB of live keys: more than the socket buffers and the snapshot's channel hold, so
+    // a reader that reads nothing keeps its snapshot running.
+    let value = vec![b'v'; 1024];
+    for batch in 0..250 {
+        let keys: Vec<Vec<u8>> = (0..80)
+            .map(|i| format!("key-{batch}-{i}").into_bytes())
+            .collect();
+        let records: Vec<(&[u8], Option<&[u8]>)> = keys
+            .iter()
+            .map(|k| (k.as_slice(), Some(value.as_slice())))
+            .collect();
+        produce(&broker, "big", 0, &records).await;
+    }
+    let api = serve_api(broker.clone()).await;
+    let path = "/v1/topics/big/snapshot";
+
+    let stream = TcpStream::connect(api.addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    let conn = tokio::spawn(conn);
+    let request = hyper::Request::builder()
+        .uri(path)
+        .header("host", "localhost")
+        .body(Empty::<Bytes>::new())
+        .unwrap();
+    let stalled = sender.send_request(request).await.unwrap();
+    assert_eq!(stalled.status(), 200);
+
+    let r = get(&api, path).await;
+    assert_eq!((r.status, r.error_code().as_str()), (429, "busy"));
+
+    // The stalled reader goes away: its snapshot is cancelled and the next one may run.
+    drop(stalled);
+    drop(sender);
+    conn.abort();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let r = get(&api, path).await;
+        if r.status == 200 {
+            let lines = r.lines();
+            assert_eq!(lines.len(), 20_001);
+            assert_eq!(lines.last().unwrap()["end_offsets"]["0"], 20_000);
+            break;
+        }
+        assert_eq!(r.status, 429);
+        assert!(
+            Instant::now() < deadline,
+            "the stalled snapshot kept its slot"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    broker.shutdown().unwrap();
+}
