@@ -26,6 +26,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
+/// Kafka's AclOperation code of ALTER.
+const ALTER: i8 = 7;
+
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../skiff-auth/tests/fixtures");
 
 /// A broker with the HTTP API served on 127.0.0.1:0.
@@ -335,10 +338,11 @@ async fn basic_and_bearer_callers_are_authorized_by_the_acls() {
             allow_read("User:alice"),
             allow_read("User:carol"),
             allow_read("User:erin"),
+            creation(TOPIC, "table", LITERAL, "User:carol", ALTER, ALLOW),
         ],
     )
     .await;
-    assert_eq!(codes, vec![0, 0, 0]);
+    assert_eq!(codes, vec![0, 0, 0, 0]);
     let api = serve_api(broker.clone()).await;
     let snapshot = "/v1/topics/table/snapshot";
 
