@@ -5,6 +5,8 @@
 //! request head ([`HEAD_TIMEOUT`]), and each write ([`WRITE_TIMEOUT`] without progress,
 //! so a snapshot to a reader that stopped reading ends instead of pinning its scan forever).
 //!
+//! Logs: a span per request (peer, method, path), its status at debug level.
+//!
 //! Thread safety: each connection is its own task; the router and the API state are shared.
 
 use std::future::Future;
@@ -21,7 +23,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::time::Sleep;
 use tower::ServiceExt;
-use tracing::{debug, info};
+use tracing::{debug, info, Instrument};
 
 use super::Peer;
 use crate::net::listener::accept_bounded;
@@ -101,8 +103,22 @@ where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+        let span = tracing::info_span!(
+            "http",
+            peer = %peer.0,
+            method = %request.method(),
+            path = request.uri().path(),
+        );
         request.extensions_mut().insert(peer);
-        router.clone().oneshot(request)
+        let answer = router.clone().oneshot(request);
+        async move {
+            let response = answer.await;
+            if let Ok(r) = &response {
+                debug!(status = r.status().as_u16(), "answered");
+            }
+            response
+        }
+        .instrument(span)
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder

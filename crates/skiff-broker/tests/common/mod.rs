@@ -7,6 +7,7 @@
 //! bounded so that a regression fails instead of hanging.
 #![allow(clippy::unwrap_used, dead_code)]
 
+pub mod http;
 pub mod tables;
 
 use std::net::SocketAddr;
