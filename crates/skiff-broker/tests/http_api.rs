@@ -41,6 +41,7 @@ async fn snapshot_streams_ndjson_and_refusals_are_json() {
     let r = get(&api, "/v1/topics/table/snapshot").await;
     assert_eq!(r.status, 200);
     assert_eq!(r.headers[CONTENT_TYPE], "application/x-ndjson");
+    assert_eq!(r.headers["skiff-end-offsets"], "0=4,1=1");
     let lines = r.lines();
     assert_eq!(lines.len(), 3, "{lines:?}");
     assert_eq!(

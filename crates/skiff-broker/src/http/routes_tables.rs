@@ -27,6 +27,8 @@ use crate::table_snapshot::{Encoding, Isolation, SnapshotRequest, SnapshotStream
 
 /// NDJSON's media type.
 const NDJSON: &str = "application/x-ndjson";
+/// Response header with the snapshot's end offsets, `partition=offset` comma-separated.
+const END_OFFSETS: &str = "skiff-end-offsets";
 
 #[derive(Clone, Copy, Debug, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -80,10 +82,20 @@ pub(super) async fn snapshot(
         },
     };
     let stream = api.snapshots.start(&api.broker, request)?;
+    // The end offsets are fixed once the partitions are pinned: a client may read them
+    // before the body (the body's last line repeats them and marks it complete).
+    let end_offsets = stream
+        .end_offsets
+        .iter()
+        .map(|(p, e)| format!("{p}={e}"))
+        .collect::<Vec<_>>()
+        .join(",");
     let mut response = (StatusCode::OK, Body::new(SnapshotBody(stream))).into_response();
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(NDJSON));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(NDJSON));
+    if let Ok(v) = HeaderValue::from_str(&end_offsets) {
+        headers.insert(END_OFFSETS, v);
+    }
     Ok(response)
 }
 
