@@ -56,6 +56,18 @@ impl Mechanisms {
         self.enable(Mechanism::OAuthBearer)
     }
 
+    /// The PLAIN user table, when PLAIN is enabled (the HTTP API checks Basic passwords
+    /// against it).
+    pub fn plain_users(&self) -> Option<&Arc<dyn PlainUserStore>> {
+        self.plain.as_ref()
+    }
+
+    /// The JWT validator, when OAUTHBEARER is enabled (the HTTP API checks Bearer tokens with
+    /// it).
+    pub fn oauth_validator(&self) -> Option<&Arc<JwtValidator>> {
+        self.oauth.as_ref()
+    }
+
     fn enable(mut self, m: Mechanism) -> Self {
         if !self.enabled.contains(&m) {
             self.enabled.push(m);

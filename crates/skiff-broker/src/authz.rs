@@ -39,13 +39,26 @@ struct Checked {
 impl RequestContext {
     /// The authorizer snapshot, principal and host of this request.
     pub fn authz(&self) -> Authz {
-        let checked = self.broker.acls.as_ref().map(|acls| {
-            let host = self.client_host.trim_start_matches('/');
+        Authz::for_principal(
+            &self.broker,
+            self.principal.kind,
+            &self.principal.name,
+            &self.client_host,
+        )
+    }
+}
+
+impl Authz {
+    /// The authorization view of a caller that is not a Kafka request (the HTTP API): same
+    /// authorizer snapshot, principal and host comparison as [`RequestContext::authz`].
+    pub fn for_principal(broker: &crate::Broker, kind: &str, name: &str, host: &str) -> Authz {
+        let checked = broker.acls.as_ref().map(|acls| {
+            let host = host.trim_start_matches('/');
             Checked {
                 authorizer: acls.snapshot(),
                 principal: Principal {
-                    kind: self.principal.kind.to_string(),
-                    name: self.principal.name.to_string(),
+                    kind: kind.to_string(),
+                    name: name.to_string(),
                 },
                 host: host
                     .parse::<IpAddr>()
@@ -55,9 +68,7 @@ impl RequestContext {
         });
         Authz { checked }
     }
-}
 
-impl Authz {
     /// Is an authorizer configured?
     pub fn enabled(&self) -> bool {
         self.checked.is_some()

@@ -21,6 +21,7 @@ pub mod durability;
 pub mod dynamic_configs;
 pub mod errors;
 pub mod handlers;
+pub mod http;
 pub mod metrics;
 pub mod net;
 pub mod partition;

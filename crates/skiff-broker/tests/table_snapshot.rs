@@ -5,7 +5,8 @@
 
 mod common;
 
-use std::collections::BTreeMap;
+use common::tables::{compacted_topic, produce};
+
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -13,52 +14,6 @@ use skiff_broker::table_snapshot::{
     Encoding, Isolation, SnapshotRequest, SnapshotStartError, SnapshotStream, TableSnapshots,
 };
 use skiff_broker::Broker;
-use skiff_log::AppendValidation;
-use skiff_records::{BatchBuilder, Compression};
-
-async fn compacted_topic(broker: &Arc<Broker>, name: &str, partitions: i32, policy: &str) {
-    let b = broker.clone();
-    let (name, policy) = (name.to_string(), policy.to_string());
-    tokio::task::spawn_blocking(move || {
-        let overrides = BTreeMap::from([("cleanup.policy".to_string(), policy)]);
-        b.topics
-            .create(&name, partitions, overrides, false)
-            .unwrap();
-    })
-    .await
-    .unwrap();
-}
-
-/// Appends one batch of `(key, value)` records to `topic`-`partition`.
-async fn produce(
-    broker: &Arc<Broker>,
-    topic: &str,
-    partition: i32,
-    recs: &[(&[u8], Option<&[u8]>)],
-) {
-    let b = broker.clone();
-    let topic = topic.to_string();
-    let recs: Vec<(Vec<u8>, Option<Vec<u8>>)> = recs
-        .iter()
-        .map(|(k, v)| (k.to_vec(), v.map(<[u8]>::to_vec)))
-        .collect();
-    tokio::task::spawn_blocking(move || {
-        let mut builder = BatchBuilder::new(0, Compression::None);
-        for (k, v) in &recs {
-            builder.push(1000, Some(k), v.as_deref(), &[(b"h", Some(b"\xff"))]);
-        }
-        let p = b.topics.get(&topic).unwrap().partition(partition).unwrap();
-        p.log
-            .append(
-                &builder.build().unwrap(),
-                0,
-                &AppendValidation { now_ms: 1000 },
-            )
-            .unwrap();
-    })
-    .await
-    .unwrap();
-}
 
 async fn collect(mut stream: SnapshotStream) -> Vec<Value> {
     let mut text = Vec::new();

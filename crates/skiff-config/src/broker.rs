@@ -209,6 +209,14 @@ pub(crate) fn build(
         cfg.metrics_listener =
             Some(parse_host_port(&s.value).map_err(|m| invalid("metrics.listener", s, m))?);
     }
+    if let Some(s) = settings.get("skiff.http.listener") {
+        cfg.skiff_http_listener =
+            Some(parse_host_port(&s.value).map_err(|m| invalid("skiff.http.listener", s, m))?);
+    }
+    if let Some(s) = settings.get("skiff.http.authentication") {
+        crate::http::parse_http_authentication(&s.value)
+            .map_err(|m| invalid("skiff.http.authentication", s, &m))?;
+    }
     build_dirs(&mut cfg, settings)?;
     build_listeners(&mut cfg, settings)?;
     // Every SSL listener must have usable TLS settings and every SASL listener usable SASL

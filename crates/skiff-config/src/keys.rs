@@ -220,6 +220,15 @@ broker_keys! {
         metrics_listener: Option<HostPort> = "metrics.listener", String, None, Skiff, live: false,
             custom: None,
             doc: "(Skiff-only) host:port to serve Prometheus /metrics on; unset = off.";
+        skiff_http_listener: Option<HostPort> = "skiff.http.listener", String, None, Skiff,
+            live: false, custom: None,
+            doc: "(Skiff-only) host:port of the HTTP API (/v1 tables and compaction routes, /metrics; docs/http-api.md); unset = off.";
+        skiff_http_ssl_enabled: bool = "skiff.http.ssl.enabled", Boolean, Some("false"), Skiff,
+            live: false,
+            doc: "(Skiff-only) Serve the HTTP API over TLS with the broker's ssl.* keystore (and truststore for ssl.client.auth).";
+        skiff_http_authentication: String = "skiff.http.authentication", String, Some("none"),
+            Skiff, live: false,
+            doc: "(Skiff-only) How HTTP API callers authenticate: none, or basic and/or bearer (comma-separated): Basic against the PLAIN users and SCRAM credentials, Bearer against the OAUTHBEARER JWT validator.";
         skiff_snapshot_memory_bytes: i64 = "skiff.snapshot.memory.bytes", Long, Some("33554432"),
             Skiff, live: false, valid: V::AtLeast(1024),
             doc: "(Skiff-only) Memory bound of one table snapshot's key map (compacted topics as tables, docs/snapshots.md); a partition with more keys than fit is read in several hash slices, two scans each.";

@@ -26,8 +26,8 @@ use crate::types::java_double;
 /// Prefix of the environment variables that set broker keys.
 pub const ENV_PREFIX: &str = "SKIFF_";
 /// Environment variables with the prefix that the binary uses itself (config file path, log
-/// filter); they never name a broker key.
-pub const RESERVED_ENV: &[&str] = &["SKIFF_CONFIG", "SKIFF_LOG"];
+/// filter, the password of `skiff compact --user`); they never name a broker key.
+pub const RESERVED_ENV: &[&str] = &["SKIFF_CONFIG", "SKIFF_LOG", "SKIFF_HTTP_PASSWORD"];
 
 /// The environment variable that sets `key`: `SKIFF_` + key upper-cased with `.` -> `_`.
 pub fn env_var_name(key: &str) -> String {

@@ -1,10 +1,12 @@
 //! The `skiff` binary: command line, logging, wiring, signals, and the `compaction-status`
-//! subcommand that reads a running broker's metrics listener, and `dev-certs` (throwaway TLS
+//! subcommand that reads a running broker's metrics listener, `compact` (dry run and compact
+//! now through the HTTP API), and `dev-certs` (throwaway TLS
 //! certificates for development), and `hash-password` (a PLAIN password hash for
 //! `sasl.plain.hashed.users`).
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod compact;
 mod compaction_status;
 mod dev_certs;
 mod exposition;
@@ -57,6 +59,30 @@ enum Command {
         #[arg(long)]
         topic: Option<String>,
     },
+    /// Show what a compaction pass would do now (--dry-run), or run one now and wait for it,
+    /// through a running broker's HTTP API (`skiff.http.listener`).
+    Compact {
+        /// HOST:PORT of the broker's `skiff.http.listener`.
+        #[arg(long, value_name = "HOST:PORT")]
+        http: String,
+        #[arg(long)]
+        topic: String,
+        /// Only this partition (default: every partition of the topic).
+        #[arg(long)]
+        partition: Option<i32>,
+        /// Report what a pass would remove, without changing anything.
+        #[arg(long)]
+        dry_run: bool,
+        /// Use https, trusting the CA certificates (PEM) in this file.
+        #[arg(long, value_name = "PATH")]
+        ca_file: Option<PathBuf>,
+        /// Basic authentication as this user; the password is read from SKIFF_HTTP_PASSWORD.
+        #[arg(long)]
+        user: Option<String>,
+        /// How long to wait for the pass to finish, in seconds.
+        #[arg(long, default_value_t = 600)]
+        wait_seconds: u64,
+    },
     /// FOR DEVELOPMENT ONLY: write a throwaway CA, a server certificate for the given host
     /// names and a client certificate (PEM) into DIR, and print the config lines to use them.
     DevCerts {
@@ -105,6 +131,27 @@ fn try_main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     if let Some(Command::CompactionStatus { metrics, topic }) = &cli.command {
         return compaction_status::run(metrics, topic.as_deref());
+    }
+    if let Some(Command::Compact {
+        http,
+        topic,
+        partition,
+        dry_run,
+        ca_file,
+        user,
+        wait_seconds,
+    }) = &cli.command
+    {
+        return compact::run(&compact::Options {
+            http: http.clone(),
+            topic: topic.clone(),
+            partition: *partition,
+            dry_run: *dry_run,
+            ca_file: ca_file.clone(),
+            user: user.clone(),
+            password: std::env::var("SKIFF_HTTP_PASSWORD").ok(),
+            wait: Duration::from_secs(*wait_seconds),
+        });
     }
     if let Some(Command::DevCerts { dir, hosts }) = &cli.command {
         return dev_certs::run(dir, hosts);
@@ -180,6 +227,17 @@ async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
         ),
         None => None,
     };
+    let http_listener = match &broker.config.skiff_http_listener {
+        Some(hp) => {
+            let (router, tls) = skiff_broker::http::from_config(broker.clone())
+                .map_err(|e| anyhow::anyhow!("HTTP API: {e}"))?;
+            let listener = TcpListener::bind(hp.to_string())
+                .await
+                .with_context(|| format!("binding skiff.http.listener {hp}"))?;
+            Some((listener, router, tls))
+        }
+        None => None,
+    };
     let mut bound = Vec::new();
     for l in &broker.config.listeners {
         let addr = format!("{}:{}", l.host, l.port);
@@ -206,8 +264,26 @@ async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
         Some(listener) => {
             let addr = listener.local_addr().map(|a| a.to_string()).ok();
             let (broker, stop_rx) = (broker.clone(), stop_rx.clone());
-            servers.spawn(skiff_broker::metrics::http::serve(
-                listener, broker, stop_rx,
+            servers.spawn(skiff_broker::http::server::serve(
+                listener,
+                "metrics.listener",
+                skiff_broker::http::metrics_router(broker),
+                None,
+                stop_rx,
+            ));
+            addr
+        }
+        None => None,
+    };
+    let http_addr = match http_listener {
+        Some((listener, router, tls)) => {
+            let addr = listener.local_addr().map(|a| a.to_string()).ok();
+            servers.spawn(skiff_broker::http::server::serve(
+                listener,
+                "skiff.http.listener",
+                router,
+                tls,
+                stop_rx.clone(),
             ));
             addr
         }
@@ -218,6 +294,7 @@ async fn run(config: skiff_config::BrokerConfig) -> anyhow::Result<()> {
         listeners = %addrs.join(","),
         node_id = broker.node_id(),
         metrics = metrics_addr.as_deref().unwrap_or("off"),
+        http = http_addr.as_deref().unwrap_or("off"),
         startup_ms = started.elapsed().as_millis() as u64,
         "skiff is ready"
     );

@@ -100,6 +100,17 @@ impl ScramCredential {
         }
     }
 
+    /// Whether `password` is this credential's password: re-derives the salted password
+    /// with the stored salt and iterations and compares both keys in constant time. For
+    /// callers that receive a clear password (HTTP Basic) instead of a SCRAM exchange.
+    pub fn verify_password(&self, mechanism: ScramMechanism, password: &[u8]) -> bool {
+        use subtle::ConstantTimeEq;
+        let salted = mechanism.salted_password(password, &self.salt, self.iterations);
+        let stored = mechanism.hash(&mechanism.client_key(&salted));
+        let server = mechanism.server_key(&salted);
+        bool::from(stored.ct_eq(&self.stored_key) & server.ct_eq(&self.server_key))
+    }
+
     /// Kafka's text form: `salt=…,stored_key=…,server_key=…,iterations=…`.
     pub fn to_kafka_string(&self) -> String {
         format!(
@@ -187,6 +198,14 @@ impl ScramCredentialStore for MemoryScramStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verify_password_accepts_only_the_password() {
+        let c = ScramCredential::derive_with_salt(ScramMechanism::Sha256, "secret", b"salt", 4096);
+        assert!(c.verify_password(ScramMechanism::Sha256, b"secret"));
+        assert!(!c.verify_password(ScramMechanism::Sha256, b"secreT"));
+        assert!(!c.verify_password(ScramMechanism::Sha512, b"secret"));
+    }
 
     #[test]
     fn kafka_string_round_trip() {

@@ -1,5 +1,6 @@
 //! Broker metrics: lock-free counters and histograms updated on the hot paths, rendered as
-//! Prometheus text only when scraped, and the HTTP listener that serves them.
+//! Prometheus text only when scraped (served by `crate::http`, on `metrics.listener` and the
+//! HTTP API).
 //!
 //! Owns: [`BrokerMetrics`] (requests per API key, connections, fsync latency; one per
 //! broker) and [`PartitionCounters`] (bytes and records in and out; one per partition, held
@@ -11,7 +12,6 @@
 //! Nothing on disk.
 
 pub mod histogram;
-pub mod http;
 pub mod render;
 pub mod text;
 

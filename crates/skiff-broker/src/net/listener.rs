@@ -1,5 +1,5 @@
 //! Accepts connections until shutdown within the connection quotas ([`accept_bounded`], also
-//! used by the metrics listener), tracks every connection task, and at shutdown stops
+//! used by the HTTP listeners), tracks every connection task, and at shutdown stops
 //! accepting and waits for those tasks to finish the requests in hand.
 
 use std::future::Future;

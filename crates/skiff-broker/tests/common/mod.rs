@@ -7,6 +7,9 @@
 //! bounded so that a regression fails instead of hanging.
 #![allow(clippy::unwrap_used, dead_code)]
 
+pub mod http;
+pub mod tables;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
