@@ -1,0 +1,118 @@
+//! The broker's side of the key indexes (`skiff.key.index.enable`, docs/key-index.md): the
+//! shared memory budget (`skiff.key.index.memory.bytes`), switching a partition's index on
+//! and off as its topic config says, and one background thread that builds new indexes.
+//!
+//! Why one builder thread: at start-up every indexed partition needs a full read of its
+//! log; doing them one after another on a named thread keeps start-up and the runtime's
+//! workers free (lookups answer "loading" until their partition is done) and bounds the
+//! extra I/O to one partition's scan at a time.
+//!
+//! Thread-safety: `sync` may be called from any thread (it takes the queue's std Mutex for a
+//! push). The builder thread holds only `Weak` references between steps, so a deleted or
+//! closed log is never kept alive by it; it exits when the queue is empty and is started
+//! again by the next `sync` that queues work.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use skiff_log::{KeyIndexBudget, Log};
+use tracing::{error, warn};
+
+/// Bytes of log one build step reads: small enough that the index's lock is free again
+/// within a few milliseconds for appends and lookups waiting on it.
+const BUILD_STEP_BYTES: usize = 1 << 20;
+/// Pause before retrying a build that failed on I/O or a corrupt batch.
+const RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// The budget and the build queue; one per broker (owned by the topic registry).
+pub struct KeyIndexes {
+    budget: Arc<KeyIndexBudget>,
+    queue: Arc<Mutex<Queue>>,
+}
+
+#[derive(Default)]
+struct Queue {
+    logs: VecDeque<Weak<Log>>,
+    /// A builder thread is running (it drains `logs` before it exits).
+    running: bool,
+}
+
+impl KeyIndexes {
+    pub fn new(memory_bytes: i64) -> KeyIndexes {
+        KeyIndexes {
+            budget: Arc::new(KeyIndexBudget::new(
+                u64::try_from(memory_bytes).unwrap_or(0),
+            )),
+            queue: Arc::new(Mutex::new(Queue::default())),
+        }
+    }
+
+    /// The shared budget (for status and tests).
+    pub fn budget(&self) -> &Arc<KeyIndexBudget> {
+        &self.budget
+    }
+
+    /// Makes `log`'s index match its config: enabled on a compacted topic with
+    /// `skiff.key.index.enable=true` (a new index is queued for a background build),
+    /// otherwise dropped with its memory.
+    pub fn sync(&self, log: &Arc<Log>) {
+        let config = log.config();
+        if config.key_index_enable && config.cleanup_policy.compact {
+            if log.enable_key_index(&self.budget) {
+                self.queue_build(log);
+            }
+        } else {
+            log.disable_key_index();
+        }
+    }
+
+    fn queue_build(&self, log: &Arc<Log>) {
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        q.logs.push_back(Arc::downgrade(log));
+        if q.running {
+            return;
+        }
+        let queue = self.queue.clone();
+        let spawned = std::thread::Builder::new()
+            .name("skiff-keyindex".into())
+            .spawn(move || build_queued(&queue));
+        match spawned {
+            Ok(_) => q.running = true,
+            // The index stays Loading and the next sync retries the spawn.
+            Err(e) => error!(error = %e, "cannot start the key index builder thread"),
+        }
+    }
+}
+
+/// The builder thread: builds each queued index to the end, then exits.
+fn build_queued(queue: &Mutex<Queue>) {
+    loop {
+        let next = {
+            let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
+            match q.logs.pop_front() {
+                Some(log) => log,
+                None => {
+                    q.running = false;
+                    return;
+                }
+            }
+        };
+        loop {
+            let Some(log) = next.upgrade() else { break };
+            match log.build_key_index(BUILD_STEP_BYTES) {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) => {
+                    warn!(dir = %log.dir().display(), error = %e,
+                        "key index build failed; retrying in 5 s (lookups answer loading)");
+                    drop(log);
+                    std::thread::sleep(RETRY_AFTER);
+                    let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
+                    q.logs.push_back(next);
+                    break;
+                }
+            }
+        }
+    }
+}
