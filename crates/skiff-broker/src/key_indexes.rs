@@ -29,6 +29,8 @@ const RETRY_AFTER: Duration = Duration::from_secs(5);
 pub struct KeyIndexes {
     budget: Arc<KeyIndexBudget>,
     queue: Arc<Mutex<Queue>>,
+    /// `skiff.key.index.build.bytes.per.second` (0: unlimited).
+    rate: u64,
 }
 
 #[derive(Default)]
@@ -39,12 +41,13 @@ struct Queue {
 }
 
 impl KeyIndexes {
-    pub fn new(memory_bytes: i64) -> KeyIndexes {
+    pub fn new(memory_bytes: i64, build_bytes_per_second: i64) -> KeyIndexes {
         KeyIndexes {
             budget: Arc::new(KeyIndexBudget::new(
                 u64::try_from(memory_bytes).unwrap_or(0),
             )),
             queue: Arc::new(Mutex::new(Queue::default())),
+            rate: u64::try_from(build_bytes_per_second).unwrap_or(0),
         }
     }
 
@@ -74,9 +77,10 @@ impl KeyIndexes {
             return;
         }
         let queue = self.queue.clone();
+        let rate = self.rate;
         let spawned = std::thread::Builder::new()
             .name("skiff-keyindex".into())
-            .spawn(move || build_queued(&queue));
+            .spawn(move || build_queued(&queue, rate));
         match spawned {
             Ok(_) => q.running = true,
             // The index stays Loading and the next sync retries the spawn.
@@ -85,8 +89,19 @@ impl KeyIndexes {
     }
 }
 
-/// The builder thread: builds each queued index to the end, then exits.
-fn build_queued(queue: &Mutex<Queue>) {
+/// The builder thread: builds each queued index to the end, then exits. With a `rate`
+/// (bytes/s), steps are smaller and spaced so the reads stay at about that rate.
+fn build_queued(queue: &Mutex<Queue>, rate: u64) {
+    let step = match rate {
+        0 => BUILD_STEP_BYTES,
+        r => usize::try_from(r / 4)
+            .unwrap_or(BUILD_STEP_BYTES)
+            .clamp(4096, BUILD_STEP_BYTES),
+    };
+    let pause = match rate {
+        0 => Duration::ZERO,
+        r => Duration::from_secs_f64(step as f64 / r as f64),
+    };
     loop {
         let next = {
             let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
@@ -100,9 +115,13 @@ fn build_queued(queue: &Mutex<Queue>) {
         };
         loop {
             let Some(log) = next.upgrade() else { break };
-            match log.build_key_index(BUILD_STEP_BYTES) {
+            let started = std::time::Instant::now();
+            match log.build_key_index(step) {
                 Ok(true) => break,
-                Ok(false) => {}
+                Ok(false) => {
+                    drop(log);
+                    std::thread::sleep(pause.saturating_sub(started.elapsed()));
+                }
                 Err(e) => {
                     warn!(dir = %log.dir().display(), error = %e,
                         "key index build failed; retrying in 5 s (lookups answer loading)");

@@ -128,7 +128,10 @@ impl Topics {
             map: RwLock::new(BTreeMap::new()),
             change: Mutex::new(()),
             log_dir,
-            key_indexes: KeyIndexes::new(config.skiff_key_index_memory_bytes),
+            key_indexes: KeyIndexes::new(
+                config.skiff_key_index_memory_bytes,
+                config.skiff_key_index_build_bytes_per_second,
+            ),
             config: RwLock::new(config),
             clock,
             clean_start,
