@@ -17,7 +17,7 @@ mod state;
 mod table;
 
 pub use state::KeyIndexPhase;
-pub(crate) use state::{key_hash, ApplyError, IndexState};
+pub(crate) use state::{ApplyError, IndexState};
 pub use table::KeyIndexBudget;
 
 use bytes::Bytes;

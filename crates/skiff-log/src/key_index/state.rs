@@ -13,7 +13,7 @@ use crate::validate::MAX_DECOMPRESSED_BATCH;
 use skiff_records::{records, BatchHeader};
 use std::collections::HashMap;
 use std::sync::Arc;
-use xxhash_rust::xxh3::xxh3_128;
+use xxhash_rust::xxh3::xxh3_128_with_seed;
 
 /// Where the index stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,11 +43,9 @@ pub(crate) struct IndexState {
     /// Open transactions' entries by producer id.
     pending: HashMap<i64, Table>,
     budget: Arc<KeyIndexBudget>,
-}
-
-/// The index's hash of a record key.
-pub(crate) fn key_hash(key: &[u8]) -> u128 {
-    xxh3_128(key)
+    /// Random per index: clients choose the keys, and an unseeded hash would let them craft
+    /// keys that pile into one probe sequence of the table.
+    seed: u64,
 }
 
 impl IndexState {
@@ -58,7 +56,13 @@ impl IndexState {
             committed: Table::new(budget.clone()),
             pending: HashMap::new(),
             budget,
+            seed: rand::random(),
         }
+    }
+
+    /// This index's hash of a record key (XXH3-128, seeded).
+    pub(crate) fn key_hash(&self, key: &[u8]) -> u128 {
+        xxh3_128_with_seed(key, self.seed)
     }
 
     /// Keys (committed table) and bytes charged (all tables).
@@ -153,7 +157,7 @@ impl IndexState {
                 offset,
                 tombstone: r.value.is_none(),
             };
-            let hash = key_hash(key);
+            let hash = self.key_hash(key);
             if h.is_transactional() {
                 self.insert_pending(h.producer_id, hash, entry, log_start)?;
             } else {
@@ -250,7 +254,7 @@ mod tests {
     }
 
     fn at(st: &IndexState, k: &str, rc: bool) -> Option<(i64, bool)> {
-        st.lookup(key_hash(k.as_bytes()), rc)
+        st.lookup(st.key_hash(k.as_bytes()), rc)
             .map(|e| (e.offset, e.tombstone))
     }
 

@@ -164,7 +164,9 @@ impl Table {
     /// Doubles the table after charging the budget for the larger allocation (the old one is
     /// freed right after, so the peak is brief and also charged).
     fn grow(&mut self) -> Result<(), OverBudget> {
-        let want = (self.map.capacity() + 1).max(3) * 2 - 1;
+        // Twice the capacity is exactly the capacity of twice the buckets (7/8 of them); one
+        // more would round the bucket count up to four times.
+        let want = (self.map.capacity() * 2).max(3);
         let new_bytes = bytes_for_capacity(want);
         if !self.budget.try_reserve(new_bytes) {
             return Err(OverBudget);

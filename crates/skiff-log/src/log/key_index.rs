@@ -15,8 +15,8 @@
 use super::Log;
 use crate::error::{LogError, Result};
 use crate::key_index::{
-    key_hash, ApplyError, IndexState, KeyIndex, KeyIndexBudget, KeyIndexPhase, KeyIndexStatus,
-    KeyLookup, KeyedRecord,
+    ApplyError, IndexState, KeyIndex, KeyIndexBudget, KeyIndexPhase, KeyIndexStatus, KeyLookup,
+    KeyedRecord,
 };
 use crate::segment::{read_guard, write_guard};
 use crate::validate::MAX_DECOMPRESSED_BATCH;
@@ -150,9 +150,9 @@ impl Log {
         let Some(ix) = self.key_index() else {
             return Ok(KeyLookup::Disabled);
         };
-        let hash = key_hash(key);
         let entry = {
             let mut st = ix.lock();
+            let hash = st.key_hash(key);
             match st.phase {
                 KeyIndexPhase::Loading => return Ok(KeyLookup::Loading),
                 KeyIndexPhase::OverBudget => {
