@@ -567,3 +567,81 @@ async fn after_a_restart_lookups_answer_loading_then_find_the_latest_values() {
     }
     stop(broker).await;
 }
+
+// ---- the cleaner ---------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lookups_stay_right_across_a_real_compaction_pass_and_a_rebuild_over_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::broker(dir.path()).start().await;
+    let configs = [
+        ("cleanup.policy", "compact"),
+        ("skiff.key.index.enable", "true"),
+        ("segment.bytes", "1048576"),
+        ("delete.retention.ms", "0"),
+    ];
+    create(&broker, "cl", 1, &configs).await;
+    wait_built(&broker, "cl").await;
+    let pad = "p".repeat(10_000);
+    // Rounds of 20 keys with 10 kB values (~1.6 MB: the first segment seals); keys 0-4 are
+    // deleted in round 3 and not written again.
+    for round in 0..8 {
+        for k in 0..20 {
+            let key = format!("k{k}");
+            let v = format!("{round}-{pad}");
+            let value = match (k < 5, round) {
+                (true, 3) => None,
+                (true, r) if r > 3 => continue,
+                _ => Some(v.as_str()),
+            };
+            produce(&broker, "cl", 0, 1, None, batch(None, &[(&key, value)])).await;
+        }
+    }
+    let check = |broker: Arc<Broker>| {
+        let pad = pad.clone();
+        async move {
+            for k in 0..20 {
+                let got = value(&broker, "cl", &format!("k{k}"), true).await;
+                if k < 5 {
+                    assert_eq!(got, None, "k{k}");
+                } else {
+                    assert_eq!(got, Some(format!("7-{pad}")), "k{k}");
+                }
+            }
+        }
+    };
+    check(broker.clone()).await;
+    let p = broker.topics.get("cl").unwrap().partition(0).unwrap();
+    assert!(
+        p.log.segment_count() >= 2,
+        "the first segment must be sealed to be cleaned"
+    );
+    let mut removed = 0;
+    for _pass in 0..2 {
+        let b = broker.clone();
+        let id = tokio::task::spawn_blocking(move || b.compact_now("cl", Some(0)).unwrap()[0].id)
+            .await
+            .unwrap();
+        let b = broker.clone();
+        wait_until("compaction pass finished", move || {
+            let t = b.compaction_ticket(id).unwrap();
+            !matches!(t.state, "queued" | "running")
+        })
+        .await;
+        let t = broker.compaction_ticket(id).unwrap();
+        assert_ne!(t.state, "failed", "{t:?}");
+        removed += t.pass.map_or(0, |p| p.records_removed);
+        check(broker.clone()).await;
+    }
+    assert!(
+        removed > 0,
+        "the cleaner should have removed superseded records"
+    );
+    stop(broker).await;
+
+    // The rebuild reads the cleaned log and answers the same.
+    let broker = common::broker(dir.path()).start().await;
+    wait_built(&broker, "cl").await;
+    check(broker.clone()).await;
+    stop(broker).await;
+}

@@ -423,3 +423,41 @@ fn a_build_catches_up_with_appends_made_while_loading() {
     assert_eq!(found(&log, "k0", true), Some((20, "new".into())));
     assert_eq!(found(&log, "k19", true), Some((19, "old".into())));
 }
+
+#[test]
+fn concurrent_appenders_each_see_their_acknowledged_write_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = clock();
+    let cfg = LogConfig {
+        segment_bytes: 4096,
+        ..compacted()
+    };
+    let log = open(dir.path(), cfg, &c, Recovery::Clean);
+    build(&log, &budget());
+    let now = v(&c);
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (log, now) = (&log, &now);
+            s.spawn(move || {
+                for i in 0..200 {
+                    // Each thread owns its keys; a shared one sees everyone's writes.
+                    let own = format!("t{t}-k{}", i % 7);
+                    let recs = [
+                        (own.clone(), Some(format!("{i}"))),
+                        ("shared".to_string(), Some(format!("t{t}-{i}"))),
+                    ];
+                    let first = log
+                        .append(&keyed(-1, 0, false, &recs), 0, now)
+                        .unwrap()
+                        .first_offset;
+                    assert_eq!(found(log, &own, true), Some((first, format!("{i}"))));
+                    let (o, _) = found(log, "shared", true).unwrap();
+                    assert!(o > first, "shared key behind an acknowledged write");
+                }
+            });
+        }
+    });
+    let leo = log.log_end_offset();
+    assert_eq!(found(&log, "shared", true).unwrap().0, leo - 1);
+    assert_eq!(log.key_index_status().unwrap().next_offset, leo);
+}
