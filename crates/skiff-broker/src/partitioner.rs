@@ -18,6 +18,23 @@ pub enum Partitioner {
     Crc32,
 }
 
+impl std::str::FromStr for Partitioner {
+    type Err = String;
+
+    /// The names clients use: `murmur2` (also `murmur2_random`, `default`, `java`) and
+    /// `crc32` (also librdkafka's `consistent` and `consistent_random`); case-insensitive.
+    fn from_str(s: &str) -> Result<Partitioner, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "murmur2" | "murmur2_random" | "default" | "java" => Ok(Partitioner::Murmur2),
+            "crc32" | "consistent" | "consistent_random" => Ok(Partitioner::Crc32),
+            other => Err(format!(
+                "unknown partitioner {other:?}: use murmur2 (the Java client's default) or \
+                 crc32 (librdkafka's consistent / consistent_random)"
+            )),
+        }
+    }
+}
+
 impl Partitioner {
     /// The partition of `key` among `partitions` (> 0), or None when there are none.
     pub fn partition(self, key: &[u8], partitions: i32) -> Option<i32> {
@@ -106,6 +123,20 @@ mod tests {
         );
         assert_eq!(Partitioner::Murmur2.partition(b"12", 0), None);
         assert_eq!(Partitioner::Murmur2.partition(b"12", -3), None);
+    }
+
+    #[test]
+    fn partitioner_names_parse_as_clients_spell_them() {
+        for (name, want) in [
+            ("murmur2", Partitioner::Murmur2),
+            ("Murmur2_Random", Partitioner::Murmur2),
+            ("consistent_random", Partitioner::Crc32),
+            ("CRC32", Partitioner::Crc32),
+        ] {
+            assert_eq!(name.parse::<Partitioner>(), Ok(want), "{name}");
+        }
+        let e = "random".parse::<Partitioner>().unwrap_err();
+        assert!(e.contains("murmur2") && e.contains("crc32"), "{e}");
     }
 
     #[test]

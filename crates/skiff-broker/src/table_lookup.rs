@@ -6,7 +6,8 @@
 //!
 //! Blocking: a lookup may read one batch from disk (and, rarely, catch the index up with
 //! appends that are still applying it): call it from a blocking thread
-//! (`tokio::task::spawn_blocking`), not on a runtime worker. Typical cost: a hash probe and
+//! (`tokio::task::spawn_blocking`), not on a runtime worker, or use
+//! [`Broker::lookup_key_async`], which does that. Typical cost: a hash probe and
 //! one positioned read of a page-cached batch.
 //!
 //! Thread-safety: takes the topic registry's read lock briefly and the partition index's
@@ -169,6 +170,19 @@ impl Broker {
                 limit_bytes,
             }),
         }
+    }
+}
+
+impl Broker {
+    /// [`Broker::lookup_key`] on tokio's blocking pool, for async callers (the HTTP route).
+    pub async fn lookup_key_async(
+        self: &std::sync::Arc<Self>,
+        req: LookupRequest,
+    ) -> Result<Option<LookupHit>, LookupError> {
+        let broker = self.clone();
+        tokio::task::spawn_blocking(move || broker.lookup_key(&req))
+            .await
+            .map_err(|e| LookupError::Storage(format!("the lookup task failed: {e}")))?
     }
 }
 

@@ -47,7 +47,6 @@ async fn lookup(
     partitioner: Partitioner,
     read_committed: bool,
 ) -> Result<Option<LookupHit>, LookupError> {
-    let b = broker.clone();
     let req = LookupRequest {
         topic: topic.to_string(),
         partition,
@@ -55,9 +54,7 @@ async fn lookup(
         partitioner,
         read_committed,
     };
-    tokio::task::spawn_blocking(move || b.lookup_key(&req))
-        .await
-        .unwrap()
+    broker.lookup_key_async(req).await
 }
 
 /// The value found for `key` (partition from murmur2), None for not found.
