@@ -23,7 +23,17 @@ impl Rng {
 
 /// A batch of (key, value) records; `pid >= 0` with `txn` makes it transactional.
 fn keyed(pid: i64, seq: i32, txn: bool, recs: &[(String, Option<String>)]) -> Vec<u8> {
-    let mut b = BatchBuilder::new(0, Compression::None);
+    keyed_with(Compression::None, pid, seq, txn, recs)
+}
+
+fn keyed_with(
+    codec: Compression,
+    pid: i64,
+    seq: i32,
+    txn: bool,
+    recs: &[(String, Option<String>)],
+) -> Vec<u8> {
+    let mut b = BatchBuilder::new(0, codec);
     if pid >= 0 {
         b = b
             .producer_id(pid)
@@ -183,7 +193,10 @@ fn model_run(seed: u64) {
                 })
                 .collect();
             let seq = seqs.entry(txn_pid).or_insert(0);
-            let b = keyed(txn_pid, *seq, txn_pid >= 0, &recs);
+            // Compressed batches too: the index decodes what producers send.
+            let codec =
+                [Compression::None, Compression::Lz4, Compression::Zstd][rng.below(3) as usize];
+            let b = keyed_with(codec, txn_pid, *seq, txn_pid >= 0, &recs);
             *seq += n as i32;
             let first = log.append(&b, 0, &v(&c)).unwrap().first_offset;
             for (i, (k, v)) in recs.into_iter().enumerate() {
