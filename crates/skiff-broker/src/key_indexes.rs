@@ -7,6 +7,9 @@
 //! workers free (lookups answer "loading" until their partition is done) and bounds the
 //! extra I/O to one partition's scan at a time.
 //!
+//! Builds start only once the broker has opened every log (`start_builds`, called at the end
+//! of `Broker::start`), so a restart's recovery reads do not share the disk with them.
+//!
 //! Thread-safety: `sync` may be called from any thread (it takes the queue's std Mutex for a
 //! push). The builder thread holds only `Weak` references between steps, so a deleted or
 //! closed log is never kept alive by it; it exits when the queue is empty and is started
@@ -33,11 +36,13 @@ pub struct KeyIndexes {
     rate: u64,
 }
 
-#[derive(Default)]
 struct Queue {
     logs: VecDeque<Weak<Log>>,
     /// A builder thread is running (it drains `logs` before it exits).
     running: bool,
+    /// Builds wait until the broker has opened every log ([`KeyIndexes::start_builds`]),
+    /// so they never compete with start-up's own reads.
+    held: bool,
 }
 
 impl KeyIndexes {
@@ -46,7 +51,11 @@ impl KeyIndexes {
             budget: Arc::new(KeyIndexBudget::new(
                 u64::try_from(memory_bytes).unwrap_or(0),
             )),
-            queue: Arc::new(Mutex::new(Queue::default())),
+            queue: Arc::new(Mutex::new(Queue {
+                logs: VecDeque::new(),
+                running: false,
+                held: true,
+            })),
             rate: u64::try_from(build_bytes_per_second).unwrap_or(0),
         }
     }
@@ -70,10 +79,24 @@ impl KeyIndexes {
         }
     }
 
+    /// Lets queued and future builds run: called once start-up has opened every log.
+    pub fn start_builds(&self) {
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        q.held = false;
+        if !q.logs.is_empty() {
+            self.spawn_builder(&mut q);
+        }
+    }
+
     fn queue_build(&self, log: &Arc<Log>) {
         let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
         q.logs.push_back(Arc::downgrade(log));
-        if q.running {
+        self.spawn_builder(&mut q);
+    }
+
+    /// Starts the builder thread unless one runs or builds are held (queue lock held).
+    fn spawn_builder(&self, q: &mut Queue) {
+        if q.running || q.held {
             return;
         }
         let queue = self.queue.clone();
