@@ -642,3 +642,69 @@ async fn lookups_stay_right_across_a_real_compaction_pass_and_a_rebuild_over_it(
     check(broker.clone()).await;
     stop(broker).await;
 }
+
+// ---- the budget ----------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_budget_is_shared_and_an_index_past_it_answers_over_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::broker(dir.path())
+        .sets(&["skiff.key.index.memory.bytes=65536"])
+        .start()
+        .await;
+    create(&broker, "small", 1, INDEXED).await;
+    create(&broker, "big", 1, INDEXED).await;
+    wait_built(&broker, "small").await;
+    wait_built(&broker, "big").await;
+    produce(
+        &broker,
+        "small",
+        0,
+        1,
+        None,
+        batch(None, &[("s", Some("1"))]),
+    )
+    .await;
+    // 5000 keys need ~256 kB of table: far past the 64 kB budget.
+    let keys: Vec<String> = (0..5000).map(|i| format!("big-{i}")).collect();
+    for chunk in keys.chunks(500) {
+        let recs: Vec<(&str, Option<&str>)> =
+            chunk.iter().map(|k| (k.as_str(), Some("v"))).collect();
+        let (err, _) = produce(&broker, "big", 0, 1, None, batch(None, &recs)).await;
+        assert_eq!(err, 0, "appends go on whatever the index does");
+    }
+    let e = lookup(
+        &broker,
+        "big",
+        Some(0),
+        b"big-1",
+        Partitioner::Murmur2,
+        true,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!((e.kind(), e.http_status()), ("over_budget", 503));
+    assert!(
+        e.to_string().contains("skiff.key.index.memory.bytes"),
+        "{e}"
+    );
+    // The other topic keeps its index, and the dropped one's memory went back.
+    assert_eq!(
+        value(&broker, "small", "s", true).await.as_deref(),
+        Some("1")
+    );
+    let budget = broker.topics.key_indexes.budget();
+    assert!(
+        budget.used() <= 65536 && budget.used() > 0,
+        "{}",
+        budget.used()
+    );
+    let text = skiff_broker::metrics::render::render(&broker);
+    assert!(
+        text.contains(
+            "skiff_key_index_state{topic=\"big\",partition=\"0\",state=\"over_budget\"} 1"
+        ),
+        "{text}"
+    );
+    stop(broker).await;
+}
