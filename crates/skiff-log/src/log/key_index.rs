@@ -20,7 +20,7 @@ use crate::key_index::{
 };
 use crate::segment::{read_guard, write_guard};
 use crate::validate::MAX_DECOMPRESSED_BATCH;
-use skiff_records::{records, BatchHeader, Batches, TimestampType};
+use skiff_records::{record_at, BatchHeader, Batches, TimestampType};
 use std::sync::Arc;
 
 /// Bytes read from the log per catch-up read.
@@ -191,11 +191,10 @@ impl Log {
             // The record was removed (only a cleaner pass could have, for a newer one).
             return Ok(KeyLookup::NotFound);
         }
-        let recs = records(batch, MAX_DECOMPRESSED_BATCH)
-            .map_err(|e| corrupt(&self.dir, offset, &e.to_string()))?;
-        let Some(r) = recs
-            .into_iter()
-            .find(|r| h.base_offset + i64::from(r.offset_delta) == offset)
+        // Within the batch's offset range (checked above), so the delta fits.
+        let delta = i32::try_from(offset - h.base_offset).unwrap_or(-1);
+        let Some(r) = record_at(batch, MAX_DECOMPRESSED_BATCH, delta)
+            .map_err(|e| corrupt(&self.dir, offset, &e.to_string()))?
         else {
             return Ok(KeyLookup::NotFound);
         };
