@@ -231,6 +231,8 @@ impl Broker {
             context: "starting the transaction coordinator thread".into(),
             source: e,
         })?;
+        // Every log is open: key indexes may now be built in the background.
+        broker.topics.key_indexes.start_builds();
         // The one INFO line of the load (each log's own line is DEBUG).
         let partitions = broker.topics.all_partitions();
         let segments: usize = partitions.iter().map(|p| p.log.segment_count()).sum();

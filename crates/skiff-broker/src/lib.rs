@@ -22,14 +22,17 @@ pub mod dynamic_configs;
 pub mod errors;
 pub mod handlers;
 pub mod http;
+pub mod key_indexes;
 pub mod metrics;
 pub mod net;
 pub mod partition;
+pub mod partitioner;
 pub mod producer_ids;
 pub mod quotas;
 pub mod sasl_setup;
 pub mod scram_store;
 pub mod share;
+pub mod table_lookup;
 pub mod table_snapshot;
 pub mod topics;
 

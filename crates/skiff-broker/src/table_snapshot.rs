@@ -270,7 +270,7 @@ struct HeaderLine<'a> {
 }
 
 /// `bytes` as asked: text when allowed and valid UTF-8, else base64 with the flag.
-fn encode(bytes: &[u8], encoding: Encoding) -> (String, Option<&'static str>) {
+pub(crate) fn encode(bytes: &[u8], encoding: Encoding) -> (String, Option<&'static str>) {
     let b64 = || base64::engine::general_purpose::STANDARD.encode(bytes);
     match encoding {
         Encoding::Base64 => (b64(), None),

@@ -19,6 +19,7 @@ use skiff_log::{Clock, LogConfig, LogDir, LogError};
 use tracing::{info, warn};
 use uuid::Uuid;
 
+use crate::key_indexes::KeyIndexes;
 use crate::partition::Partition;
 
 const REGISTRY_FILE: &str = "skiff-topics.json";
@@ -110,6 +111,8 @@ pub struct Topics {
     config: RwLock<Arc<BrokerConfig>>,
     clock: Arc<dyn Clock>,
     clean_start: bool,
+    /// Key indexes of partitions with `skiff.key.index.enable` (`key_indexes.rs`).
+    pub key_indexes: KeyIndexes,
 }
 
 impl Topics {
@@ -125,6 +128,10 @@ impl Topics {
             map: RwLock::new(BTreeMap::new()),
             change: Mutex::new(()),
             log_dir,
+            key_indexes: KeyIndexes::new(
+                config.skiff_key_index_memory_bytes,
+                config.skiff_key_index_build_bytes_per_second,
+            ),
             config: RwLock::new(config),
             clock,
             clean_start,
@@ -219,7 +226,9 @@ impl Topics {
         let log =
             self.log_dir
                 .open_log(topic, index, config, self.clock.clone(), self.clean_start)?;
-        Ok(Arc::new(Partition::new(topic.to_string(), index, log)))
+        let partition = Arc::new(Partition::new(topic.to_string(), index, log));
+        self.key_indexes.sync(&partition.log);
+        Ok(partition)
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<Topic>> {
@@ -323,6 +332,7 @@ impl Topics {
             // Parked fetches or a cleaner may still hold the log; the files go either way
             // (open handles stay valid on Linux until they are dropped).
             partition.wake_all();
+            partition.log.disable_key_index();
             partition.log.close()?;
             let dir = partition.log.dir().to_path_buf();
             std::fs::remove_dir_all(&dir).map_err(|e| TopicError::Registry {
@@ -406,6 +416,7 @@ impl Topics {
         }
         for partition in topic.partitions() {
             partition.log.update_config(log_config.clone());
+            self.key_indexes.sync(&partition.log);
         }
         Ok(())
     }
@@ -432,6 +443,7 @@ impl Topics {
         for (topic, log_config) in resolved {
             for partition in topic.partitions() {
                 partition.log.update_config(log_config.clone());
+                self.key_indexes.sync(&partition.log);
             }
         }
         Ok(())

@@ -235,6 +235,12 @@ broker_keys! {
         skiff_snapshot_max_concurrent: i32 = "skiff.snapshot.max.concurrent", Int, Some("2"),
             Skiff, live: false, valid: V::AtLeast(1),
             doc: "(Skiff-only) Table snapshots that may run at once; one more is refused (busy) rather than queued.";
+        skiff_key_index_memory_bytes: i64 = "skiff.key.index.memory.bytes", Long,
+            Some("67108864"), Skiff, live: false, valid: V::AtLeast(0),
+            doc: "(Skiff-only) Memory shared by the key indexes of every partition with skiff.key.index.enable=true (docs/key-index.md); 29 to 57 bytes per key, so 64 MiB holds 1.2 to 2.3 million keys. A partition whose index would exceed it drops its index and its lookups answer over_budget.";
+        skiff_key_index_build_bytes_per_second: i64 = "skiff.key.index.build.bytes.per.second",
+            Long, Some("0"), Skiff, live: false, valid: V::AtLeast(0),
+            doc: "(Skiff-only) Read rate of the background thread that builds key indexes after a restart or when one is enabled, so a rebuild does not compete with produce and fetch for the disk; 0 = unlimited. Lookups answer loading until their partition is built.";
         // SASL (SASL_PLAINTEXT and SASL_SSL listeners); see docs/security.md.
         connections_max_reauth_ms: i64 = "connections.max.reauth.ms", Long, Some("0"),
             Implemented, live: false,

@@ -81,7 +81,7 @@ const COMPRESSION_TYPES: &[&str] = &["uncompressed", "zstd", "lz4", "snappy", "g
 use ConfigType as T;
 use Validator as V;
 
-static DEFS: [TopicConfigDef; 39] = [
+static DEFS: [TopicConfigDef; 40] = [
     def("cleanup.policy", T::List, &[syn("log.cleanup.policy")], "delete", V::ListOf(&["compact", "delete"]), true,
         "Which retention applies to old segments: delete (time/size), compact (latest value per key), both, or none (empty)."),
     def("compression.gzip.level", T::Int, &[syn("compression.gzip.level")], "-1", V::GzipLevel, false,
@@ -165,6 +165,8 @@ static DEFS: [TopicConfigDef; 39] = [
         "Age at which a non-empty active segment is rolled, so retention and compaction can act on it."),
     // Skiff's own topic configs (`skiff.` prefix: Kafka has no such names; its clients set and
     // describe them like any other). Docs: docs/compaction.md §5.10, "Tombstones that wait".
+    def("skiff.key.index.enable", T::Boolean, &[], "false", V::None, true,
+        "Keep an in-memory index of each partition's keys so the latest value of a key can be looked up (docs/key-index.md); needs cleanup.policy with compact. Memory comes from skiff.key.index.memory.bytes."),
     def("skiff.tombstone.wait.for.consumers", T::Boolean, &[], "false", V::None, true,
         "Compaction keeps a tombstone past delete.retention.ms until every consumer group with a committed offset on the partition has committed past it."),
     def("skiff.tombstone.wait.max.ms", T::Long, &[], "604800000", V::AtLeast(0), true,
@@ -233,6 +235,14 @@ pub(crate) fn check_cross(cfg: &LogConfig) -> Result<(), TopicConfigError> {
             ),
         ));
     }
+    if cfg.key_index_enable && !cfg.cleanup_policy.compact {
+        return Err(TopicConfigError::other(
+            "skiff.key.index.enable",
+            "skiff.key.index.enable=true needs cleanup.policy to contain compact: only a compacted \
+             topic has one latest value per key (set cleanup.policy=compact or compact,delete)"
+                .to_string(),
+        ));
+    }
     Ok(())
 }
 
@@ -285,6 +295,7 @@ pub(crate) fn apply(cfg: &mut LogConfig, name: &str, value: &Parsed) {
             cfg.tombstone_wait_for_consumers = *b
         }
         ("skiff.tombstone.wait.max.ms", Parsed::Int(v)) => cfg.tombstone_wait_max_ms = *v,
+        ("skiff.key.index.enable", Parsed::Bool(b)) => cfg.key_index_enable = *b,
         _ => {}
     }
 }

@@ -23,6 +23,7 @@ pub mod config;
 mod error;
 pub mod fsutil;
 mod index;
+mod key_index;
 mod log;
 mod log_dir;
 mod producer_snapshot;
@@ -46,6 +47,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{CleanupPolicy, LogConfig};
 pub use error::{LogError, Result};
 pub use fsutil::{fsync_dir, write_atomically, write_private_atomically};
+pub use key_index::{KeyIndexBudget, KeyIndexPhase, KeyIndexStatus, KeyLookup, KeyedRecord};
 pub use log::{
     AppendInfo, AppendValidation, Log, PinnedBatches, PinnedLog, ReadInfo, RetentionOutcome,
 };

@@ -59,6 +59,48 @@ pub fn records(batch: &[u8], max_decompressed_bytes: usize) -> Result<Vec<Record
     decode_all(&data, count)
 }
 
+/// Decodes only the record of one batch (that passed [`crate::validate_batch`]) whose offset
+/// delta is `offset_delta`, or None when the batch has no such record (a cleaner removed it).
+/// Key lookups read one record of a batch: the records before it are only framed (length,
+/// then the offset delta at the start of the body), not decoded. Same decompression cap as
+/// [`records`]; a record that is reached is checked as [`records`] checks it.
+pub fn record_at(
+    batch: &[u8],
+    max_decompressed_bytes: usize,
+    offset_delta: i32,
+) -> Result<Option<Record>, RecordsError> {
+    let header = BatchHeader::parse(batch)?;
+    let codec = header.compression()?;
+    let count = usize::try_from(header.record_count).map_err(|_| {
+        RecordsError::InvalidBatch(format!("negative record count {}", header.record_count))
+    })?;
+    let section = batch.get(HEADER_LEN..).unwrap_or(&[]);
+    let data = match codec {
+        Compression::None => Bytes::copy_from_slice(section),
+        other => Bytes::from(decompress(other, section, max_decompressed_bytes)?),
+    };
+    let mut cur = Cursor::new(&data);
+    for index in 0..count {
+        if cur.remaining() == 0 {
+            return Err(RecordsError::InvalidRecord(format!(
+                "batch declares {count} records but holds only {index}"
+            )));
+        }
+        let len = cur.varint("record length")?;
+        let len = usize::try_from(len).map_err(|_| {
+            RecordsError::InvalidRecord(format!("record {index} has negative length {len}"))
+        })?;
+        let body = data.slice(cur.take(len, "record body")?);
+        let mut fields = Cursor::new(&body);
+        fields.byte("record attributes")?;
+        fields.varlong("timestamp delta")?;
+        if fields.varint("offset delta")? == offset_delta {
+            return decode_body(body, index).map(Some);
+        }
+    }
+    Ok(None)
+}
+
 /// What produce validation needs from one record: read without materialising its key, value
 /// or headers (no allocation, no reference counting).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -333,6 +375,26 @@ mod tests {
         );
         assert_eq!(recs[1].key.as_deref(), Some(&b""[..]));
         assert_eq!(recs[1].value, None);
+    }
+
+    #[test]
+    fn record_at_decodes_the_one_record_asked_for() {
+        let mut b = crate::BatchBuilder::new(100, Compression::Lz4);
+        for i in 0..50u8 {
+            b.push(1, Some(&[i]), Some(&[i, i]), &[(b"h", Some(&[i]))]);
+        }
+        let batch = b.build().unwrap();
+        let all = records(&batch, 1 << 20).unwrap();
+        for (i, want) in all.iter().enumerate() {
+            let got = record_at(&batch, 1 << 20, i as i32).unwrap();
+            assert_eq!(got.as_ref(), Some(want));
+        }
+        assert_eq!(record_at(&batch, 1 << 20, 50).unwrap(), None);
+        assert_eq!(record_at(&batch, 1 << 20, -1).unwrap(), None);
+        // A batch cut short is an error, not a guess.
+        let mut short = batch.clone();
+        short.truncate(short.len() - 3);
+        assert!(record_at(&short, 1 << 20, 49).is_err());
     }
 
     #[test]

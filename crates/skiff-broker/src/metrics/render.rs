@@ -42,6 +42,10 @@ pub struct Facts {
     pub share_counters: Vec<(&'static str, &'static str, u64)>,
     /// Loaded share partitions (see `crate::share`).
     pub share_partitions: Vec<crate::share::SharePartitionFacts>,
+    /// Key indexes (`skiff.key.index.enable`), sorted by topic and partition.
+    pub key_indexes: Vec<(String, i32, skiff_log::KeyIndexStatus)>,
+    /// `skiff.key.index.memory.bytes`: (charged, limit).
+    pub key_index_budget: (u64, u64),
 }
 
 /// Values of the `reason` label of `skiff_compaction_uncleanable`.
@@ -65,6 +69,14 @@ pub fn collect(broker: &Broker) -> Facts {
         })
         .collect();
     partitions.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+    let mut key_indexes: Vec<(String, i32, skiff_log::KeyIndexStatus)> = broker
+        .topics
+        .all_partitions()
+        .iter()
+        .filter_map(|p| Some((p.topic.clone(), p.index, p.log.key_index_status()?)))
+        .collect();
+    key_indexes.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    let budget = broker.topics.key_indexes.budget();
     let m = &broker.metrics;
     Facts {
         partitions,
@@ -83,6 +95,8 @@ pub fn collect(broker: &Broker) -> Facts {
             Vec::new()
         },
         share_partitions: broker.share.partition_facts(),
+        key_indexes,
+        key_index_budget: (budget.used(), budget.limit()),
     }
 }
 
@@ -120,7 +134,58 @@ pub fn write(f: &Facts) -> String {
     write_compaction(&mut e, &f.compaction);
     write_quota_throttles(&mut e, &f.quota_throttles);
     write_share(&mut e, f);
+    write_key_indexes(&mut e, f);
     e.finish()
+}
+
+/// Key indexes (docs/key-index.md): the shared budget, and per indexed partition its keys,
+/// its memory and its phase (one sample of 1 with a `state` label).
+fn write_key_indexes(e: &mut Exposition, f: &Facts) {
+    let (used, limit) = f.key_index_budget;
+    e.family(
+        "skiff_key_index_memory_bytes",
+        Kind::Gauge,
+        "Memory charged by all key indexes to skiff.key.index.memory.bytes.",
+    );
+    e.sample_int("skiff_key_index_memory_bytes", &[], used.into());
+    e.family(
+        "skiff_key_index_memory_limit_bytes",
+        Kind::Gauge,
+        "skiff.key.index.memory.bytes: the bound shared by all key indexes.",
+    );
+    e.sample_int("skiff_key_index_memory_limit_bytes", &[], limit.into());
+    e.family(
+        "skiff_key_index_keys",
+        Kind::Gauge,
+        "Distinct keys a partition's key index holds (tombstoned ones until pruned).",
+    );
+    for (topic, partition, s) in &f.key_indexes {
+        let part = partition.to_string();
+        let keys = i128::try_from(s.keys).unwrap_or(i128::MAX);
+        e.sample_int(
+            "skiff_key_index_keys",
+            &[("topic", topic), ("partition", &part)],
+            keys,
+        );
+    }
+    e.family(
+        "skiff_key_index_state",
+        Kind::Gauge,
+        "1 for the phase a partition's key index is in: loading, ready or over_budget.",
+    );
+    for (topic, partition, s) in &f.key_indexes {
+        let part = partition.to_string();
+        let state = match s.phase {
+            skiff_log::KeyIndexPhase::Loading => "loading",
+            skiff_log::KeyIndexPhase::Ready => "ready",
+            skiff_log::KeyIndexPhase::OverBudget => "over_budget",
+        };
+        e.sample_int(
+            "skiff_key_index_state",
+            &[("topic", topic), ("partition", &part), ("state", state)],
+            1,
+        );
+    }
 }
 
 /// Share groups: broker-wide counters, then per share partition (group, topic id,
@@ -611,6 +676,17 @@ mod tests {
             }],
             share_counters: Vec::new(),
             share_partitions: Vec::new(),
+            key_indexes: vec![(
+                "c".into(),
+                0,
+                skiff_log::KeyIndexStatus {
+                    phase: skiff_log::KeyIndexPhase::Ready,
+                    keys: 42,
+                    bytes: 1000,
+                    next_offset: 10,
+                },
+            )],
+            key_index_budget: (1000, 4096),
         }
     }
 
@@ -638,6 +714,10 @@ mod tests {
             "skiff_compaction_uncleanable{topic=\"c\",partition=\"1\",reason=\"cleaning_failed\"} 1",
             "skiff_compaction_failures_total{topic=\"c\",partition=\"1\"} 1",
             "skiff_log_cleaner_backlog_partitions 1",
+            "skiff_key_index_memory_bytes 1000",
+            "skiff_key_index_memory_limit_bytes 4096",
+            "skiff_key_index_keys{topic=\"c\",partition=\"0\"} 42",
+            "skiff_key_index_state{topic=\"c\",partition=\"0\",state=\"ready\"} 1",
             "skiff_compaction_uncleanable{topic=\"c\",partition=\"2\",reason=\"marked_uncleanable\"} 1",
             "skiff_compaction_failures_total{topic=\"c\",partition=\"2\"} 1",
             "skiff_log_cleaner_uncleanable_partitions 1",

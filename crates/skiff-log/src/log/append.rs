@@ -191,6 +191,7 @@ impl Log {
         inner.publish();
         let log_start_offset = inner.log_start;
         drop(inner);
+        self.key_index_after_append(&buf, first_offset);
         self.write_pending_snapshots()?;
 
         if next - self.flushed.load(Ordering::Acquire) >= config.flush_messages {

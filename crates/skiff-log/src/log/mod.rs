@@ -12,7 +12,8 @@
 //! - `cleaning`: what the log cleaner reads and writes through the log;
 //! - `swap`: swapping a cleaned segment in for the segments it replaces;
 //! - `producers`: producer state (load, snapshots, expiry);
-//! - `txn`: transactions (markers, the aborted-transaction index, LSO, KIP-890 guards).
+//! - `txn`: transactions (markers, the aborted-transaction index, LSO, KIP-890 guards);
+//! - `key_index`: the optional key index of a compacted partition (kept current, lookups).
 //!
 //! Thread-safety: `Log` is `Send + Sync`. `inner` (an `AppendLock`, a Mutex only `locked.rs`
 //! can lock) is the append lock: appends, rolls, retention and segment-list changes hold it.
@@ -26,11 +27,13 @@
 //! rewrites the transaction index files before the log is shared, and `close` syncs the
 //! sealed active segment under the lock (appends waiting for it are then refused).
 //! Lock order: `txn_files` → `inner` → `snapshot` → a segment's `state`; `pending_snapshots`
-//! and `txn_dirty` are taken last and briefly. `snapshot_writes` is taken with no other log
+//! and `txn_dirty` are taken last and briefly; `key_index` (the slot) briefly with no
+//! other lock, and the key index's own mutex is never held while taking the append lock. `snapshot_writes` is taken with no other log
 //! lock held (only `pending_snapshots`, briefly, under it).
 
 mod append;
 mod cleaning;
+mod key_index;
 mod lifecycle;
 mod locked;
 mod pinned;
@@ -156,6 +159,8 @@ pub struct Log {
     txn_dirty: Mutex<BTreeSet<i64>>,
     /// Serialises rewrites of `.txnindex` files.
     txn_files: Mutex<()>,
+    /// The key index, when enabled (`skiff.key.index.enable`); taken briefly to clone the Arc.
+    key_index: RwLock<Option<Arc<crate::key_index::KeyIndex>>>,
 }
 
 impl Log {
@@ -228,6 +233,7 @@ impl Log {
             snapshot_writes: Mutex::new(()),
             txn_dirty: Mutex::new(BTreeSet::new()),
             txn_files: Mutex::new(()),
+            key_index: RwLock::new(None),
         };
         log.load_producer_state()?;
         Ok(log)

@@ -4,6 +4,7 @@
 
 mod cleaning;
 mod idempotence;
+mod key_index;
 mod model;
 mod recovery;
 mod retention;
