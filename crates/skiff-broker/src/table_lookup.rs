@@ -104,14 +104,14 @@ impl LookupError {
         }
     }
 
-    /// The HTTP status a route should answer with: 404 for what does not exist, 400 for a
-    /// topic that cannot be looked up, 409 for a topic without an index, 503 (retry) while
-    /// loading or over budget, 500 for a storage failure.
+    /// The HTTP status a route should answer with: 404 for what does not exist, 409 for a
+    /// topic that is not compacted or has no index (as the snapshot and compaction routes
+    /// answer a topic in the wrong state), 503 while loading or over budget, 500 for a
+    /// storage failure.
     pub fn http_status(&self) -> u16 {
         match self {
             LookupError::UnknownTopic(_) | LookupError::UnknownPartition { .. } => 404,
-            LookupError::NotCompacted(_) => 400,
-            LookupError::IndexDisabled(_) => 409,
+            LookupError::NotCompacted(_) | LookupError::IndexDisabled(_) => 409,
             LookupError::Loading { .. } | LookupError::OverBudget { .. } => 503,
             LookupError::Storage(_) => 500,
         }

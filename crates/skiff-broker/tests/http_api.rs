@@ -1,6 +1,7 @@
 //! The HTTP API (`skiff.http.listener`, docs/http-api.md) over real HTTP/1.1 on port 0: the
 //! table snapshot stream and its refusals (404, 409, 400, 405, 429 and a gone reader), the
-//! compaction dry run, compact-now and its ticket, and `/metrics` on both listeners.
+//! compaction dry run, compact-now and its ticket, key lookups, and `/metrics` on both
+//! listeners.
 //! Authentication, ACLs and TLS are in `http_api_auth.rs`.
 #![allow(clippy::unwrap_used)]
 
@@ -10,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use common::http::{get, send, serve_api, Api};
-use common::tables::{compacted_topic, produce};
+use common::tables::{compacted_topic, produce, topic_with};
 use http_body_util::Empty;
 use hyper::header::{CONTENT_TYPE, LOCATION};
 use hyper_util::rt::TokioIo;
@@ -305,5 +306,108 @@ async fn a_snapshot_over_the_limit_is_429_and_a_gone_reader_frees_its_slot() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    broker.shutdown().unwrap();
+}
+
+/// `GET path` until it answers something other than 503 `loading` (an index being built).
+async fn get_ready(api: &Api, path: &str) -> common::http::Reply {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let r = get(api, path).await;
+        if r.status != 503 || Instant::now() > deadline {
+            return r;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn key_lookup_answers_the_latest_value_and_json_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::broker(dir.path()).start().await;
+    let indexed = [
+        ("cleanup.policy", "compact"),
+        ("skiff.key.index.enable", "true"),
+    ];
+    topic_with(&broker, "users", 3, &indexed).await;
+    compacted_topic(&broker, "unindexed", 1, "compact").await;
+    compacted_topic(&broker, "plain", 1, "delete").await;
+    // murmur2 puts "alice" and "bob" somewhere in 0..3; write each to its partition, as a
+    // Java producer would, and one key with non-UTF-8 bytes to partition 1.
+    let part = |k: &[u8]| {
+        skiff_broker::table_lookup::Partitioner::Murmur2
+            .partition(k, 3)
+            .unwrap()
+    };
+    produce(&broker, "users", part(b"alice"), &[(b"alice", Some(b"v1"))]).await;
+    produce(&broker, "users", part(b"alice"), &[(b"alice", Some(b"v2"))]).await;
+    produce(&broker, "users", part(b"bob"), &[(b"bob", Some(b"here"))]).await;
+    produce(&broker, "users", part(b"bob"), &[(b"bob", None)]).await;
+    produce(&broker, "users", 1, &[(b"\xfb\xff", Some(b"binary"))]).await;
+    let api = serve_api(broker.clone()).await;
+
+    let r = get_ready(&api, "/v1/topics/users/keys/alice").await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let hit = r.json();
+    assert_eq!(
+        (
+            &hit["partition"],
+            &hit["offset"],
+            &hit["key"],
+            &hit["value"]
+        ),
+        (
+            &json!(part(b"alice")),
+            &json!(1),
+            &json!("alice"),
+            &json!("v2")
+        )
+    );
+    assert_eq!(hit["timestamp"], 1000);
+    assert_eq!(hit["headers"][0]["key"], "h");
+    // The latest record of bob is a tombstone; carol was never written.
+    for key in ["bob", "carol"] {
+        let r = get_ready(&api, &format!("/v1/topics/users/keys/{key}")).await;
+        assert_eq!(
+            (r.status, r.error_code().as_str()),
+            (404, "key_not_found"),
+            "{key}"
+        );
+    }
+    // A key in base64 (URL-safe, unpadded), with the partition given; the answer in base64.
+    let r = get_ready(
+        &api,
+        "/v1/topics/users/keys/-_8?key_encoding=base64&partition=1&encoding=base64",
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        (&r.json()["key"], &r.json()["value"]),
+        (&json!("+/8="), &json!("YmluYXJ5"))
+    );
+    // The wrong partition for a key is not found there.
+    let other = (part(b"alice") + 1) % 3;
+    let r = get_ready(
+        &api,
+        &format!("/v1/topics/users/keys/alice?partition={other}"),
+    )
+    .await;
+    assert_eq!(r.status, 404);
+
+    let r = get(&api, "/v1/topics/nope/keys/a").await;
+    assert_eq!((r.status, r.error_code().as_str()), (404, "unknown_topic"));
+    let r = get(&api, "/v1/topics/users/keys/a?partition=7").await;
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (404, "unknown_partition")
+    );
+    let r = get(&api, "/v1/topics/unindexed/keys/a").await;
+    assert_eq!((r.status, r.error_code().as_str()), (409, "index_disabled"));
+    let r = get(&api, "/v1/topics/plain/keys/a").await;
+    assert_eq!((r.status, r.error_code().as_str()), (409, "not_compacted"));
+    let r = get(&api, "/v1/topics/users/keys/a?partitioner=round_robin").await;
+    assert_eq!((r.status, r.error_code().as_str()), (400, "bad_query"));
+    let r = get(&api, "/v1/topics/users/keys/%%%?key_encoding=base64").await;
+    assert_eq!(r.status, 400);
     broker.shutdown().unwrap();
 }

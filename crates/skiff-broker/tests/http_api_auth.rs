@@ -131,6 +131,14 @@ async fn basic_and_bearer_callers_are_authorized_by_the_acls() {
     assert_eq!(r.status, 403);
     let r = send(&api, "GET", "/v1/topics/nope/snapshot", Some(&alice)).await;
     assert_eq!((r.status, &r.body), (403, &existing.body));
+    // Key lookups need the same READ: refused alike for bob on an existing and a missing
+    // topic; alice passes authorization (the topic has no key index: 409).
+    for path in ["/v1/topics/table/keys/a", "/v1/topics/nope/keys/a"] {
+        let r = send(&api, "GET", path, Some(&bob)).await;
+        assert_eq!((r.status, &r.body), (403, &existing.body), "{path}");
+    }
+    let r = send(&api, "GET", "/v1/topics/table/keys/a", Some(&alice)).await;
+    assert_eq!((r.status, r.error_code().as_str()), (409, "index_disabled"));
     // READ implies DESCRIBE: the dry run is allowed.
     let r = send(
         &api,

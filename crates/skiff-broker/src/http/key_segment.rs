@@ -1,6 +1,5 @@
 //! Decoding a record key given in a URL path segment, for routes addressed by key (the key
-//! lookup route arrives with the key index): raw UTF-8 (the router has already
-//! percent-decoded the segment), or base64 when the query says `key_encoding=base64`, in the
+//! lookup): raw UTF-8 (the router has already percent-decoded the segment), or base64 when the query says `key_encoding=base64`, in the
 //! URL-safe or the standard alphabet, padded or not (a client should not have to guess which
 //! one its library produces).
 //!

@@ -1,5 +1,5 @@
-//! The HTTP API (`skiff.http.listener`, docs/http-api.md): table snapshots of compacted
-//! topics and compaction controls under `/v1`, and `/metrics`, on axum over hyper. The same
+//! The HTTP API (`skiff.http.listener`, docs/http-api.md): key lookups and table snapshots of
+//! compacted topics and compaction controls under `/v1`, and `/metrics`, on axum over hyper. The same
 //! server serves `metrics.listener` with a router of `/metrics` alone ([`metrics_router`]).
 //!
 //! Modules, one job each: [`server`] accepts (TLS or not) and serves connections with
@@ -14,6 +14,7 @@ pub mod errors;
 pub mod key_segment;
 pub mod router;
 mod routes_compaction;
+mod routes_lookup;
 mod routes_metrics;
 mod routes_tables;
 pub mod server;

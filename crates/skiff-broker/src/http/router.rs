@@ -1,6 +1,5 @@
-//! The HTTP API's routes. New routes (the key lookup arrives with the key index) are one
-//! `.route` line here and a `routes_*` module; unknown paths and methods answer the API's
-//! JSON error.
+//! The HTTP API's routes. A new route is one `.route` line here and a `routes_*` module;
+//! unknown paths and methods answer the API's JSON error.
 
 use std::sync::Arc;
 
@@ -10,7 +9,7 @@ use axum::routing::{get, post};
 use axum::Router;
 
 use super::errors::ApiError;
-use super::{routes_compaction, routes_metrics, routes_tables, HttpApi};
+use super::{routes_compaction, routes_lookup, routes_metrics, routes_tables, HttpApi};
 
 /// Largest request body accepted. No route reads a body today; the bound keeps one from
 /// being buffered by a future extractor without thought.
@@ -21,6 +20,7 @@ pub fn router(api: Arc<HttpApi>) -> Router {
     Router::new()
         .route("/metrics", get(routes_metrics::metrics))
         .route("/v1/topics/{topic}/snapshot", get(routes_tables::snapshot))
+        .route("/v1/topics/{topic}/keys/{key}", get(routes_lookup::lookup))
         .route(
             "/v1/topics/{topic}/compaction/dry-run",
             get(routes_compaction::dry_run),

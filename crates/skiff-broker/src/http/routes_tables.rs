@@ -32,7 +32,7 @@ const END_OFFSETS: &str = "skiff-end-offsets";
 
 #[derive(Clone, Copy, Debug, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
-enum IsolationParam {
+pub(super) enum IsolationParam {
     #[default]
     ReadCommitted,
     ReadUncommitted,
@@ -40,7 +40,7 @@ enum IsolationParam {
 
 #[derive(Clone, Copy, Debug, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
-enum EncodingParam {
+pub(super) enum EncodingParam {
     #[default]
     Text,
     Base64,

@@ -10,10 +10,23 @@ use skiff_records::{BatchBuilder, Compression};
 
 /// Creates `name` with `partitions` partitions and `cleanup.policy=policy`.
 pub async fn compacted_topic(broker: &Arc<Broker>, name: &str, partitions: i32, policy: &str) {
+    topic_with(broker, name, partitions, &[("cleanup.policy", policy)]).await;
+}
+
+/// Creates `name` with `partitions` partitions and the given topic configs.
+pub async fn topic_with(
+    broker: &Arc<Broker>,
+    name: &str,
+    partitions: i32,
+    configs: &[(&str, &str)],
+) {
     let b = broker.clone();
-    let (name, policy) = (name.to_string(), policy.to_string());
+    let name = name.to_string();
+    let overrides: BTreeMap<String, String> = configs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     tokio::task::spawn_blocking(move || {
-        let overrides = BTreeMap::from([("cleanup.policy".to_string(), policy)]);
         b.topics
             .create(&name, partitions, overrides, false)
             .unwrap();
