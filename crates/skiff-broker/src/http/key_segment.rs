@@ -1,7 +1,7 @@
 //! Decoding a record key given in a URL path segment, for routes addressed by key (the key
-//! lookup): raw UTF-8 (the router has already percent-decoded the segment), or base64 when the query says `key_encoding=base64`, in the
-//! URL-safe or the standard alphabet, padded or not (a client should not have to guess which
-//! one its library produces).
+//! lookup): raw UTF-8 (the router has already percent-decoded the segment), or base64 when
+//! the query says `key_encoding=base64`, in the URL-safe or the standard alphabet, padded or
+//! not (a client should not have to guess which one its library produces).
 //!
 //! Pure functions; safe from any thread.
 
