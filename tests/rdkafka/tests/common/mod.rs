@@ -6,6 +6,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod groups;
+pub mod http;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};

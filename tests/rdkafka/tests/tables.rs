@@ -1,0 +1,656 @@
+//! Compacted topics read as tables through the HTTP API (`skiff.http.listener`,
+//! docs/http-api.md, docs/key-index.md, docs/snapshots.md), against the real binary with
+//! librdkafka producers and consumers:
+//! - every write acknowledged with acks=1 or acks=all is visible to the very next key lookup,
+//!   tombstones answer 404, and a compaction pass changes no answer (tombstones it removed
+//!   still answer 404);
+//! - transactions: read_committed lookups see committed data only, read_uncommitted also the
+//!   open transaction, nobody an aborted one;
+//! - a snapshot taken while a producer and the cleaner run, followed by consuming each
+//!   partition from the snapshot's end offsets, ends with exactly the last write of every key;
+//! - with SASL/PLAIN and ACLs, a user without READ gets 403 for lookups and snapshots and a
+//!   user with READ gets 200.
+//!
+//! Each test owns its broker (Kafka port plus an HTTP port). Every wait is a bounded poll.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::http::{get, get_ready, post, Json, Reply};
+use common::{admin, consumer, create_topic, producer, wait_topic_partitions, OP_TIMEOUT};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::Message;
+use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
+use rdkafka::{Offset, TopicPartitionList};
+use skiff_e2e::{free_port, unique_topic, Broker};
+
+const T: Duration = Duration::from_secs(30);
+
+/// The cleaner wakes often, so passes run while the tests write.
+const CLEANER: &[(&str, &str)] = &[
+    ("log.cleaner.backoff.ms", "100"),
+    ("log.cleaner.threads", "1"),
+];
+
+/// A broker with the HTTP API on a second free loopback port; returns it and that address.
+fn start(extra: &[(&str, &str)]) -> (Broker, String) {
+    let addr = format!("127.0.0.1:{}", free_port().unwrap());
+    let mut props: Vec<(&str, &str)> = vec![("skiff.http.listener", &addr)];
+    props.extend_from_slice(extra);
+    (Broker::start_with(&props).unwrap(), addr)
+}
+
+/// An indexed compacted topic with small, quickly rolling segments.
+async fn table_topic(b: &Broker, prefix: &str, partitions: i32, extra: &[(&str, &str)]) -> String {
+    let topic = unique_topic(prefix);
+    let mut cfg: Vec<(&str, &str)> = vec![
+        ("cleanup.policy", "compact"),
+        ("skiff.key.index.enable", "true"),
+        ("segment.ms", "100"),
+        ("min.cleanable.dirty.ratio", "0.01"),
+        ("file.delete.delay.ms", "0"),
+    ];
+    cfg.retain(|(k, _)| !extra.iter().any(|(ek, _)| ek == k));
+    cfg.extend_from_slice(extra);
+    create_topic(&admin(b).unwrap(), &topic, partitions, &cfg)
+        .await
+        .unwrap();
+    let c = consumer(b, &[]).unwrap();
+    wait_topic_partitions(&c, &topic, usize::try_from(partitions).unwrap()).unwrap();
+    topic
+}
+
+/// Sends one record (no partition: librdkafka's consistent_random partitioner picks it) and
+/// waits for its delivery report; returns (partition, offset).
+async fn send(p: &FutureProducer, topic: &str, key: &str, value: Option<&str>) -> (i32, i64) {
+    let mut rec = FutureRecord::<str, str>::to(topic).key(key);
+    if let Some(v) = value {
+        rec = rec.payload(v);
+    }
+    let d = p.send(rec, T).await.map_err(|(e, _)| e).unwrap();
+    (d.partition, d.offset)
+}
+
+/// The lookup path of `key` (text keys of the tests need no escaping).
+fn key_path(topic: &str, key: &str, query: &str) -> String {
+    format!("/v1/topics/{topic}/keys/{key}?{query}")
+}
+
+/// Asserts a lookup answers `want`: `Some((partition, offset, value))` or `None` (404
+/// key_not_found).
+fn assert_lookup(r: &Reply, key: &str, want: Option<(i32, i64, &str)>, what: &str) {
+    match want {
+        Some((p, o, v)) => {
+            assert_eq!(r.status, 200, "{what}: {key}: {}", r.body);
+            let j = r.json();
+            assert_eq!(j.get("key").as_str(), Some(key), "{what}: {}", r.body);
+            assert_eq!(
+                j.get("value").as_str(),
+                Some(v),
+                "{what}: {key}: {}",
+                r.body
+            );
+            assert_eq!(
+                j.get("partition").as_i64(),
+                Some(i64::from(p)),
+                "{what}: {}",
+                r.body
+            );
+            assert_eq!(
+                j.get("offset").as_i64(),
+                Some(o),
+                "{what}: {key}: {}",
+                r.body
+            );
+        }
+        None => assert_eq!(
+            (r.status, r.error_code().as_str()),
+            (404, "key_not_found"),
+            "{what}: {key}: {}",
+            r.body
+        ),
+    }
+}
+
+/// Polls the tickets of a 202 compact-now answer until each ends; returns the end states.
+fn follow_tickets(http: &str, accepted: &Reply) -> Vec<Json> {
+    assert_eq!(accepted.status, 202, "{}", accepted.body);
+    let tickets = accepted.json();
+    let mut out = Vec::new();
+    for t in tickets.get("tickets").as_arr() {
+        let url = t.get("url").as_str().unwrap().to_string();
+        let deadline = Instant::now() + T;
+        loop {
+            let r = get(http, &url);
+            assert_eq!(r.status, 200, "{url}: {}", r.body);
+            let j = r.json();
+            match j.get("state").as_str().unwrap() {
+                "queued" | "running" => {}
+                _ => {
+                    out.push(j);
+                    break;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{url} did not finish: {}",
+                r.body
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    out
+}
+
+/// Every record of a (compacted, so gapped) partition from its start to the current high
+/// watermark.
+fn read_compacted(c: &BaseConsumer, topic: &str, partition: i32) -> Vec<common::Rec> {
+    let (low, high) = c.fetch_watermarks(topic, partition, T).unwrap();
+    let mut out = Vec::new();
+    if low == high {
+        return out;
+    }
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset(topic, partition, Offset::Beginning)
+        .unwrap();
+    c.assign(&tpl).unwrap();
+    let deadline = Instant::now() + T;
+    while out.last().is_none_or(|r: &common::Rec| r.offset < high - 1) {
+        assert!(
+            Instant::now() < deadline,
+            "{topic}/{partition}: read {} records, not up to {high}",
+            out.len()
+        );
+        if let Some(m) = c.poll(Duration::from_millis(200)) {
+            out.push(common::detach(&m.unwrap()));
+        }
+    }
+    out
+}
+
+/// Sum of a pass figure over finished tickets (tickets without a pass count 0).
+fn pass_sum(tickets: &[Json], figure: &str) -> i64 {
+    tickets
+        .iter()
+        .map(|t| t.get("pass").get(figure).as_i64().unwrap_or(0))
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_acknowledged_write_is_the_next_lookup_and_compaction_changes_no_answer() {
+    // The periodic cleaner stays away: the passes are the test's compact-now calls.
+    let (b, http) = start(&[("log.cleaner.backoff.ms", "3600000")]);
+    let topic = table_topic(&b, "tables-acks", 3, &[("delete.retention.ms", "0")]).await;
+    let acks1 = producer(&b, &[("acks", "1")]).unwrap();
+    let acks_all = producer(&b, &[("acks", "all")]).unwrap();
+
+    const KEYS: usize = 24;
+    const WRITES: usize = 360;
+    // key → (partition, offset, value or tombstone)
+    let mut model: BTreeMap<String, (i32, i64, Option<String>)> = BTreeMap::new();
+    let mut partitions_seen = std::collections::BTreeSet::new();
+    for i in 0..WRITES {
+        let key = format!("user-{}", (i * 7) % KEYS);
+        let value = format!("v{i}");
+        // Every 9th write deletes; the last write of keys 0..3 deletes too.
+        let tombstone = i % 9 == 4 || (i >= WRITES - KEYS && (i * 7) % KEYS < 4);
+        let p = if i % 2 == 0 { &acks1 } else { &acks_all };
+        let val = (!tombstone).then_some(value.as_str());
+        let (part, off) = send(p, &topic, &key, val).await;
+        partitions_seen.insert(part);
+        let r = get_ready(
+            &http,
+            &key_path(&topic, &key, "partitioner=consistent_random"),
+            None,
+        );
+        let what = format!(
+            "write {i} ({})",
+            if i % 2 == 0 { "acks=1" } else { "acks=all" }
+        );
+        assert_lookup(&r, &key, val.map(|v| (part, off, v)), &what);
+        model.insert(key, (part, off, val.map(str::to_string)));
+    }
+    assert_eq!(
+        partitions_seen.len(),
+        3,
+        "the keys should span every partition"
+    );
+    let deleted: Vec<String> = model
+        .iter()
+        .filter(|(_, v)| v.2.is_none())
+        .map(|(k, _)| k.clone())
+        .collect();
+    assert!(!deleted.is_empty());
+
+    // Roll every partition's active segment (segment.ms=100 rolls at the next append), so
+    // the cleaner may clean all the writes above.
+    std::thread::sleep(Duration::from_millis(150));
+    for p in 0..3 {
+        let key = format!("~roll-{p}");
+        let d = acks_all
+            .send(
+                FutureRecord::to(&topic).partition(p).key(&key).payload("r"),
+                T,
+            )
+            .await
+            .map_err(|(e, _)| e)
+            .unwrap();
+        model.insert(key, (d.partition, d.offset, Some("r".into())));
+    }
+
+    let check_all = |what: &str| {
+        for (k, (p, o, v)) in &model {
+            let r = get_ready(&http, &key_path(&topic, k, &format!("partition={p}")), None);
+            assert_lookup(&r, k, v.as_deref().map(|v| (*p, *o, v)), what);
+        }
+    };
+    check_all("before compaction");
+
+    // The dry run predicts removals; the first pass does them.
+    let dry = get(&http, &format!("/v1/topics/{topic}/compaction/dry-run"));
+    assert_eq!(dry.status, 200, "{}", dry.body);
+    let predicted: i64 = dry
+        .json()
+        .get("partitions")
+        .as_arr()
+        .iter()
+        .map(|p| p.get("figures").get("records_removed").as_i64().unwrap())
+        .sum();
+    assert!(predicted > 0, "dry run predicts nothing: {}", dry.body);
+    let first = follow_tickets(
+        &http,
+        &post(&http, &format!("/v1/topics/{topic}/compaction")),
+    );
+    assert!(
+        first
+            .iter()
+            .all(|t| t.get("state").as_str() == Some("done")),
+        "{first:?}"
+    );
+    let removed = pass_sum(&first, "records_removed");
+    assert!(removed > 0, "the pass removed nothing: {first:?}");
+    check_all("after the first pass");
+
+    // delete.retention.ms=0: the first pass stamped the kept tombstones' horizon, a later
+    // pass drops them. Ask until one did (bounded).
+    let deadline = Instant::now() + T;
+    let mut tombstones_removed = pass_sum(&first, "tombstones_removed");
+    while tombstones_removed == 0 {
+        assert!(Instant::now() < deadline, "no pass removed a tombstone");
+        std::thread::sleep(Duration::from_millis(50));
+        let again = follow_tickets(
+            &http,
+            &post(&http, &format!("/v1/topics/{topic}/compaction")),
+        );
+        tombstones_removed += pass_sum(&again, "tombstones_removed");
+    }
+    check_all("after tombstones were removed");
+    // The removed tombstones are gone from the log, and the keys still answer 404.
+    let c = consumer(&b, &[]).unwrap();
+    let mut in_log = 0usize;
+    for p in 0..3 {
+        for r in read_compacted(&c, &topic, p) {
+            in_log += 1;
+            if r.value.is_none() {
+                let k = String::from_utf8(r.key.unwrap()).unwrap();
+                assert!(deleted.contains(&k), "a tombstone of a live key: {k}");
+            }
+        }
+    }
+    assert!(
+        in_log < WRITES + 3,
+        "nothing left the log: {in_log} records"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lookups_follow_transaction_isolation() {
+    let (b, http) = start(CLEANER);
+    let topic = table_topic(&b, "tables-txn", 1, &[]).await;
+    let plain = producer(&b, &[("acks", "all")]).unwrap();
+    let (_, old_off) = send(&plain, &topic, "k", Some("old")).await;
+
+    let txp = producer(
+        &b,
+        &[("transactional.id", "tables-txn"), ("linger.ms", "1")],
+    )
+    .unwrap();
+    txp.init_transactions(T).unwrap();
+    let committed = |iso: &str| key_path(&topic, "k", &format!("partition=0&isolation={iso}"));
+
+    txp.begin_transaction().unwrap();
+    let (_, txn_off) = send(&txp, &topic, "k", Some("txn")).await;
+    let (_, only_off) = send(&txp, &topic, "only-txn", Some("x")).await;
+    assert_lookup(
+        &get_ready(&http, &committed("read_committed"), None),
+        "k",
+        Some((0, old_off, "old")),
+        "open transaction, read_committed",
+    );
+    assert_lookup(
+        &get_ready(&http, &committed("read_uncommitted"), None),
+        "k",
+        Some((0, txn_off, "txn")),
+        "open transaction, read_uncommitted",
+    );
+    let only = |iso: &str| key_path(&topic, "only-txn", &format!("partition=0&isolation={iso}"));
+    assert_lookup(
+        &get_ready(&http, &only("read_committed"), None),
+        "only-txn",
+        None,
+        "open transaction, read_committed",
+    );
+    // The default isolation is read_committed.
+    assert_lookup(
+        &get_ready(&http, &key_path(&topic, "only-txn", "partition=0"), None),
+        "only-txn",
+        None,
+        "open transaction, default isolation",
+    );
+    assert_lookup(
+        &get_ready(&http, &only("read_uncommitted"), None),
+        "only-txn",
+        Some((0, only_off, "x")),
+        "open transaction, read_uncommitted",
+    );
+    txp.commit_transaction(T).unwrap();
+    for iso in ["read_committed", "read_uncommitted"] {
+        assert_lookup(
+            &get_ready(&http, &committed(iso), None),
+            "k",
+            Some((0, txn_off, "txn")),
+            &format!("committed, {iso}"),
+        );
+        assert_lookup(
+            &get_ready(&http, &only(iso), None),
+            "only-txn",
+            Some((0, only_off, "x")),
+            &format!("committed, {iso}"),
+        );
+    }
+
+    // An aborted transaction: its value is never the answer once aborted, for either
+    // isolation, and a key written only in it does not exist.
+    txp.begin_transaction().unwrap();
+    send(&txp, &topic, "k", Some("aborted")).await;
+    send(&txp, &topic, "only-aborted", Some("y")).await;
+    assert_lookup(
+        &get_ready(&http, &committed("read_committed"), None),
+        "k",
+        Some((0, txn_off, "txn")),
+        "aborting transaction, read_committed",
+    );
+    txp.abort_transaction(T).unwrap();
+    for iso in ["read_committed", "read_uncommitted"] {
+        assert_lookup(
+            &get_ready(&http, &committed(iso), None),
+            "k",
+            Some((0, txn_off, "txn")),
+            &format!("aborted, {iso}"),
+        );
+        assert_lookup(
+            &get_ready(
+                &http,
+                &key_path(
+                    &topic,
+                    "only-aborted",
+                    &format!("partition=0&isolation={iso}"),
+                ),
+                None,
+            ),
+            "only-aborted",
+            None,
+            &format!("aborted, {iso}"),
+        );
+    }
+    // A later plain write wins over everything.
+    let (_, new_off) = send(&plain, &topic, "k", Some("new")).await;
+    for iso in ["read_committed", "read_uncommitted"] {
+        assert_lookup(
+            &get_ready(&http, &committed(iso), None),
+            "k",
+            Some((0, new_off, "new")),
+            &format!("after a plain write, {iso}"),
+        );
+    }
+}
+
+/// One snapshot line.
+#[derive(Debug, Clone, PartialEq)]
+struct Row {
+    partition: i32,
+    offset: i64,
+    value: String,
+}
+
+/// Parses a complete NDJSON snapshot: rows by key and the end offsets. Fails on a repeated
+/// key, a tombstone line or a missing last line.
+fn parse_snapshot(body: &str) -> (BTreeMap<String, Row>, BTreeMap<i32, i64>) {
+    let lines: Vec<&str> = body.lines().filter(|l| !l.is_empty()).collect();
+    let (last, rows) = lines.split_last().expect("empty snapshot");
+    let end = Json::parse(last).unwrap();
+    let end_offsets: BTreeMap<i32, i64> = end
+        .get("end_offsets")
+        .as_obj()
+        .unwrap_or_else(|| panic!("last line is not the end offsets: {last}"))
+        .iter()
+        .map(|(p, o)| (p.parse().unwrap(), o.as_i64().unwrap()))
+        .collect();
+    let mut table = BTreeMap::new();
+    for l in rows {
+        let j = Json::parse(l).unwrap();
+        assert!(
+            j.get("end_offsets").is_null(),
+            "end offsets before the last line"
+        );
+        let key = j.get("key").as_str().unwrap().to_string();
+        let value = j
+            .get("value")
+            .as_str()
+            .unwrap_or_else(|| panic!("a tombstone (or non-text value) in the snapshot: {l}"))
+            .to_string();
+        let row = Row {
+            partition: i32::try_from(j.get("partition").as_i64().unwrap()).unwrap(),
+            offset: j.get("offset").as_i64().unwrap(),
+            value,
+        };
+        assert!(
+            row.offset < end_offsets[&row.partition],
+            "a line at or past its partition's end offset: {l}"
+        );
+        if let Some(prev) = table.insert(key.clone(), row) {
+            panic!("key {key} twice in the snapshot (also {prev:?})");
+        }
+    }
+    (table, end_offsets)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_then_tail_equals_the_last_write_of_every_key() {
+    const PARTS: i32 = 4;
+    const RECORDS: usize = 6000;
+    const KEYS: usize = 300;
+    let (b, http) = start(CLEANER);
+    // Tombstones stay (delete.retention.ms, 1 day by default) long enough for the tail
+    // reader to see them, as Kafka promises a consumer that keeps up.
+    let topic = table_topic(&b, "tables-snap", PARTS, &[]).await;
+    let p = producer(&b, &[("acks", "all"), ("linger.ms", "2")]).unwrap();
+
+    // key → (partition, offset, value) of its latest acknowledged write.
+    type Model = BTreeMap<String, (i32, i64, Option<String>)>;
+    let model: Arc<Mutex<Model>> = Arc::default();
+    let delivered = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicBool::new(false));
+
+    let writer = {
+        let (model, delivered, done, topic) = (
+            model.clone(),
+            delivered.clone(),
+            done.clone(),
+            topic.clone(),
+        );
+        tokio::spawn(async move {
+            let mut i = 0;
+            while i < RECORDS {
+                let mut batch = Vec::new();
+                for j in i..(i + 50).min(RECORDS) {
+                    let key = format!("k{}", (j * 7919) % KEYS);
+                    let value = (j % 11 != 3).then(|| format!("v{j}"));
+                    let mut rec = FutureRecord::<str, str>::to(&topic).key(&key);
+                    if let Some(v) = &value {
+                        rec = rec.payload(v);
+                    }
+                    let f = p.send_result(rec).map_err(|(e, _)| e).unwrap();
+                    batch.push((key, value, f));
+                }
+                for (key, value, f) in batch {
+                    let d = tokio::time::timeout(T, f)
+                        .await
+                        .unwrap()
+                        .unwrap()
+                        .map_err(|(e, _)| e)
+                        .unwrap();
+                    let (part, off) = (d.partition, d.offset);
+                    let mut m = model.lock().unwrap();
+                    let newer = m.get(&key).is_none_or(|(_, o, _)| *o < off);
+                    if newer {
+                        m.insert(key, (part, off, value));
+                    }
+                    delivered.fetch_add(1, Ordering::SeqCst);
+                }
+                i += 50;
+                // Spread the writes over a few seconds so segments roll and passes run.
+                tokio::time::sleep(Duration::from_millis(15)).await;
+            }
+            done.store(true, Ordering::SeqCst);
+        })
+    };
+    // Compact-now requests throughout the run, besides the periodic cleaner.
+    let compactor = {
+        let (http, topic, done) = (http.clone(), topic.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut passes = 0;
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while !done.load(Ordering::SeqCst) && Instant::now() < deadline {
+                let r = post(&http, &format!("/v1/topics/{topic}/compaction"));
+                assert_eq!(r.status, 202, "{}", r.body);
+                passes += 1;
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            passes
+        })
+    };
+
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while delivered.load(Ordering::SeqCst) < RECORDS / 2 {
+        assert!(Instant::now() < deadline, "the producer stalled");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let snap = get(&http, &format!("/v1/topics/{topic}/snapshot"));
+    assert_eq!(snap.status, 200, "{}", snap.body);
+    let (mut table, end_offsets) = parse_snapshot(&snap.body);
+    assert_eq!(end_offsets.len(), usize::try_from(PARTS).unwrap());
+    let header: BTreeMap<i32, i64> = snap
+        .header("skiff-end-offsets")
+        .unwrap()
+        .split(',')
+        .map(|kv| {
+            let (p, o) = kv.split_once('=').unwrap();
+            (p.parse().unwrap(), o.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(header, end_offsets, "header and last line disagree");
+    assert!(
+        !done.load(Ordering::SeqCst),
+        "the snapshot should be taken mid-run"
+    );
+
+    // Follow each partition from exactly its end offset.
+    let c = consumer(&b, &[]).unwrap();
+    let mut tpl = TopicPartitionList::new();
+    for (p, o) in &end_offsets {
+        tpl.add_partition_offset(&topic, *p, Offset::Offset(*o))
+            .unwrap();
+    }
+    c.assign(&tpl).unwrap();
+    let mut next: BTreeMap<i32, i64> = end_offsets.clone();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut tail = 0usize;
+    loop {
+        while let Some(m) = c.poll(Duration::from_millis(100)) {
+            let m = m.unwrap();
+            let key = String::from_utf8(m.key().unwrap().to_vec()).unwrap();
+            assert!(m.offset() >= next[&m.partition()], "offsets went back");
+            next.insert(m.partition(), m.offset() + 1);
+            tail += 1;
+            match m.payload() {
+                None => {
+                    table.remove(&key);
+                }
+                Some(v) => {
+                    let row = Row {
+                        partition: m.partition(),
+                        offset: m.offset(),
+                        value: String::from_utf8(v.to_vec()).unwrap(),
+                    };
+                    table.insert(key, row);
+                }
+            }
+        }
+        if done.load(Ordering::SeqCst) {
+            // Caught up once the position passed the high watermark of every partition.
+            let mut caught_up = true;
+            for p in 0..PARTS {
+                let (_, high) = c.fetch_watermarks(&topic, p, OP_TIMEOUT).unwrap();
+                if next[&p] < high {
+                    caught_up = false;
+                }
+            }
+            if caught_up {
+                break;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the tail reader did not catch up: {next:?}"
+        );
+    }
+    writer.await.unwrap();
+    let passes = compactor.join().unwrap();
+    assert!(passes > 0);
+    assert!(tail > 0, "nothing was read after the snapshot");
+
+    let model = model.lock().unwrap();
+    assert_eq!(delivered.load(Ordering::SeqCst), RECORDS);
+    let want: BTreeMap<String, Row> = model
+        .iter()
+        .filter_map(|(k, (p, o, v))| {
+            v.as_ref().map(|v| {
+                (
+                    k.clone(),
+                    Row {
+                        partition: *p,
+                        offset: *o,
+                        value: v.clone(),
+                    },
+                )
+            })
+        })
+        .collect();
+    let missing: Vec<_> = want.keys().filter(|k| !table.contains_key(*k)).collect();
+    let extra: Vec<_> = table.keys().filter(|k| !want.contains_key(*k)).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "snapshot + tail lost {missing:?} and kept deleted {extra:?}"
+    );
+    for (k, row) in &want {
+        assert_eq!(&table[k], row, "{k}");
+    }
+    // Some keys ended deleted and some passes really ran.
+    assert!(want.len() < model.len(), "no key ended as a tombstone");
+}
