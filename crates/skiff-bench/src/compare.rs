@@ -64,6 +64,28 @@ pub struct Args {
     /// 3000; smoke 50].
     #[arg(long)]
     pub share_ack_records: Option<u64>,
+    /// Leave the table rows out (issue 16: HTTP snapshot vs a consumer rebuilding the
+    /// table, key lookups over HTTP).
+    #[arg(long, conflicts_with = "tables_only")]
+    pub no_tables: bool,
+    /// Run only the table rows (no limits, produce matrix, TLS, latency, start-up, share or
+    /// compaction).
+    #[arg(long, conflicts_with_all = ["tls_only", "share_only"])]
+    pub tables_only: bool,
+    /// Records of the table-read workload (200 B each, every key written records/keys
+    /// times, nothing cleaned yet) [default: 1000000; smoke 2000].
+    #[arg(long)]
+    pub table_records: Option<u64>,
+    /// Distinct keys of the table-read workload [default: 100000; smoke 200].
+    #[arg(long)]
+    pub table_keys: Option<u64>,
+    /// Keys (one 114 B record each) of the key-lookup topic; 10000000 is the large size
+    /// [default: 1000000; smoke 1000].
+    #[arg(long)]
+    pub lookup_keys: Option<u64>,
+    /// Sequential HTTP key lookups per run [default: 20000; smoke 200].
+    #[arg(long)]
+    pub lookups: Option<u64>,
     /// MB (10^6 bytes) per produce phase [default: 256; smoke 2].
     #[arg(long)]
     pub phase_mb: Option<u64>,
@@ -114,6 +136,12 @@ pub struct Plan {
     pub share_records: u64,
     /// Records of the per-record ShareAcknowledge phase.
     pub share_ack_records: u64,
+    /// Records and distinct keys of the table-read workload.
+    pub table_records: u64,
+    pub table_keys: u64,
+    /// Keys of the lookup topic and lookups per run.
+    pub lookup_keys: u64,
+    pub lookups: u64,
     pub out: PathBuf,
 }
 
@@ -164,6 +192,14 @@ pub fn plan(a: &Args, runs: u32, smoke: bool, producers: usize, workspace: &Path
         share_ack_records: a
             .share_ack_records
             .unwrap_or(if smoke { 50 } else { 3_000 }),
+        table_records: a
+            .table_records
+            .unwrap_or(if smoke { 2_000 } else { 1_000_000 }),
+        table_keys: a.table_keys.unwrap_or(if smoke { 200 } else { 100_000 }),
+        lookup_keys: a
+            .lookup_keys
+            .unwrap_or(if smoke { 1_000 } else { 1_000_000 }),
+        lookups: a.lookups.unwrap_or(if smoke { 200 } else { 20_000 }),
         out: match &a.out {
             Some(o) => o.clone(),
             None if smoke => std::env::temp_dir().join("skiff-bench-smoke"),
@@ -187,6 +223,14 @@ pub fn plan(a: &Args, runs: u32, smoke: bool, producers: usize, workspace: &Path
     }
     if !(1..=1_000_000).contains(&plan.share_ack_records) {
         anyhow::bail!("--share-ack-records must be 1..=1000000");
+    }
+    if !(1..=10_000_000).contains(&plan.table_keys)
+        || !(plan.table_keys..=20_000_000).contains(&plan.table_records)
+    {
+        anyhow::bail!("--table-keys must be 1..=10000000 and --table-records keys..=20000000");
+    }
+    if !(1..=10_000_000).contains(&plan.lookup_keys) || !(1..=1_000_000).contains(&plan.lookups) {
+        anyhow::bail!("--lookup-keys must be 1..=10000000 and --lookups 1..=1000000");
     }
     if !(0.5..=600.0).contains(&plan.latency_secs) {
         anyhow::bail!("--latency-secs must be 0.5..=600");
@@ -615,6 +659,10 @@ mod tests {
             producers: 1,
             share_records: 1,
             share_ack_records: 1,
+            table_records: 1,
+            table_keys: 1,
+            lookup_keys: 1,
+            lookups: 1,
             out: PathBuf::new(),
         };
         assert_eq!(fixed_rate(&p, &m), Some(50_000.0));

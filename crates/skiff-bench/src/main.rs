@@ -18,6 +18,7 @@ mod cleanlog;
 mod compaction;
 mod compare;
 mod consume;
+mod http;
 mod kafkaclean;
 mod keyed;
 mod latency;
@@ -33,6 +34,8 @@ mod sharerows;
 mod startup;
 mod stats;
 mod suite;
+mod tablerows;
+mod tables;
 mod targets;
 mod tls;
 
@@ -60,7 +63,7 @@ enum Mode {
     Compaction,
     /// Side by side with Apache Kafka 4.4.0 and Tansu 0.6.0 (issue 7): produce matrix,
     /// catch-up consume, fixed-rate latency, start-up, idle RSS, physical limits, share
-    /// groups (see `sharerows`); writes
+    /// groups (see `sharerows`), compacted topics as tables (see `tablerows`); writes
     /// compare.md and compare.png. With --smoke: seconds, Skiff only (for CI).
     Compare,
 }

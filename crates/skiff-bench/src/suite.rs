@@ -1,7 +1,7 @@
 //! Runs the `compare` mode from start to end and writes its report: physical limits, the
 //! throughput matrix, the TLS rows, the fixed-rate latency phases, the start-up figures, the
-//! share-group rows, then the printed table, `compare.md` (header, table, limits, targets) and
-//! `compare.png` in the output dir.
+//! share-group rows, the table rows (issue 16), then the printed table, `compare.md` (header,
+//! table, limits, targets) and `compare.png` in the output dir.
 //!
 //! Owns: the order of the sections and the report text. Thread-safety: main thread only.
 //! On-disk: the report files (overwritten) plus whatever the phases use (temp dirs).
@@ -22,6 +22,7 @@ use crate::procfs;
 use crate::sharerows;
 use crate::startup;
 use crate::stats::{summarize, Table};
+use crate::tablerows;
 use crate::targets::{self, Limits};
 use crate::tls;
 
@@ -48,10 +49,12 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
     // Every contender must at least start: a Skiff that cannot is a hard error.
     contenders[0].kind.check()?;
 
-    // --tls-only and --share-only each run their own section and nothing else.
-    let all = !inv.args.tls_only && !inv.args.share_only;
-    let tls = !inv.args.no_tls && !inv.args.share_only;
-    let share = !inv.args.no_share && !inv.args.tls_only;
+    // --tls-only, --share-only and --tables-only each run their own section and nothing else.
+    let a = inv.args;
+    let all = !a.tls_only && !a.share_only && !a.tables_only;
+    let tls = !a.no_tls && !a.share_only && !a.tables_only;
+    let share = !a.no_share && !a.tls_only && !a.tables_only;
+    let tables = !a.no_tables && !a.tls_only && !a.share_only;
     let (mut lo, mut disk) = (Vec::new(), Vec::new());
     if all {
         eprintln!("physical limits ({} run(s))", plan.runs);
@@ -111,6 +114,17 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
         for c in contenders.iter().filter(|c| sharerows::applies_to(c)) {
             eprintln!("share run {run}/{}: {}", plan.runs, c.label);
             sharerows::run(c, &plan, run, clk_tck, &mut m);
+        }
+    }
+
+    for run in (1..=plan.runs).filter(|_| tables) {
+        for c in contenders.iter().filter(|c| tablerows::applies_to(c)) {
+            eprintln!("table read run {run}/{}: {}", plan.runs, c.label);
+            tablerows::read_run(c, &plan, &mut m);
+        }
+        for c in contenders.iter().filter(|c| c.label == SKIFF) {
+            eprintln!("key lookup run {run}/{}: {}", plan.runs, c.label);
+            tablerows::lookup_run(c, &plan, clk_tck, &mut m);
         }
     }
 
@@ -205,6 +219,36 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
             a = plan.share_ack_records
         );
     }
+    if tables {
+        let _ = writeln!(
+            head,
+            "tables (issue 16): skiff and kafka (default configuration), one fresh broker per \
+             run; table read: one compacted partition (cleanup.policy=compact, \
+             min.cleanable.dirty.ratio=1, default segment.bytes, so nothing is cleaned: the \
+             whole log is dirty) holding {r} records over {k} keys ({rb} B records, rdkafka \
+             acks=1, linger.ms 5, no compression, the same producer and data on both); skiff \
+             row = GET /v1/topics/t/snapshot over HTTP (connect to last byte; the body's key \
+             lines and final end_offsets line are checked), kafka row = an rdkafka consumer \
+             from offset 0 to the high watermark filling a HashMap key -> value (assign to last \
+             record; the map must end with {k} keys), which is how a Kafka user rebuilds the \
+             table; the same consumer on skiff is the 'rdkafka consumer' row; 'seconds' ratio = \
+             kafka consumer time / skiff snapshot time; MB/s = the partition's .log bytes / \
+             time. key lookup: skiff only (Kafka has no point read: it needs the full consume \
+             above): {lk} keys of {lb} B on one partition, skiff.key.index.enable=true set by \
+             AlterConfigs after the writes ('index build s' = AlterConfigs to the first 200), \
+             'index MiB (gauge)' = skiff_key_index_memory_bytes, RSS = VmRSS before enabling \
+             and its growth when the index is built; then {n} sequential GET \
+             /v1/topics/t/keys/k?partition=0 of spread keys, a new TCP connection each (the API \
+             answers one request per connection), each checked to return the key's last \
+             offset; latency = connect to the server's close",
+            r = plan.table_records / plan.table_keys * plan.table_keys,
+            k = plan.table_keys,
+            rb = crate::keyed::Workload::key_len() + tablerows::READ_VALUE,
+            lk = plan.lookup_keys,
+            lb = crate::keyed::Workload::key_len() + tablerows::LOOKUP_VALUE,
+            n = plan.lookups
+        );
+    }
     if all && !inv.args.no_compaction {
         let _ = writeln!(
             head,
@@ -231,10 +275,12 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
             head,
             "{}: {} run(s), medians with (min–max); no limits, produce matrix, latency, \
              start-up, compaction or targets",
-            if inv.args.tls_only {
+            if a.tls_only {
                 "--tls-only"
-            } else {
+            } else if a.share_only {
                 "--share-only"
+            } else {
+                "--tables-only"
             },
             plan.runs
         );
