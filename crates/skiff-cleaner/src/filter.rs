@@ -26,6 +26,7 @@ use skiff_records::{
     crc_of, records, BatchBuilder, BatchHeader, Compression, TimestampType, NO_TIMESTAMP,
 };
 
+use crate::archive::{ArchiveReason, ArchivedOffsets, RemovedRecord};
 use crate::consumers::{ConsumerHold, HeldBack};
 use crate::error::{CleanerError, Result};
 use crate::offset_map::{Lookup, OffsetMap};
@@ -56,6 +57,13 @@ pub struct FilterContext<'a> {
     /// `skiff.tombstone.wait.for.consumers`: tombstones past their horizon that consumer
     /// groups have not read yet stay (`consumers.rs`); `None` when the topic does not wait.
     pub consumer_hold: Option<&'a ConsumerHold>,
+    /// `skiff.compaction.archive.topic` is set: every superseded value and expired tombstone
+    /// removed is also returned in [`BatchResult::removed`] so the pass can archive it first.
+    pub collect_removed: bool,
+    /// Source offsets an interrupted attempt of this pass already archived (`archive.rs`):
+    /// removed whatever the filter would decide now (the earlier decision stands, so the
+    /// archive and the log never both hold a record) and not returned again.
+    pub already_archived: Option<&'a ArchivedOffsets>,
 }
 
 /// Aborted transactions of a log by producer id: `(first offset, marker offset)`.
@@ -127,6 +135,9 @@ pub struct BatchResult {
     /// When the first of those stops being held whatever the groups do (horizon +
     /// `skiff.tombstone.wait.max.ms`).
     pub held_until_ms: Option<i64>,
+    /// With [`FilterContext::collect_removed`]: the keyed data records removed (superseded
+    /// values and expired tombstones, not aborted data), in offset order.
+    pub removed: Vec<RemovedRecord>,
 }
 
 impl BatchResult {
@@ -142,6 +153,7 @@ impl BatchResult {
             horizon_stamped: false,
             held: HeldBack::default(),
             held_until_ms: None,
+            removed: Vec::new(),
         }
     }
 }
@@ -208,6 +220,34 @@ pub fn filter_batch_with(
             }
         };
         let tombstone = rec.value.is_none() && !header.is_control();
+        let archived_before = !discard
+            && !header.is_control()
+            && ctx.already_archived.is_some_and(|a| a.contains(offset));
+        // A record an interrupted attempt archived goes now, whatever the filter decided.
+        let retain = retain && !archived_before;
+        if !retain && ctx.collect_removed && !archived_before && !discard {
+            if let (Some(key), false) = (&rec.key, header.is_control()) {
+                let reason = if tombstone && superseded_by(ctx, key, offset) {
+                    ArchiveReason::Superseded
+                } else if tombstone {
+                    ArchiveReason::Tombstone
+                } else {
+                    ArchiveReason::Superseded
+                };
+                res.removed.push(RemovedRecord {
+                    offset,
+                    timestamp: if header.timestamp_type() == TimestampType::LogAppendTime {
+                        header.max_timestamp
+                    } else {
+                        header.base_timestamp.wrapping_add(rec.timestamp_delta)
+                    },
+                    key: key.clone(),
+                    value: rec.value.clone(),
+                    headers: rec.headers.clone(),
+                    reason,
+                });
+            }
+        }
         if retain {
             if tombstone {
                 res.tombstones_kept += 1;
@@ -262,6 +302,11 @@ pub fn filter_batch_with(
     }
     res.output = BatchOutput::Rewritten(out);
     Ok(res)
+}
+
+/// Whether a later record of `key` exists (the map names a later offset).
+fn superseded_by(ctx: &FilterContext<'_>, key: &[u8], offset: i64) -> bool {
+    matches!(ctx.map.get(key), Lookup::Latest(p) if p > offset)
 }
 
 /// Whether a tombstone at `offset` past its horizon stays because consumer groups have not

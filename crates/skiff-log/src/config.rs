@@ -76,6 +76,9 @@ pub struct LogConfig {
     /// hold a tombstone back; past it the tombstone goes regardless (a dead group cannot keep
     /// tombstones forever).
     pub tombstone_wait_max_ms: i64,
+    /// `skiff.compaction.archive.topic`: where compaction first copies the records it removes
+    /// (empty: nowhere, Kafka's behaviour).
+    pub archive_topic: String,
 }
 
 impl Default for LogConfig {
@@ -104,6 +107,7 @@ impl Default for LogConfig {
             compression_type: "producer".to_string(),
             tombstone_wait_for_consumers: false,
             tombstone_wait_max_ms: 604_800_000,
+            archive_topic: String::new(),
         }
     }
 }
