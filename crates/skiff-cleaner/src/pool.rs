@@ -54,6 +54,10 @@ const FREE_SPACE_MARGIN: u64 = 16 << 20;
 /// The broker's view of its partitions; the pool asks it for the current logs every loop.
 pub trait LogSource: Send + Sync {
     fn logs(&self) -> Vec<(String, i32, Arc<Log>)>;
+
+    /// A pass appended records to this partition (an archive topic's, §5.11) behind the
+    /// broker's back: wake its parked fetches.
+    fn appended(&self, _topic: &str, _partition: i32) {}
 }
 
 /// Broker-level `log.cleaner.*` settings. `Default` = Apache Kafka's defaults.
@@ -454,6 +458,7 @@ fn pick(shared: &Shared) -> Option<Job> {
         }
         let status = st.entries.entry(key.clone()).or_default();
         status.apply_plan(p, ratio);
+        status.archive_blocked = archives.get(key).and_then(|a| a.as_ref().err().cloned());
         if !can_begin {
             // Paused or uncleanable.
             status.waiting_for = None;
@@ -480,8 +485,7 @@ fn pick(shared: &Shared) -> Option<Job> {
             }
         }
         // With an archive topic, nothing may be removed unless it can be archived first.
-        if let Some(Err(why)) = archives.get(key) {
-            status.waiting_for = Some(why.clone());
+        if let Some(why) = status.archive_blocked.clone() {
             if requested {
                 st.tickets
                     .finish_queued(key, TicketState::Failed(why.clone()), now);
@@ -557,6 +561,10 @@ fn clean(shared: &Shared, job: Job, map: &mut OffsetMap, io_buffer: usize) {
         run_pass(&job.log, &job.view, &job.plan, map, &ctx)
     }));
     let end = shared.clock.now_ms();
+    if let Some(a) = &job.archive {
+        // Also after a failed pass: what it archived is readable (and stays archived).
+        shared.source.appended(&a.topic, a.partition);
+    }
     let result = match outcome {
         Ok(result) => result,
         Err(payload) => {

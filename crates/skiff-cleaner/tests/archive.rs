@@ -450,3 +450,108 @@ fn an_impossible_archive_is_refused_with_a_reason() {
     let why = resolve_target("x", 0, "hist", &compacted).err().unwrap();
     assert!(why.contains("compacted"), "{why}");
 }
+
+/// The logs a test pool sees; the archive topic can be added later.
+struct Logs(std::sync::Mutex<Vec<(String, i32, Arc<Log>)>>);
+
+impl skiff_cleaner::LogSource for Logs {
+    fn logs(&self) -> Vec<(String, i32, Arc<Log>)> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+#[test]
+fn the_pool_cleans_nothing_until_the_archive_exists_then_archives() {
+    use std::time::{Duration, Instant};
+    let root = tempfile::tempdir().unwrap();
+    let (log_dir, _) = skiff_log::LogDir::open(root.path()).unwrap();
+    let log_dir = Arc::new(log_dir);
+    let clock = Arc::new(skiff_log::ManualClock::new(common::T0));
+    let mut cfg = config();
+    cfg.archive_topic = "orders-history".into();
+    let src = Arc::new(
+        Log::open(
+            &log_dir.partition_dir("orders", 3),
+            cfg,
+            clock.clone(),
+            Recovery::Clean,
+        )
+        .unwrap(),
+    );
+    for i in 0..60 {
+        let mut b = skiff_records::BatchBuilder::new(0, Compression::None);
+        b.push(
+            common::T0,
+            Some(format!("k{}", i % 4).as_bytes()),
+            Some(b"v"),
+            &[],
+        );
+        src.append(
+            &b.build().unwrap(),
+            0,
+            &skiff_log::AppendValidation { now_ms: common::T0 },
+        )
+        .unwrap();
+    }
+    clock.advance(20_000);
+    src.roll_if_due().unwrap();
+    let before = src.size_bytes();
+    let logs = Arc::new(Logs(std::sync::Mutex::new(vec![(
+        "orders".to_string(),
+        3,
+        src.clone(),
+    )])));
+    let pool = skiff_cleaner::CleanerPool::start(
+        skiff_cleaner::CleanerConfig {
+            backoff_ms: 20,
+            dedupe_buffer_size: 4 << 20,
+            ..skiff_cleaner::CleanerConfig::default()
+        },
+        logs.clone(),
+        log_dir.clone(),
+        clock.clone(),
+    );
+    let wait = |what: &str, ok: &dyn Fn(&skiff_cleaner::CompactionStatus) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            pool.wake();
+            if let Some(s) = pool.status("orders", 3).filter(|s| ok(s)) {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "{what}: {:?}", pool.statuses());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let s = wait("blocked", &|s| s.archive_blocked.is_some());
+    assert!(s.archive_blocked.unwrap().contains("does not exist"));
+    assert!(s.last_pass.is_none());
+    assert_eq!(src.size_bytes(), before, "nothing removed");
+
+    // Two archive partitions: source partition 3 goes to 3 mod 2 = 1.
+    let mut hist = Vec::new();
+    for p in 0..2 {
+        let log = Log::open(
+            &log_dir.partition_dir("orders-history", p),
+            LogConfig::default(),
+            clock.clone(),
+            Recovery::Clean,
+        )
+        .unwrap();
+        hist.push(Arc::new(log));
+        logs.0
+            .lock()
+            .unwrap()
+            .push(("orders-history".to_string(), p, hist[p as usize].clone()));
+    }
+    let s = wait("archived", &|s| s.last_pass.is_some());
+    assert_eq!(s.archive_blocked, None);
+    let pass = s.last_pass.unwrap();
+    assert_eq!(
+        pass.records_archived, 56,
+        "60 records over 4 keys: 56 superseded"
+    );
+    assert_eq!(s.totals.records_archived, 56);
+    assert_eq!(hist[0].log_end_offset(), 0);
+    assert_eq!(hist[1].log_end_offset(), 56);
+    pool.stop();
+}
