@@ -56,6 +56,8 @@ pub enum ArchiveReason {
     Superseded,
     /// A tombstone whose delete horizon passed.
     Tombstone,
+    /// A record without a key, written before the topic became compacted.
+    Keyless,
 }
 
 impl ArchiveReason {
@@ -63,6 +65,7 @@ impl ArchiveReason {
         match self {
             ArchiveReason::Superseded => "superseded",
             ArchiveReason::Tombstone => "tombstone",
+            ArchiveReason::Keyless => "keyless",
         }
     }
 }
@@ -73,7 +76,8 @@ pub struct RemovedRecord {
     pub offset: i64,
     /// The record's absolute timestamp (the batch's max timestamp for LogAppendTime).
     pub timestamp: i64,
-    pub key: Bytes,
+    /// `None` only for a keyless record.
+    pub key: Option<Bytes>,
     /// `None` for a tombstone.
     pub value: Option<Bytes>,
     pub headers: Vec<(Bytes, Option<Bytes>)>,
@@ -87,7 +91,10 @@ impl RemovedRecord {
             .iter()
             .map(|(k, v)| k.len() + v.as_ref().map_or(0, |v| v.len()) + 8)
             .sum();
-        self.key.len() + self.value.as_ref().map_or(0, |v| v.len()) + headers + 96
+        self.key.as_ref().map_or(0, |k| k.len())
+            + self.value.as_ref().map_or(0, |v| v.len())
+            + headers
+            + 96
     }
 }
 
@@ -129,6 +136,11 @@ pub trait ArchiveSink: Send + Sync {
     fn sync(&self) -> Result<()>;
     /// Whole batches from `offset` (at least one when there is one), for the recovery scan.
     fn read(&self, offset: i64, max_bytes: usize) -> Result<Bytes>;
+    /// A pass that archived this many records stops after the current group (the rest is
+    /// left to the next pass), which bounds what a rerun's recovery scan holds in memory.
+    fn max_records_per_pass(&self) -> u64 {
+        MAX_RECORDS_PER_PASS
+    }
 }
 
 /// [`ArchiveSink`] over a partition [`Log`] of the archive topic.
@@ -307,9 +319,8 @@ pub struct Archiver<'a> {
     pending: Vec<RemovedRecord>,
     pending_bytes: usize,
     now_ms: i64,
-    /// Records and record bytes (key + value) appended so far.
+    /// Records appended so far.
     pub records: u64,
-    pub bytes: u64,
     /// Bytes of the batches appended (what the archive log grew by).
     pub batch_bytes: u64,
 }
@@ -324,7 +335,6 @@ impl<'a> Archiver<'a> {
             pending_bytes: 0,
             now_ms,
             records: 0,
-            bytes: 0,
             batch_bytes: 0,
         }
     }
@@ -363,8 +373,7 @@ impl<'a> Archiver<'a> {
             headers.push((HEADER_SOURCE_OFFSET.as_bytes(), Some(offset.as_bytes())));
             headers.push((HEADER_SOURCE_TIMESTAMP.as_bytes(), Some(ts.as_bytes())));
             headers.push((HEADER_REASON.as_bytes(), Some(r.reason.as_str().as_bytes())));
-            b.push(r.timestamp, Some(&r.key), r.value.as_deref(), &headers);
-            self.bytes += (r.key.len() + r.value.as_ref().map_or(0, |v| v.len())) as u64;
+            b.push(r.timestamp, r.key.as_deref(), r.value.as_deref(), &headers);
         }
         let batch = b.build().map_err(|source| CleanerError::Corrupt {
             offset: self.pending.first().map_or(-1, |r| r.offset),
@@ -376,6 +385,11 @@ impl<'a> Archiver<'a> {
         self.pending.clear();
         self.pending_bytes = 0;
         Ok(())
+    }
+
+    /// The sink's per-pass bound (see [`ArchiveSink::max_records_per_pass`]).
+    pub fn max_records_per_pass(&self) -> u64 {
+        self.sink.max_records_per_pass()
     }
 
     /// Appends what is pending and fsyncs the archive partition.

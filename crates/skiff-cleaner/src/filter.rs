@@ -135,8 +135,8 @@ pub struct BatchResult {
     /// When the first of those stops being held whatever the groups do (horizon +
     /// `skiff.tombstone.wait.max.ms`).
     pub held_until_ms: Option<i64>,
-    /// With [`FilterContext::collect_removed`]: the keyed data records removed (superseded
-    /// values and expired tombstones, not aborted data), in offset order.
+    /// With [`FilterContext::collect_removed`]: the data records removed (superseded values,
+    /// expired tombstones, keyless records; not aborted data), in offset order.
     pub removed: Vec<RemovedRecord>,
 }
 
@@ -226,13 +226,13 @@ pub fn filter_batch_with(
         // A record an interrupted attempt archived goes now, whatever the filter decided.
         let retain = retain && !archived_before;
         if !retain && ctx.collect_removed && !archived_before && !discard {
-            if let (Some(key), false) = (&rec.key, header.is_control()) {
-                let reason = if tombstone && superseded_by(ctx, key, offset) {
-                    ArchiveReason::Superseded
-                } else if tombstone {
-                    ArchiveReason::Tombstone
-                } else {
-                    ArchiveReason::Superseded
+            if !header.is_control() {
+                let reason = match &rec.key {
+                    None => ArchiveReason::Keyless,
+                    Some(key) if tombstone && !superseded_by(ctx, key, offset) => {
+                        ArchiveReason::Tombstone
+                    }
+                    Some(_) => ArchiveReason::Superseded,
                 };
                 res.removed.push(RemovedRecord {
                     offset,
@@ -241,7 +241,7 @@ pub fn filter_batch_with(
                     } else {
                         header.base_timestamp.wrapping_add(rec.timestamp_delta)
                     },
-                    key: key.clone(),
+                    key: rec.key.clone(),
                     value: rec.value.clone(),
                     headers: rec.headers.clone(),
                     reason,

@@ -504,7 +504,7 @@ fn removed_records_are_collected_with_their_reason_and_fields() {
                 (
                     x.offset,
                     x.timestamp,
-                    x.key.to_vec(),
+                    x.key.as_deref().map(<[u8]>::to_vec),
                     x.value.clone(),
                     x.reason,
                 )
@@ -513,12 +513,18 @@ fn removed_records_are_collected_with_their_reason_and_fields() {
     };
     let r = ctx.run(&b);
     let a = Some(bytes::Bytes::from_static(b"a"));
-    assert_eq!(fields(&r), vec![(10, 5, b"k".to_vec(), a, Superseded)]);
+    assert_eq!(
+        fields(&r),
+        vec![(10, 5, Some(b"k".to_vec()), a, Superseded)]
+    );
     assert_eq!(r.removed[0].headers.len(), 1, "original headers kept");
     let stamped = rewritten(&r).to_vec();
     ctx.now += 1_000;
     let r = ctx.run(&stamped);
-    assert_eq!(fields(&r), vec![(11, 6, b"t".to_vec(), None, Tombstone)]);
+    assert_eq!(
+        fields(&r),
+        vec![(11, 6, Some(b"t".to_vec()), None, Tombstone)]
+    );
     // Without collection nothing is copied.
     ctx.collect = false;
     assert!(ctx.run(&stamped).removed.is_empty());
@@ -543,4 +549,16 @@ fn records_archived_by_an_interrupted_attempt_go_and_are_not_collected_again() {
     assert!(r.removed.is_empty());
     assert_eq!(r.records_kept, 1);
     assert_eq!(decode(rewritten(&r)).1.len(), 1);
+}
+
+#[test]
+fn keyless_records_are_collected_too() {
+    let b = batch(0, Compression::None, &[(0, 5, None, Some(b"old"))]);
+    let mut ctx = Ctx::new(map_of(&[(b"k", 3)], 3));
+    ctx.collect = true;
+    let r = ctx.run(&b);
+    assert_eq!(r.keyless_removed, 1);
+    assert_eq!(r.removed.len(), 1);
+    assert_eq!(r.removed[0].key, None);
+    assert_eq!(r.removed[0].reason, crate::archive::ArchiveReason::Keyless);
 }

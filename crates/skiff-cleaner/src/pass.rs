@@ -314,7 +314,7 @@ fn pass(
         stats.segments_rewritten += group.len();
         fault_point(ctx, archiver.is_some(), FaultStep::AfterSwap)?;
         if let (Some(a), Some(next)) = (archiver.as_ref(), groups.get(gi + 1)) {
-            if a.records >= archive::MAX_RECORDS_PER_PASS {
+            if a.records >= a.max_records_per_pass() {
                 // Bounds what a rerun's recovery scan must hold: the rest waits for the next
                 // pass. Below `next[0]` every key is now at most once (docs/compaction.md §5.11).
                 stats.end_offset = next[0].max(plan.first_dirty_offset).min(stats.end_offset);

@@ -174,6 +174,7 @@ fn check(t: &TestLog, a: &ArchiveLog, history: &[Rec]) {
         match reason.as_str() {
             "tombstone" => assert_eq!(rec.value, None, "{offset}"),
             "superseded" => assert!(superseded(history, rec), "{offset}"),
+            "keyless" => assert_eq!(rec.key, None, "{offset}"),
             other => panic!("reason {other}"),
         }
         let key = rec.key.clone().unwrap();
@@ -554,4 +555,85 @@ fn the_pool_cleans_nothing_until_the_archive_exists_then_archives() {
     assert_eq!(hist[0].log_end_offset(), 0);
     assert_eq!(hist[1].log_end_offset(), 56);
     pool.stop();
+}
+
+/// [`LogArchive`] with a small per-pass bound.
+struct Bounded(LogArchive, u64);
+
+impl ArchiveSink for Bounded {
+    fn target(&self) -> (&str, i32) {
+        self.0.target()
+    }
+    fn end_offset(&self) -> i64 {
+        self.0.end_offset()
+    }
+    fn start_offset(&self) -> i64 {
+        self.0.start_offset()
+    }
+    fn append(&self, batch: &[u8], now_ms: i64) -> skiff_cleaner::Result<()> {
+        self.0.append(batch, now_ms)
+    }
+    fn sync(&self) -> skiff_cleaner::Result<()> {
+        self.0.sync()
+    }
+    fn read(&self, offset: i64, max_bytes: usize) -> skiff_cleaner::Result<bytes::Bytes> {
+        self.0.read(offset, max_bytes)
+    }
+    fn max_records_per_pass(&self) -> u64 {
+        self.1
+    }
+}
+
+#[test]
+fn a_pass_that_archived_its_bound_stops_at_a_group_and_the_next_goes_on() {
+    let mut t = TestLog::new(config());
+    let mut a = ArchiveLog::new(&t, "topic-f");
+    let (mut seed, mut history) = (5, Vec::new());
+    write_history(&t, &mut seed, 400, &mut history);
+    t.roll();
+    let mut checkpoint = None;
+    let mut partial = 0;
+    for i in 0..40 {
+        if i == 3 {
+            // A crash inside a bounded pass changes nothing either.
+            crash_archive_pass_at(a.topic, ArchiveStep::AfterSync, 1);
+            let sink = Bounded(a.sink(), 20);
+            let r = t.try_clean_archiving(
+                a.topic,
+                checkpoint,
+                MAP,
+                &AtomicBool::new(false),
+                Some(&sink),
+            );
+            assert!(r.is_err());
+            t.reopen(false);
+            a.crash_and_reopen(&t);
+        }
+        let sink = Bounded(a.sink(), 20);
+        let s = t
+            .try_clean_archiving(
+                a.topic,
+                checkpoint,
+                MAP,
+                &AtomicBool::new(false),
+                Some(&sink),
+            )
+            .unwrap();
+        assert!(
+            s.end_offset >= checkpoint.unwrap_or(0),
+            "the checkpoint never goes back"
+        );
+        checkpoint = Some(s.end_offset);
+        if s.partial {
+            partial += 1;
+        } else if s.records_archived == 0 && i > 3 {
+            break;
+        }
+        t.clock.advance(RETENTION + 1);
+    }
+    assert!(partial > 2, "the bound split the work: {partial}");
+    check(&t, &a, &history);
+    let live = t.read_all().1;
+    let keys: BTreeSet<_> = live.iter().map(|r| r.key.clone()).collect();
+    assert_eq!(keys.len(), live.len(), "one record per key at the end");
 }
