@@ -225,28 +225,10 @@ pub fn filter_batch_with(
             && ctx.already_archived.is_some_and(|a| a.contains(offset));
         // A record an interrupted attempt archived goes now, whatever the filter decided.
         let retain = retain && !archived_before;
-        if !retain && ctx.collect_removed && !archived_before && !discard {
-            if !header.is_control() {
-                let reason = match &rec.key {
-                    None => ArchiveReason::Keyless,
-                    Some(key) if tombstone && !superseded_by(ctx, key, offset) => {
-                        ArchiveReason::Tombstone
-                    }
-                    Some(_) => ArchiveReason::Superseded,
-                };
-                res.removed.push(RemovedRecord {
-                    offset,
-                    timestamp: if header.timestamp_type() == TimestampType::LogAppendTime {
-                        header.max_timestamp
-                    } else {
-                        header.base_timestamp.wrapping_add(rec.timestamp_delta)
-                    },
-                    key: rec.key.clone(),
-                    value: rec.value.clone(),
-                    headers: rec.headers.clone(),
-                    reason,
-                });
-            }
+        let control = header.is_control();
+        if !retain && ctx.collect_removed && !archived_before && !discard && !control {
+            res.removed
+                .push(removed_record(header, rec, offset, tombstone, ctx));
         }
         if retain {
             if tombstone {
@@ -302,6 +284,34 @@ pub fn filter_batch_with(
     }
     res.output = BatchOutput::Rewritten(out);
     Ok(res)
+}
+
+/// A copy of a record the pass removes, for the archive.
+fn removed_record(
+    header: &BatchHeader,
+    rec: &skiff_records::Record,
+    offset: i64,
+    tombstone: bool,
+    ctx: &FilterContext<'_>,
+) -> RemovedRecord {
+    let reason = match &rec.key {
+        None => ArchiveReason::Keyless,
+        Some(key) if tombstone && !superseded_by(ctx, key, offset) => ArchiveReason::Tombstone,
+        Some(_) => ArchiveReason::Superseded,
+    };
+    RemovedRecord {
+        offset,
+        // LogAppendTime batches give every record the batch's time.
+        timestamp: if header.timestamp_type() == TimestampType::LogAppendTime {
+            header.max_timestamp
+        } else {
+            header.base_timestamp.wrapping_add(rec.timestamp_delta)
+        },
+        key: rec.key.clone(),
+        value: rec.value.clone(),
+        headers: rec.headers.clone(),
+        reason,
+    }
 }
 
 /// Whether a later record of `key` exists (the map names a later offset).
