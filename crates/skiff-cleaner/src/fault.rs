@@ -78,3 +78,11 @@ pub(crate) fn archive_step(topic: &str, step: ArchiveStep) -> crate::Result<()> 
         "injected crash of an archiving pass of {topic} at {step:?}"
     )))
 }
+
+/// Forgets the archive crashes armed for `topic` that no pass reached.
+pub fn clear_archive_crashes(topic: &str) {
+    ARCHIVE_CRASHES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .retain(|(t, _, _)| t != topic);
+}
