@@ -538,6 +538,8 @@ fn log_summary(ctx: &PassContext<'_>, s: &PassStats) {
         end_offset = s.end_offset,
         first_uncleanable = s.first_uncleanable_offset,
         partial = s.partial,
+        records_archived = s.records_archived,
+        bytes_archived = s.bytes_archived,
         "cleaned log in {:.3} s: read {:.2} MB ({:.2} MB/s), wrote {:.2} MB ({:.2} MB/s), \
          {:.1}% size reduction of {} segments in {} groups; kept {}/{} records, removed {} \
          tombstones; map {} keys, {:.1}% full",
