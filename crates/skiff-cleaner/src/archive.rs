@@ -120,6 +120,11 @@ impl ArchivedOffsets {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// The highest offset, if any.
+    pub fn last(&self) -> Option<i64> {
+        self.0.last().copied()
+    }
 }
 
 /// Where a pass puts removed records: one partition of the archive topic.
@@ -140,6 +145,10 @@ pub trait ArchiveSink: Send + Sync {
     /// left to the next pass), which bounds what a rerun's recovery scan holds in memory.
     fn max_records_per_pass(&self) -> u64 {
         MAX_RECORDS_PER_PASS
+    }
+    /// The codec of the archive batches.
+    fn codec(&self) -> Compression {
+        Compression::None
     }
 }
 
@@ -177,6 +186,12 @@ impl ArchiveSink for LogArchive {
 
     fn read(&self, offset: i64, max_bytes: usize) -> Result<Bytes> {
         Ok(self.log.read(offset, max_bytes, true)?.records)
+    }
+
+    /// The archive topic's `compression.type` (history is large and compresses well);
+    /// uncompressed for `producer`, as the cleaner is the producer here.
+    fn codec(&self) -> Compression {
+        skiff_log::target_codec(&self.log.config().compression_type).unwrap_or(Compression::None)
     }
 }
 
@@ -356,7 +371,7 @@ impl<'a> Archiver<'a> {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let mut b = BatchBuilder::new(0, Compression::None);
+        let mut b = BatchBuilder::new(0, self.sink.codec());
         for r in &self.pending {
             let offset = r.offset.to_string();
             let ts = r.timestamp.to_string();

@@ -230,10 +230,17 @@ fn pass(
     stats.map_keys = map.len();
     stats.map_fill = map.utilization();
 
+    // Records an interrupted attempt archived must leave the log in this pass even when its
+    // range is shorter (a smaller map, a raised min.compaction.lag.ms): their segments were
+    // sealed and cleanable then, so they are rewritten too; past the map's end only those
+    // records go.
+    let rewrite_end = already
+        .last()
+        .map_or(stats.end_offset, |last| stats.end_offset.max(last + 1));
     let to_rewrite: Vec<_> = view
         .segments
         .iter()
-        .filter(|s| !s.is_active && s.base_offset < stats.end_offset)
+        .filter(|s| !s.is_active && s.base_offset < rewrite_end)
         .cloned()
         .collect();
     let config = &view.config;
@@ -241,8 +248,10 @@ fn pass(
         &to_rewrite,
         u64::try_from(config.segment_bytes).unwrap_or(0),
         u64::try_from(config.segment_index_bytes).unwrap_or(0),
-        plan.first_uncleanable_offset,
+        plan.first_uncleanable_offset.max(rewrite_end),
     );
+    // The end of what this pass has swapped in so far.
+    let mut rewritten_upto = i64::MIN;
     let filter = FilterContext {
         map,
         now_ms: ctx.now_ms,
@@ -312,6 +321,7 @@ fn pass(
         log.replace_segments(group, writer).map_err(moved_on)?;
         stats.groups += 1;
         stats.segments_rewritten += group.len();
+        rewritten_upto = segment_end(view, group);
         fault_point(ctx, archiver.is_some(), FaultStep::AfterSwap)?;
         if let (Some(a), Some(next)) = (archiver.as_ref(), groups.get(gi + 1)) {
             if a.records >= a.max_records_per_pass() {
@@ -326,8 +336,12 @@ fn pass(
     if let Some(a) = archiver {
         stats.records_archived = a.records;
         stats.bytes_archived = a.batch_bytes;
-        // Every group is swapped: what this pass archived is gone from the log.
-        archive::clear_intent(log.dir())?;
+        // What this pass archived is gone from the log; the intent goes too unless records an
+        // earlier attempt archived lie beyond what was swapped (a pass stopped at its bound):
+        // then the next pass must still know them.
+        if already.last().is_none_or(|last| last < rewritten_upto) {
+            archive::clear_intent(log.dir())?;
+        }
     }
     stats.duration = started.elapsed();
     if mode == Mode::Clean {
@@ -463,6 +477,15 @@ fn clean_group(
         }
     }
     Ok(out_bytes)
+}
+
+/// The base offset of the segment after the last one of `group` (the log end when none).
+fn segment_end(view: &CleanerView, group: &[i64]) -> i64 {
+    let last = group.last().copied().unwrap_or(i64::MIN);
+    view.segments
+        .iter()
+        .find(|s| s.base_offset > last)
+        .map_or(view.log_end_offset, |s| s.base_offset)
 }
 
 /// Reads the intent of an unfinished pass, if any, learns what it archived, and makes sure an

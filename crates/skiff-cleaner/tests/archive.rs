@@ -234,6 +234,12 @@ fn clean_until_stable(t: &TestLog, a: &ArchiveLog, checkpoint: &mut Option<i64>)
 fn removed_records_are_archived_before_they_go() {
     let t = TestLog::new(config());
     let a = ArchiveLog::new(&t, "topic-a");
+    // The archive batches take the archive topic's codec.
+    let archive_log = a.log.clone().unwrap();
+    archive_log.update_config(LogConfig {
+        compression_type: "zstd".into(),
+        ..LogConfig::default()
+    });
     let (mut seed, mut history, mut checkpoint) = (7, Vec::new(), None);
     write_history(&t, &mut seed, 300, &mut history);
     t.roll();
@@ -248,6 +254,10 @@ fn removed_records_are_archived_before_they_go() {
     t.roll();
     clean_until_stable(&t, &a, &mut checkpoint);
     check(&t, &a, &history);
+    let info = archive_log.read(0, 1 << 20, true).unwrap();
+    for item in Batches::new(&info.records) {
+        assert_eq!(item.unwrap().0.compression().unwrap(), Compression::Zstd);
+    }
     let reasons: BTreeSet<String> = a.read().into_iter().map(|x| x.1).collect();
     assert_eq!(reasons.len(), 2, "both reasons seen: {reasons:?}");
     // Only one record per key is left, and the intent is gone.
