@@ -250,8 +250,9 @@ fn pass(
         u64::try_from(config.segment_index_bytes).unwrap_or(0),
         plan.first_uncleanable_offset.max(rewrite_end),
     );
-    // The end of what this pass has swapped in so far.
-    let mut rewritten_upto = i64::MIN;
+    // Below this the log no longer holds what an earlier attempt archived: the segments
+    // before the first one are gone (retention), and then what this pass swapped in.
+    let mut rewritten_upto = view.segments.first().map_or(i64::MAX, |s| s.base_offset);
     let filter = FilterContext {
         map,
         now_ms: ctx.now_ms,

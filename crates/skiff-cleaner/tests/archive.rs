@@ -647,3 +647,34 @@ fn a_pass_that_archived_its_bound_stops_at_a_group_and_the_next_goes_on() {
     let keys: BTreeSet<_> = live.iter().map(|r| r.key.clone()).collect();
     assert_eq!(keys.len(), live.len(), "one record per key at the end");
 }
+
+#[test]
+fn an_intent_whose_records_retention_removed_is_cleared() {
+    let mut c = config();
+    c.cleanup_policy.delete = true;
+    let mut t = TestLog::new(c);
+    let mut a = ArchiveLog::new(&t, "topic-g");
+    let (mut seed, mut history, mut checkpoint) = (21, Vec::new(), None);
+    write_history(&t, &mut seed, 300, &mut history);
+    t.roll();
+    crash_archive_pass_at(a.topic, ArchiveStep::AfterSync, 1);
+    assert!(clean(&t, &a, &mut checkpoint).is_err());
+    checkpoint = None;
+    t.reopen(false);
+    a.crash_and_reopen(&t);
+    assert!(t.path().join(INTENT_FILE).exists());
+    // DeleteRecords and retention take every sealed segment away.
+    let active = *t.log().segment_base_offsets().last().unwrap();
+    t.log().delete_records_before(active).unwrap();
+    t.log().apply_retention().unwrap();
+    assert_eq!(t.log().segment_count(), 1);
+    let s = clean(&t, &a, &mut checkpoint).unwrap();
+    assert!(s.records_already_archived > 0);
+    assert!(
+        !t.path().join(INTENT_FILE).exists(),
+        "nothing left to protect"
+    );
+    let archived: Vec<i64> = a.read().iter().map(|x| x.0).collect();
+    let distinct: BTreeSet<i64> = archived.iter().copied().collect();
+    assert_eq!(distinct.len(), archived.len());
+}
