@@ -429,6 +429,11 @@ pub fn resolve_target(
     if archive_topic.is_empty() {
         return Ok(None);
     }
+    if archive_topic.starts_with("__") {
+        return Err(format!(
+            "archive topic {archive_topic} is an internal topic; history goes to an ordinary one"
+        ));
+    }
     if archive_topic == topic {
         return Err(format!(
             "archive topic {archive_topic} is the topic itself (skiff.compaction.archive.topic)"

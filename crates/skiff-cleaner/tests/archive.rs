@@ -452,6 +452,10 @@ fn an_impossible_archive_is_refused_with_a_reason() {
     assert!(resolve_target("src", 1, "", &logs).unwrap().is_none());
     let why = resolve_target("src", 1, "missing", &logs).err().unwrap();
     assert!(why.contains("does not exist"), "{why}");
+    let why = resolve_target("src", 1, "__consumer_offsets", &logs)
+        .err()
+        .unwrap();
+    assert!(why.contains("internal"), "{why}");
     let why = resolve_target("src", 1, "src", &logs).err().unwrap();
     assert!(why.contains("the topic itself"), "{why}");
     let target = resolve_target("src", 1, "hist", &logs).unwrap().unwrap();
