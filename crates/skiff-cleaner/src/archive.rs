@@ -152,11 +152,16 @@ pub trait ArchiveSink: Send + Sync {
     }
 }
 
+/// A callback run after each fsync of the archive (the broker wakes the partition's parked
+/// fetches: the records were appended behind its back).
+pub type OnSync = Arc<dyn Fn() + Send + Sync>;
+
 /// [`ArchiveSink`] over a partition [`Log`] of the archive topic.
 pub struct LogArchive {
     pub topic: String,
     pub partition: i32,
     pub log: Arc<Log>,
+    pub on_sync: Option<OnSync>,
 }
 
 impl ArchiveSink for LogArchive {
@@ -181,6 +186,9 @@ impl ArchiveSink for LogArchive {
 
     fn sync(&self) -> Result<()> {
         self.log.flush()?;
+        if let Some(f) = &self.on_sync {
+            f();
+        }
         Ok(())
     }
 
@@ -469,5 +477,6 @@ pub fn resolve_target(
         topic: archive_topic.to_string(),
         partition: target,
         log: log.clone(),
+        on_sync: None,
     }))
 }

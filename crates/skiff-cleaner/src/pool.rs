@@ -392,7 +392,8 @@ fn pick(shared: &Shared) -> Option<Job> {
         }
         let key = (topic, partition);
         let stored = checkpoints.get(&key).copied();
-        let archive = resolve_target(&key.0, key.1, &view.config.archive_topic, &logs);
+        let archive = resolve_target(&key.0, key.1, &view.config.archive_topic, &logs)
+            .map(|a| a.map(|a| waking(a, shared.source.clone())));
         archives.insert(key.clone(), archive);
         // Never past an undecided transaction (docs/compaction.md §2.8).
         let lso = log.last_stable_offset().min(view.log_end_offset);
@@ -518,6 +519,13 @@ fn pick(shared: &Shared) -> Option<Job> {
     job
 }
 
+/// Makes each fsync of the archive wake the fetches parked on its partition.
+fn waking(mut a: LogArchive, source: Arc<dyn LogSource>) -> LogArchive {
+    let (topic, partition) = (a.topic.clone(), a.partition);
+    a.on_sync = Some(Arc::new(move || source.appended(&topic, partition)));
+    a
+}
+
 /// Free disk space for the largest output group (≤ segment.bytes) plus a margin.
 fn room_for(log: &Log, view: &CleanerView, p: &CleanablePlan) -> Result<(), String> {
     let below: u64 = view
@@ -561,10 +569,6 @@ fn clean(shared: &Shared, job: Job, map: &mut OffsetMap, io_buffer: usize) {
         run_pass(&job.log, &job.view, &job.plan, map, &ctx)
     }));
     let end = shared.clock.now_ms();
-    if let Some(a) = &job.archive {
-        // Also after a failed pass: what it archived is readable (and stays archived).
-        shared.source.appended(&a.topic, a.partition);
-    }
     let result = match outcome {
         Ok(result) => result,
         Err(payload) => {

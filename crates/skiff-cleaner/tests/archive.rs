@@ -71,6 +71,7 @@ impl ArchiveLog {
             topic: "hist".into(),
             partition: 0,
             log: self.log.clone().unwrap(),
+            on_sync: None,
         }
     }
 
@@ -466,12 +467,20 @@ fn an_impossible_archive_is_refused_with_a_reason() {
     assert!(why.contains("compacted"), "{why}");
 }
 
-/// The logs a test pool sees; the archive topic can be added later.
-struct Logs(std::sync::Mutex<Vec<(String, i32, Arc<Log>)>>);
+/// The logs a test pool sees (the archive topic can be added later), and the partitions it
+/// was told were appended to.
+struct Logs(
+    std::sync::Mutex<Vec<(String, i32, Arc<Log>)>>,
+    std::sync::Mutex<Vec<(String, i32)>>,
+);
 
 impl skiff_cleaner::LogSource for Logs {
     fn logs(&self) -> Vec<(String, i32, Arc<Log>)> {
         self.0.lock().unwrap().clone()
+    }
+
+    fn appended(&self, topic: &str, partition: i32) {
+        self.1.lock().unwrap().push((topic.to_string(), partition));
     }
 }
 
@@ -511,11 +520,10 @@ fn the_pool_cleans_nothing_until_the_archive_exists_then_archives() {
     clock.advance(20_000);
     src.roll_if_due().unwrap();
     let before = src.size_bytes();
-    let logs = Arc::new(Logs(std::sync::Mutex::new(vec![(
-        "orders".to_string(),
-        3,
-        src.clone(),
-    )])));
+    let logs = Arc::new(Logs(
+        std::sync::Mutex::new(vec![("orders".to_string(), 3, src.clone())]),
+        std::sync::Mutex::default(),
+    ));
     let pool = skiff_cleaner::CleanerPool::start(
         skiff_cleaner::CleanerConfig {
             backoff_ms: 20,
@@ -569,6 +577,12 @@ fn the_pool_cleans_nothing_until_the_archive_exists_then_archives() {
     assert_eq!(hist[0].log_end_offset(), 0);
     assert_eq!(hist[1].log_end_offset(), 56);
     pool.stop();
+    // Each fsync of the archive woke its partition's readers.
+    let woken = logs.1.lock().unwrap().clone();
+    assert!(!woken.is_empty());
+    assert!(woken
+        .iter()
+        .all(|w| w == &("orders-history".to_string(), 1)));
 }
 
 /// [`LogArchive`] with a small per-pass bound.

@@ -97,6 +97,7 @@ impl World {
             topic: "history".into(),
             partition: 0,
             log: self.archive.clone(),
+            on_sync: None,
         }
     }
 
