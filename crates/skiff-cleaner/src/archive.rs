@@ -15,7 +15,8 @@
 //! Disk: `skiff-archive-intent` in the *source* partition's directory, written atomically
 //! (temp, fsync, rename, fsync dir): one line `v1 <archive topic> <archive partition> <from>`,
 //! where `from` is the archive partition's end offset before the first archive append of the
-//! pass that has not finished yet. Removed when that pass has swapped all its groups.
+//! pass that has not finished yet. Removed once a pass has swapped out every record that the
+//! unfinished attempts archived.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -42,7 +43,8 @@ pub const INTENT_FILE: &str = "skiff-archive-intent";
 const BATCH_TARGET_BYTES: usize = 256 << 10;
 /// Read size of the recovery scan.
 const SCAN_READ_BYTES: usize = 1 << 20;
-/// Cap on a batch's decompressed size while scanning (archive batches are uncompressed).
+/// Cap on a batch's decompressed size while scanning (our batches hold about
+/// `BATCH_TARGET_BYTES`; other writers' batches may be larger, as the log's own reads allow).
 const SCAN_MAX_DECOMPRESSED: usize = 128 << 20;
 /// A pass that archived at least this many records stops after the group that crossed it (the
 /// rest is cleaned by the next pass). Bounds the recovery scan's offset set (8 bytes each)

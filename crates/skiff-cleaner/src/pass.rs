@@ -7,8 +7,9 @@
 //! [`Throttler`] is a `Mutex`. An abort flag is checked between batches; on abort the cleaned
 //! files are deleted and nothing changes in the log.
 //!
-//! Disk: the only files written are the `.cleaned` segment files of the group in progress
-//! (formats in `skiff-log`). The cleaner checkpoint is written by the pool after the pass.
+//! Disk: the `.cleaned` segment files of the group in progress (formats in `skiff-log`); with
+//! an archive topic, also appends to its partition and the pass intent file (`archive.rs`),
+//! both before the group's swap. The cleaner checkpoint is written by the pool after the pass.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
