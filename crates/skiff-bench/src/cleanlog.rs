@@ -32,6 +32,9 @@ pub struct PassSummary {
     pub end_offset: i64,
     /// The offset map filled before the end of the cleanable range.
     pub partial: bool,
+    /// Bytes appended to the archive topic (`bytes_archived`, docs/compaction.md §5.11); 0
+    /// when the line has no such field.
+    pub archived_bytes: u64,
     /// When the line was logged (the pass's end), in seconds since the Unix epoch; `None`
     /// when the line has no leading RFC 3339 UTC timestamp.
     pub logged_at: Option<f64>,
@@ -61,6 +64,9 @@ pub fn parse_summary(line: &str) -> Option<PassSummary> {
         first_dirty: field("first_dirty")?.parse().ok()?,
         end_offset: field("end_offset")?.parse().ok()?,
         partial: field("partial")?.parse().ok()?,
+        archived_bytes: field("bytes_archived")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
         logged_at: line_time(line),
     })
 }
@@ -237,6 +243,9 @@ mod tests {
         assert_eq!(s.read_bytes, 100 * 1024 * 1024);
         assert_eq!(s.written_bytes, (10.5 * 1024.0 * 1024.0) as u64);
         assert_eq!((s.first_dirty, s.end_offset, s.partial), (0, 95000, false));
+        assert_eq!(s.archived_bytes, 0);
+        let archived = format!("{LINE} records_archived=9 bytes_archived=4096");
+        assert_eq!(parse_summary(&archived).unwrap().archived_bytes, 4096);
         // 2025-06-01 is day 20240 of the Unix epoch.
         let want = 20_240.0 * 86_400.0 + 10.0 * 3600.0 + 0.123_456;
         assert!(

@@ -34,6 +34,8 @@ use crate::produce::{alter_topic_configs, create_topic_with};
 use crate::stats::Table;
 
 const TOPIC: &str = "bench-compact";
+/// The archive topic of the `--archive` runs (delete policy, no retention).
+const ARCHIVE_TOPIC: &str = "bench-compact-history";
 const MIB: u64 = 1024 * 1024;
 /// Largest record librdkafka sends with its default message.max.bytes.
 const MAX_VALUE: usize = 900_000;
@@ -72,6 +74,10 @@ pub struct Args {
     /// write), so one cleaning of the whole log is measured.
     #[arg(long)]
     pub deferred: bool,
+    /// Run every Skiff series twice: as is, and with `skiff.compaction.archive.topic` set to a
+    /// second topic (docs/compaction.md §5.11), so the cost of archiving shows side by side.
+    #[arg(long)]
+    pub archive: bool,
     /// Also run the same workload on Apache Kafka 4.4.0 (tests/kafka, see --kafka-scripts),
     /// interleaved with Skiff's runs, and report Skiff's ratios to it.
     #[arg(long)]
@@ -89,6 +95,8 @@ pub struct Plan {
     pub backoff_ms: u64,
     pub dedupe_buffer: Option<u64>,
     pub deferred: bool,
+    /// Also run each Skiff series with an archive topic.
+    pub archive: bool,
     pub produce_timeout: Duration,
     pub settle_timeout: Duration,
 }
@@ -171,6 +179,7 @@ pub fn plan(a: &Args, runs: u32, smoke: bool) -> Result<Plan> {
         backoff_ms,
         dedupe_buffer: a.dedupe_buffer,
         deferred: a.deferred,
+        archive: a.archive,
         // Generous but finite: 60 s plus 5 MB/s.
         produce_timeout: Duration::from_secs(60 + total / 5_000_000),
         settle_timeout: Duration::from_secs(60 + 3 * backoff_ms / 1000 + total / 5_000_000),
@@ -190,6 +199,14 @@ pub fn scenario(plan: &Plan, threads: usize) -> String {
     )
 }
 
+/// The `--archive` variants of a series: without, then (Skiff only) with the archive topic.
+fn variants(plan: &Plan, kind: &BrokerKind) -> &'static [bool] {
+    match kind {
+        BrokerKind::Skiff { .. } if plan.archive => &[false, true],
+        _ => &[false],
+    }
+}
+
 /// Runs every series (thread count) `plan.runs` times for every broker in `kinds` (runs
 /// interleaved: run 1 of each broker, then run 2, ...), each on a fresh broker. Records the
 /// figures in `table` under "[name ]compaction t=N[ deferred]" and in `m` under
@@ -204,13 +221,26 @@ pub fn run(
 ) -> Result<()> {
     for &threads in &plan.threads {
         for run in 1..=plan.runs {
-            for kind in kinds {
+            for (kind, archive) in kinds
+                .iter()
+                .flat_map(|k| variants(plan, k).iter().map(move |a| (k, *a)))
+            {
                 let name = kind.name();
+                let with = if archive {
+                    " with an archive topic"
+                } else {
+                    ""
+                };
                 eprintln!(
-                    "compaction threads={threads} run {run}/{}: starting {name}",
+                    "compaction threads={threads} run {run}/{}: starting {name}{with}",
                     plan.runs
                 );
-                match run_once(kind, plan, threads, clk_tck) {
+                match run_once(kind, plan, threads, clk_tck, archive) {
+                    Ok(f) if archive => {
+                        let deferred = if plan.deferred { " deferred" } else { "" };
+                        f.record(&format!("compaction t={threads}{deferred} archive"), table);
+                        f.record_matrix(&format!("{} archive", scenario(plan, threads)), name, m);
+                    }
                     Ok(f) => {
                         let deferred = if plan.deferred { " deferred" } else { "" };
                         let prefix = match kind {
@@ -243,7 +273,13 @@ pub fn run(
 /// One run on a fresh broker, stopped afterwards; errors carry the broker's log tail. A peer
 /// that fails to *start* gets one more try (tests/kafka/start.sh can fail on its random
 /// cluster id, e.g. one starting with '-'); the failure is printed, never hidden.
-fn run_once(kind: &BrokerKind, plan: &Plan, threads: usize, clk_tck: f64) -> Result<Figures> {
+fn run_once(
+    kind: &BrokerKind,
+    plan: &Plan,
+    threads: usize,
+    clk_tck: f64,
+    archive: bool,
+) -> Result<Figures> {
     let opts = launch_options(plan, threads);
     let mut b = match kind.launch_with(&opts) {
         Ok(b) => b,
@@ -257,7 +293,7 @@ fn run_once(kind: &BrokerKind, plan: &Plan, threads: usize, clk_tck: f64) -> Res
         }
         Err(e) => return Err(e),
     };
-    let result = one_run(&b, plan, clk_tck);
+    let result = one_run(&b, plan, clk_tck, archive);
     let stopped = b.stop();
     let f = result.map_err(|e| anyhow::anyhow!("{e:#}\nbroker log tail:\n{}", b.log_tail(30)))?;
     stopped?;
@@ -289,6 +325,8 @@ struct Figures {
     passes_after_last_write: usize,
     read_bytes: u64,
     written_bytes: u64,
+    /// Bytes the passes appended to the archive topic (`--archive` runs).
+    archived_bytes: u64,
     pass_secs: f64,
     cleaner_cpu_secs: f64,
     broker_cpu_secs: f64,
@@ -345,6 +383,9 @@ impl Figures {
         }
         if let Some(u) = self.buffer_utilization {
             t.record_value(phase, "dedupe buffer utilization %", 100.0 * u);
+        }
+        if self.archived_bytes > 0 {
+            t.record_value(phase, "archived MB", mb(self.archived_bytes));
         }
     }
 
@@ -412,15 +453,27 @@ impl Figures {
 pub const METRIC_READ_MB_S: &str = "cleaner MB/s (closed log / pass s)";
 pub const METRIC_PEAK_RSS: &str = "peak RSS MiB (whole broker)";
 
-fn one_run(b: &RunningBroker, plan: &Plan, clk_tck: f64) -> Result<Figures> {
+fn one_run(b: &RunningBroker, plan: &Plan, clk_tck: f64, archive: bool) -> Result<Figures> {
     let w = &plan.workload;
     let configs = |ratio: f64| {
-        [
+        let mut c = vec![
             ("cleanup.policy", "compact".to_string()),
             ("segment.bytes", plan.segment_bytes.to_string()),
             ("min.cleanable.dirty.ratio", ratio.to_string()),
-        ]
+        ];
+        if archive {
+            c.push(("skiff.compaction.archive.topic", ARCHIVE_TOPIC.to_string()));
+        }
+        c
     };
+    if archive {
+        let history = [
+            ("cleanup.policy", "delete".to_string()),
+            ("retention.ms", "-1".to_string()),
+            ("segment.bytes", plan.segment_bytes.to_string()),
+        ];
+        create_topic_with(&b.bootstrap(), ARCHIVE_TOPIC, 1, &history)?;
+    }
     // A log is cleaned when its dirty ratio is *above* the threshold: at 1 it never is.
     let initial_ratio = if plan.deferred { 1.0 } else { plan.dirty_ratio };
     create_topic_with(&b.bootstrap(), TOPIC, 1, &configs(initial_ratio))?;
@@ -564,6 +617,7 @@ fn one_run(b: &RunningBroker, plan: &Plan, clk_tck: f64) -> Result<Figures> {
             .count(),
         read_bytes: passes.iter().map(|(p, _)| p.read_bytes).sum(),
         written_bytes: passes.iter().map(|(p, _)| p.written_bytes).sum(),
+        archived_bytes: passes.iter().map(|(p, _)| p.archived_bytes).sum(),
         pass_secs: passes.iter().map(|(p, _)| p.secs).sum(),
         cleaner_cpu_secs,
         broker_cpu_secs: (end.cpu_secs - start.cpu_secs).max(0.0),
@@ -600,8 +654,26 @@ mod tests {
             backoff_ms: None,
             dedupe_buffer: None,
             deferred: false,
+            archive: false,
             kafka: false,
         }
+    }
+
+    #[test]
+    fn archive_runs_skiff_with_and_without_and_peers_without() {
+        let mut a = args();
+        a.archive = true;
+        let p = plan(&a, 1, true).unwrap();
+        let skiff = BrokerKind::Skiff {
+            bin: "skiff".into(),
+        };
+        let kafka = BrokerKind::Kafka {
+            scripts: "k".into(),
+        };
+        assert_eq!(variants(&p, &skiff), &[false, true]);
+        assert_eq!(variants(&p, &kafka), &[false]);
+        let p = plan(&args(), 1, true).unwrap();
+        assert_eq!(variants(&p, &skiff), &[false]);
     }
 
     #[test]

@@ -101,6 +101,8 @@ impl Partial {
                 first_dirty: self.from,
                 end_offset: self.to,
                 partial: false,
+                // Kafka has no archive topic.
+                archived_bytes: 0,
                 logged_at: None,
             },
             buffer_utilization: self.buffer? / 100.0,

@@ -80,6 +80,10 @@ pub struct PassFigures {
     pub holding_groups: Vec<(String, u64)>,
     pub segments_rewritten: usize,
     pub duration_ms: u64,
+    /// Records appended to the archive topic first (`skiff.compaction.archive.topic`; always
+    /// 0 for a dry run, which archives nothing) and the bytes of their batches.
+    pub records_archived: u64,
+    pub bytes_archived: u64,
 }
 
 impl From<&PassStats> for PassFigures {
@@ -99,6 +103,8 @@ impl From<&PassStats> for PassFigures {
             holding_groups: s.held_for_consumers.top(),
             segments_rewritten: s.segments_rewritten,
             duration_ms: u64::try_from(s.duration.as_millis()).unwrap_or(u64::MAX),
+            records_archived: s.records_archived,
+            bytes_archived: s.bytes_archived,
         }
     }
 }

@@ -478,6 +478,12 @@ impl skiff_cleaner::LogSource for Topics {
             .map(|p| (p.topic.clone(), p.index, p.log.clone()))
             .collect()
     }
+
+    fn appended(&self, topic: &str, partition: i32) {
+        if let Some(p) = self.get(topic).and_then(|t| t.partition(partition)) {
+            p.wake_all();
+        }
+    }
 }
 
 /// Kafka's topic name rules: 1..=249 chars of `[a-zA-Z0-9._-]`, not "." or "..". The

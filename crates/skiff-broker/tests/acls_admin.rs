@@ -449,3 +449,101 @@ async fn admin_apis_need_their_acls() {
     }
     common::stop(broker).await;
 }
+
+/// `skiff.compaction.archive.topic` makes the broker write to the named topic, so naming it
+/// (IncrementalAlterConfigs, CreateTopics) needs WRITE on it besides the usual ACLs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn naming_an_archive_topic_needs_write_on_it() {
+    const ALTER_CONFIGS: i8 = 11;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = start(dir.path(), &[]).await;
+    common::create_topic(&broker, "t", 1).await;
+    common::create_topic(&broker, "hist", 1).await;
+    let acls = vec![creation(
+        TOPIC,
+        "t",
+        LITERAL,
+        "User:alice",
+        ALTER_CONFIGS,
+        ALLOW,
+    )];
+    create_acls(&broker, "admin", acls).await;
+    let set = |key: &'static str, value: &'static str| {
+        let broker = broker.clone();
+        async move {
+            use incremental_alter_configs_request::{AlterConfigsResource, AlterableConfig};
+            let body = IncrementalAlterConfigsRequest::default().with_resources(vec![
+                AlterConfigsResource::default()
+                    .with_resource_type(TOPIC)
+                    .with_resource_name(s("t"))
+                    .with_configs(vec![AlterableConfig::default()
+                        .with_name(s(key))
+                        .with_config_operation(0)
+                        .with_value(Some(s(value)))]),
+            ]);
+            match send_as(
+                &broker,
+                "alice",
+                ApiKey::IncrementalAlterConfigs,
+                1,
+                RequestKind::IncrementalAlterConfigs(body),
+            )
+            .await
+            {
+                ResponseKind::IncrementalAlterConfigs(r) => r.responses[0].error_code,
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    assert_eq!(
+        set("skiff.compaction.archive.topic", "hist").await,
+        TOPIC_DENIED
+    );
+    assert_eq!(
+        set("retention.ms", "1000").await,
+        0,
+        "other configs as before"
+    );
+    assert_eq!(
+        set("skiff.compaction.archive.topic", "").await,
+        0,
+        "turning it off"
+    );
+    let acls = vec![creation(TOPIC, "hist", LITERAL, "User:alice", WRITE, ALLOW)];
+    create_acls(&broker, "admin", acls).await;
+    assert_eq!(set("skiff.compaction.archive.topic", "hist").await, 0);
+
+    // CreateTopics: CREATE on the cluster is not enough to name someone else's topic.
+    let acls = vec![creation(
+        CLUSTER,
+        "kafka-cluster",
+        LITERAL,
+        "User:bob",
+        CREATE,
+        ALLOW,
+    )];
+    create_acls(&broker, "admin", acls).await;
+    let body = CreateTopicsRequest::default().with_topics(vec![
+        create_topics_request::CreatableTopic::default()
+            .with_name(TopicName(s("u")))
+            .with_num_partitions(1)
+            .with_replication_factor(1)
+            .with_configs(vec![create_topics_request::CreatableTopicConfig::default()
+                .with_name(s("skiff.compaction.archive.topic"))
+                .with_value(Some(s("hist")))]),
+    ]);
+    let r = match send_as(
+        &broker,
+        "bob",
+        ApiKey::CreateTopics,
+        5,
+        RequestKind::CreateTopics(body),
+    )
+    .await
+    {
+        ResponseKind::CreateTopics(r) => r.topics[0].clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(r.error_code, TOPIC_DENIED);
+    assert!(broker.topics.get("u").is_none());
+}

@@ -146,6 +146,8 @@ impl CleanerHandle {
             abort: &never,
             throttler: &shared.throttler,
             consumer_hold: hold.as_ref(),
+            // A dry run never archives (nor removes) anything.
+            archive: None,
         };
         let stats = dry_run_pass(&log, &view, &p, &mut map, &ctx)?;
         let mut report = DryRunReport::new(topic, partition, eligible, ratio, stats);

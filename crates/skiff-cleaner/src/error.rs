@@ -37,6 +37,11 @@ pub enum CleanerError {
     #[error("{topic}-{partition} is not compacted (cleanup.policy has no compact)")]
     NotCompacted { topic: String, partition: i32 },
 
+    /// Archiving removed records (`skiff.compaction.archive.topic`) failed or is impossible;
+    /// nothing was removed that is not durably archived.
+    #[error("archive: {0}")]
+    Archive(String),
+
     /// The partition cannot be cleaned now: no cleaner thread runs, or it was marked
     /// uncleanable after a panic.
     #[error("{0}")]

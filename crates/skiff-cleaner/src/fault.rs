@@ -37,3 +37,52 @@ pub(crate) fn before_pass(topic: &str) {
         panic!("injected fault: cleaning pass of topic {topic} panicked");
     }
 }
+
+/// A step of an archiving pass (docs/compaction.md §5.11) where a test can make the pass stop
+/// as if the process died there: nothing after the step runs, no cleanup of the archive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArchiveStep {
+    /// The group's removed records are appended to the archive, not yet fsynced.
+    AfterAppend,
+    /// The archive is fsynced, the group's cleaned segment not yet swapped in.
+    AfterSync,
+    /// The group is swapped in; the next group (or the intent's removal) has not started.
+    AfterSwap,
+}
+
+static ARCHIVE_CRASHES: Mutex<Vec<(String, ArchiveStep, u32)>> = Mutex::new(Vec::new());
+
+/// The `nth` (0-based) time a pass of `topic` reaches `step`, it stops there with an error.
+/// One-shot: the fault is then forgotten.
+pub fn crash_archive_pass_at(topic: &str, step: ArchiveStep, nth: u32) {
+    ARCHIVE_CRASHES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push((topic.to_string(), step, nth));
+}
+
+/// Called by a pass at each [`ArchiveStep`].
+pub(crate) fn archive_step(topic: &str, step: ArchiveStep) -> crate::Result<()> {
+    let mut armed = ARCHIVE_CRASHES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let Some(i) = armed.iter().position(|(t, s, _)| t == topic && *s == step) else {
+        return Ok(());
+    };
+    if armed[i].2 > 0 {
+        armed[i].2 -= 1;
+        return Ok(());
+    }
+    armed.remove(i);
+    Err(crate::CleanerError::Archive(format!(
+        "injected crash of an archiving pass of {topic} at {step:?}"
+    )))
+}
+
+/// Forgets the archive crashes armed for `topic` that no pass reached.
+pub fn clear_archive_crashes(topic: &str) {
+    ARCHIVE_CRASHES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .retain(|(t, _, _)| t != topic);
+}

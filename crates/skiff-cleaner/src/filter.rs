@@ -26,6 +26,7 @@ use skiff_records::{
     crc_of, records, BatchBuilder, BatchHeader, Compression, TimestampType, NO_TIMESTAMP,
 };
 
+use crate::archive::{ArchiveReason, ArchivedOffsets, RemovedRecord};
 use crate::consumers::{ConsumerHold, HeldBack};
 use crate::error::{CleanerError, Result};
 use crate::offset_map::{Lookup, OffsetMap};
@@ -56,6 +57,13 @@ pub struct FilterContext<'a> {
     /// `skiff.tombstone.wait.for.consumers`: tombstones past their horizon that consumer
     /// groups have not read yet stay (`consumers.rs`); `None` when the topic does not wait.
     pub consumer_hold: Option<&'a ConsumerHold>,
+    /// `skiff.compaction.archive.topic` is set: every superseded value and expired tombstone
+    /// removed is also returned in [`BatchResult::removed`] so the pass can archive it first.
+    pub collect_removed: bool,
+    /// Source offsets an interrupted attempt of this pass already archived (`archive.rs`):
+    /// removed whatever the filter would decide now (the earlier decision stands, so the
+    /// archive and the log never both hold a record) and not returned again.
+    pub already_archived: Option<&'a ArchivedOffsets>,
 }
 
 /// Aborted transactions of a log by producer id: `(first offset, marker offset)`.
@@ -127,6 +135,9 @@ pub struct BatchResult {
     /// When the first of those stops being held whatever the groups do (horizon +
     /// `skiff.tombstone.wait.max.ms`).
     pub held_until_ms: Option<i64>,
+    /// With [`FilterContext::collect_removed`]: the data records removed (superseded values,
+    /// expired tombstones, keyless records; not aborted data), in offset order.
+    pub removed: Vec<RemovedRecord>,
 }
 
 impl BatchResult {
@@ -142,6 +153,7 @@ impl BatchResult {
             horizon_stamped: false,
             held: HeldBack::default(),
             held_until_ms: None,
+            removed: Vec::new(),
         }
     }
 }
@@ -208,6 +220,16 @@ pub fn filter_batch_with(
             }
         };
         let tombstone = rec.value.is_none() && !header.is_control();
+        let archived_before = !discard
+            && !header.is_control()
+            && ctx.already_archived.is_some_and(|a| a.contains(offset));
+        // A record an interrupted attempt archived goes now, whatever the filter decided.
+        let retain = retain && !archived_before;
+        let control = header.is_control();
+        if !retain && ctx.collect_removed && !archived_before && !discard && !control {
+            res.removed
+                .push(removed_record(header, rec, offset, tombstone, ctx));
+        }
         if retain {
             if tombstone {
                 res.tombstones_kept += 1;
@@ -262,6 +284,39 @@ pub fn filter_batch_with(
     }
     res.output = BatchOutput::Rewritten(out);
     Ok(res)
+}
+
+/// A copy of a record the pass removes, for the archive.
+fn removed_record(
+    header: &BatchHeader,
+    rec: &skiff_records::Record,
+    offset: i64,
+    tombstone: bool,
+    ctx: &FilterContext<'_>,
+) -> RemovedRecord {
+    let reason = match &rec.key {
+        None => ArchiveReason::Keyless,
+        Some(key) if tombstone && !superseded_by(ctx, key, offset) => ArchiveReason::Tombstone,
+        Some(_) => ArchiveReason::Superseded,
+    };
+    RemovedRecord {
+        offset,
+        // LogAppendTime batches give every record the batch's time.
+        timestamp: if header.timestamp_type() == TimestampType::LogAppendTime {
+            header.max_timestamp
+        } else {
+            header.base_timestamp.wrapping_add(rec.timestamp_delta)
+        },
+        key: rec.key.clone(),
+        value: rec.value.clone(),
+        headers: rec.headers.clone(),
+        reason,
+    }
+}
+
+/// Whether a later record of `key` exists (the map names a later offset).
+fn superseded_by(ctx: &FilterContext<'_>, key: &[u8], offset: i64) -> bool {
+    matches!(ctx.map.get(key), Lookup::Latest(p) if p > offset)
 }
 
 /// Whether a tombstone at `offset` past its horizon stays because consumer groups have not

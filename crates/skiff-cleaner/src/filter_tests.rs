@@ -31,6 +31,8 @@ struct Ctx {
     upper: i64,
     aborted: AbortedRanges,
     hold: Option<crate::consumers::ConsumerHold>,
+    collect: bool,
+    archived: Option<crate::archive::ArchivedOffsets>,
 }
 
 impl Ctx {
@@ -42,6 +44,8 @@ impl Ctx {
             upper: 1_000,
             aborted: AbortedRanges::new(),
             hold: None,
+            collect: false,
+            archived: None,
         }
     }
     fn run(&self, bytes: &[u8]) -> BatchResult {
@@ -54,6 +58,8 @@ impl Ctx {
             max_decompressed_bytes: 1 << 20,
             aborted: &self.aborted,
             consumer_hold: self.hold.as_ref(),
+            collect_removed: self.collect,
+            already_archived: self.archived.as_ref(),
         };
         let h = validate_batch(bytes).unwrap();
         filter_batch(&h, bytes, &ctx).unwrap()
@@ -243,6 +249,8 @@ fn zero_retention_still_needs_two_passes() {
         max_decompressed_bytes: 1 << 20,
         aborted: &ctx.aborted,
         consumer_hold: None,
+        collect_removed: false,
+        already_archived: None,
     };
     let r = filter_batch(&validate_batch(&b).unwrap(), &b, &ctx0).unwrap();
     let stamped = rewritten(&r).to_vec();
@@ -471,4 +479,86 @@ fn a_group_behind_holds_an_expired_tombstone_until_the_bound() {
     ctx.now = horizon + 1_000;
     let r = ctx.run(&stamped);
     assert_eq!(r.tombstones_removed, 1);
+}
+
+#[test]
+fn removed_records_are_collected_with_their_reason_and_fields() {
+    // k@10 superseded by k@12; t@11 a tombstone past its horizon; x@13 live.
+    let b = batch(
+        10,
+        Compression::Lz4,
+        &[
+            (0, 5, Some(b"k"), Some(b"a")),
+            (1, 6, Some(b"t"), None),
+            (2, 7, Some(b"k"), Some(b"c")),
+            (3, 8, Some(b"x"), Some(b"d")),
+        ],
+    );
+    let mut ctx = Ctx::new(map_of(&[(b"k", 12), (b"t", 11), (b"x", 13)], 13));
+    ctx.collect = true;
+    use crate::archive::ArchiveReason::{Superseded, Tombstone};
+    let fields = |r: &BatchResult| -> Vec<_> {
+        r.removed
+            .iter()
+            .map(|x| {
+                (
+                    x.offset,
+                    x.timestamp,
+                    x.key.as_deref().map(<[u8]>::to_vec),
+                    x.value.clone(),
+                    x.reason,
+                )
+            })
+            .collect()
+    };
+    let r = ctx.run(&b);
+    let a = Some(bytes::Bytes::from_static(b"a"));
+    assert_eq!(
+        fields(&r),
+        vec![(10, 5, Some(b"k".to_vec()), a, Superseded)]
+    );
+    assert_eq!(r.removed[0].headers.len(), 1, "original headers kept");
+    let stamped = rewritten(&r).to_vec();
+    ctx.now += 1_000;
+    let r = ctx.run(&stamped);
+    assert_eq!(
+        fields(&r),
+        vec![(11, 6, Some(b"t".to_vec()), None, Tombstone)]
+    );
+    // Without collection nothing is copied.
+    ctx.collect = false;
+    assert!(ctx.run(&stamped).removed.is_empty());
+}
+
+#[test]
+fn records_archived_by_an_interrupted_attempt_go_and_are_not_collected_again() {
+    let b = batch(
+        0,
+        Compression::None,
+        &[
+            (0, 5, Some(b"k"), Some(b"a")),
+            (1, 6, Some(b"x"), Some(b"b")),
+            (2, 7, Some(b"k"), Some(b"c")),
+        ],
+    );
+    let mut ctx = Ctx::new(map_of(&[(b"k", 2), (b"x", 1)], 2));
+    ctx.collect = true;
+    // Offset 1 is the latest of x now, but an earlier attempt archived it: it goes anyway.
+    ctx.archived = Some(crate::archive::ArchivedOffsets::from_unsorted(vec![1, 0]));
+    let r = ctx.run(&b);
+    assert!(r.removed.is_empty());
+    assert_eq!(r.records_kept, 1);
+    assert_eq!(decode(rewritten(&r)).1.len(), 1);
+}
+
+#[test]
+fn keyless_records_are_collected_too() {
+    let b = batch(0, Compression::None, &[(0, 5, None, Some(b"old"))]);
+    let mut ctx = Ctx::new(map_of(&[(b"k", 3)], 3));
+    ctx.collect = true;
+    let r = ctx.run(&b);
+    assert_eq!(r.keyless_removed, 1);
+    assert_eq!(r.removed.len(), 1);
+    assert_eq!(r.removed[0].key, None);
+    assert_eq!(r.removed[0].reason, crate::archive::ArchiveReason::Keyless);
 }

@@ -7,11 +7,13 @@
 //! [`status`] (per-partition compaction status), [`consumers`] (tombstones that wait for
 //! consumer groups), [`tickets`] (compact-now requests), [`states`] (in progress / aborted / paused /
 //! uncleanable, and the moves between them) and [`pool`] (the `skiff-cleaner-N` threads).
+//! [`archive`] copies what a pass removes to an archive topic first, exactly once.
 //! [`table_snapshot`] reuses the offset map for reads: one record per live key of a pinned
 //! partition (compacted topics as tables, docs/snapshots.md).
 //! Synchronous std threads only; no async runtime and no protocol types.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod archive;
 pub mod consumers;
 mod error;
 #[cfg(any(test, feature = "fault-injection"))]
@@ -27,6 +29,7 @@ pub mod status;
 pub mod table_snapshot;
 pub mod tickets;
 
+pub use archive::{ArchiveSink, LogArchive};
 pub use consumers::{ConsumerHold, GroupOffsetsSource, HeldBack};
 pub use error::{CleanerError, Result};
 pub use offset_map::{Lookup, OffsetMap};

@@ -7,8 +7,9 @@
 //! [`Throttler`] is a `Mutex`. An abort flag is checked between batches; on abort the cleaned
 //! files are deleted and nothing changes in the log.
 //!
-//! Disk: the only files written are the `.cleaned` segment files of the group in progress
-//! (formats in `skiff-log`). The cleaner checkpoint is written by the pool after the pass.
+//! Disk: the `.cleaned` segment files of the group in progress (formats in `skiff-log`); with
+//! an archive topic, also appends to its partition and the pass intent file (`archive.rs`),
+//! both before the group's swap. The cleaner checkpoint is written by the pool after the pass.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +19,7 @@ use std::time::{Duration, Instant};
 use skiff_log::{CleanedSegmentWriter, CleanerView, Log, LogError};
 use skiff_records::records;
 
+use crate::archive::{self, ArchiveSink, ArchivedOffsets, Archiver, PassIntent};
 use crate::consumers::{ConsumerHold, HeldBack};
 use crate::error::{CleanerError, Result};
 use crate::filter::{
@@ -65,6 +67,13 @@ pub struct PassStats {
     /// Tombstones past their horizon kept because consumer groups have not read them
     /// (`skiff.tombstone.wait.for.consumers`), with the groups holding them.
     pub held_for_consumers: HeldBack,
+    /// Records appended to the archive topic before the swap (`skiff.compaction.archive.topic`).
+    pub records_archived: u64,
+    /// Bytes of the batches appended to the archive topic.
+    pub bytes_archived: u64,
+    /// Records an interrupted earlier attempt had archived, found by the recovery scan (not
+    /// archived again).
+    pub records_already_archived: u64,
 }
 
 /// Shared bandwidth limit of all cleaner threads (`log.cleaner.io.max.bytes.per.second`),
@@ -118,6 +127,9 @@ pub struct PassContext<'a> {
     pub throttler: &'a Throttler,
     /// The consumer rule when the topic has `skiff.tombstone.wait.for.consumers=true`.
     pub consumer_hold: Option<&'a ConsumerHold>,
+    /// The archive partition when the topic has `skiff.compaction.archive.topic`: removed
+    /// records go there, fsynced, before each swap (`archive.rs`). Ignored by a dry run.
+    pub archive: Option<&'a dyn ArchiveSink>,
 }
 
 impl PassContext<'_> {
@@ -194,6 +206,23 @@ fn pass(
         first_uncleanable_offset: plan.first_uncleanable_offset,
         ..PassStats::default()
     };
+    // Before anything is archived: the intent, and what an interrupted attempt archived.
+    let (mut archiver, already) = match (mode, ctx.archive) {
+        (Mode::Clean, Some(sink)) => {
+            let already = begin_archiving(log, sink, ctx)?;
+            stats.records_already_archived = already.len() as u64;
+            (
+                Some(Archiver::new(sink, ctx.topic, ctx.partition, ctx.now_ms)),
+                already,
+            )
+        }
+        (Mode::Clean, None) => {
+            // Archiving was turned off: an old intent has nothing left to protect.
+            archive::clear_intent(log.dir())?;
+            (None, ArchivedOffsets::default())
+        }
+        (Mode::DryRun, _) => (None, ArchivedOffsets::default()),
+    };
     // Everything below the first uncleanable offset is decided (it is at most the LSO).
     let aborted = aborted_ranges(&log.aborted_txn_index());
     let producers = build_map(log, view, plan, map, ctx, &aborted, &mut stats)?;
@@ -202,10 +231,17 @@ fn pass(
     stats.map_keys = map.len();
     stats.map_fill = map.utilization();
 
+    // Records an interrupted attempt archived must leave the log in this pass even when its
+    // range is shorter (a smaller map, a raised min.compaction.lag.ms): their segments were
+    // sealed and cleanable then, so they are rewritten too; past the map's end only those
+    // records go.
+    let rewrite_end = already
+        .last()
+        .map_or(stats.end_offset, |last| stats.end_offset.max(last + 1));
     let to_rewrite: Vec<_> = view
         .segments
         .iter()
-        .filter(|s| !s.is_active && s.base_offset < stats.end_offset)
+        .filter(|s| !s.is_active && s.base_offset < rewrite_end)
         .cloned()
         .collect();
     let config = &view.config;
@@ -213,8 +249,11 @@ fn pass(
         &to_rewrite,
         u64::try_from(config.segment_bytes).unwrap_or(0),
         u64::try_from(config.segment_index_bytes).unwrap_or(0),
-        plan.first_uncleanable_offset,
+        plan.first_uncleanable_offset.max(rewrite_end),
     );
+    // Below this the log no longer holds what an earlier attempt archived: the segments
+    // before the first one are gone (retention), and then what this pass swapped in.
+    let mut rewritten_upto = view.segments.first().map_or(i64::MAX, |s| s.base_offset);
     let filter = FilterContext {
         map,
         now_ms: ctx.now_ms,
@@ -224,15 +263,18 @@ fn pass(
         max_decompressed_bytes: MAX_DECOMPRESSED_BATCH,
         aborted: &aborted,
         consumer_hold: ctx.consumer_hold,
+        collect_removed: archiver.is_some(),
+        already_archived: (!already.is_empty()).then_some(&already),
     };
     // Markers are judged walking the log from its start (the groups are in offset order).
     let mut markers = MarkerTracker::default();
-    for group in &groups {
+    for (gi, group) in groups.iter().enumerate() {
         if mode == Mode::DryRun {
             let mut removed_aborts = Vec::new();
             let written = clean_group(
                 log,
                 group,
+                None,
                 None,
                 &filter,
                 ctx,
@@ -251,12 +293,19 @@ fn pass(
             log,
             group,
             Some(&mut writer),
+            archiver.as_mut(),
             &filter,
             ctx,
             &mut markers,
             &mut removed_aborts,
             &mut stats,
-        );
+        )
+        .and_then(|_| match archiver.as_mut() {
+            // Nothing leaves the log before it is durably in the archive.
+            Some(a) => a.flush_and_sync(),
+            None => Ok(()),
+        })
+        .and_then(|()| fault_point(ctx, archiver.is_some(), FaultStep::AfterSync));
         if let Err(e) = cleaned {
             if let Err(ae) = writer.abort() {
                 tracing::warn!(error = %ae, "could not delete an aborted cleaned segment");
@@ -274,6 +323,27 @@ fn pass(
         log.replace_segments(group, writer).map_err(moved_on)?;
         stats.groups += 1;
         stats.segments_rewritten += group.len();
+        rewritten_upto = segment_end(view, group);
+        fault_point(ctx, archiver.is_some(), FaultStep::AfterSwap)?;
+        if let (Some(a), Some(next)) = (archiver.as_ref(), groups.get(gi + 1)) {
+            if a.records >= a.max_records_per_pass() {
+                // Bounds what a rerun's recovery scan must hold: the rest waits for the next
+                // pass. Below `next[0]` every key is now at most once (docs/compaction.md §5.11).
+                stats.end_offset = next[0].max(plan.first_dirty_offset).min(stats.end_offset);
+                stats.partial = true;
+                break;
+            }
+        }
+    }
+    if let Some(a) = archiver {
+        stats.records_archived = a.records;
+        stats.bytes_archived = a.batch_bytes;
+        // What this pass archived is gone from the log; the intent goes too unless records an
+        // earlier attempt archived lie beyond what was swapped (a pass stopped at its bound):
+        // then the next pass must still know them.
+        if already.last().is_none_or(|last| last < rewritten_upto) {
+            archive::clear_intent(log.dir())?;
+        }
     }
     stats.duration = started.elapsed();
     if mode == Mode::Clean {
@@ -355,6 +425,7 @@ fn clean_group(
     log: &Log,
     group: &[i64],
     mut writer: Option<&mut CleanedSegmentWriter>,
+    mut archiver: Option<&mut Archiver<'_>>,
     filter: &FilterContext<'_>,
     ctx: &PassContext<'_>,
     markers: &mut MarkerTracker,
@@ -374,7 +445,10 @@ fn clean_group(
             ctx.throttler.acquire(bytes.len() as u64);
             let seen = markers.observe(&h, &bytes, filter.aborted);
             let removable = matches!(seen, Seen::RemovableMarker(_));
-            let r = filter_batch_with(&h, &bytes, filter, removable)?;
+            let mut r = filter_batch_with(&h, &bytes, filter, removable)?;
+            if let Some(a) = archiver.as_deref_mut() {
+                a.add(std::mem::take(&mut r.removed))?;
+            }
             if seen == Seen::RemovableMarker(ControlType::Abort)
                 && r.records_read > 0
                 && r.records_kept == 0
@@ -407,6 +481,77 @@ fn clean_group(
     Ok(out_bytes)
 }
 
+/// The base offset of the segment after the last one of `group` (the log end when none).
+fn segment_end(view: &CleanerView, group: &[i64]) -> i64 {
+    let last = group.last().copied().unwrap_or(i64::MIN);
+    view.segments
+        .iter()
+        .find(|s| s.base_offset > last)
+        .map_or(view.log_end_offset, |s| s.base_offset)
+}
+
+/// Reads the intent of an unfinished pass, if any, learns what it archived, and makes sure an
+/// intent naming this archive partition is on disk before the first append.
+fn begin_archiving(
+    log: &Log,
+    sink: &dyn ArchiveSink,
+    ctx: &PassContext<'_>,
+) -> Result<ArchivedOffsets> {
+    let (topic, partition) = sink.target();
+    let end = sink.end_offset();
+    let same = |i: &PassIntent| i.archive_topic == topic && i.archive_partition == partition;
+    let existing = archive::read_intent(log.dir())?;
+    match existing {
+        // The archive was not truncated or re-created since: its tail is that pass's output.
+        Some(i) if same(&i) && i.from_offset <= end => {
+            let already = archive::scan_archived(sink, i.from_offset, ctx.topic, ctx.partition)?;
+            if !already.is_empty() {
+                tracing::info!(topic = ctx.topic, partition = ctx.partition,
+                    archive_topic = topic, archive_partition = partition,
+                    records = already.len(),
+                    "an interrupted cleaning pass had archived records; they are not archived again");
+            }
+            Ok(already)
+        }
+        other => {
+            if let Some(i) = other {
+                tracing::warn!(topic = ctx.topic, partition = ctx.partition,
+                    old_archive = %i.archive_topic, archive_topic = topic,
+                    "the archive of an interrupted pass changed; records it archived may be                      archived again in the new one");
+            }
+            archive::write_intent(
+                log.dir(),
+                &PassIntent {
+                    archive_topic: topic.to_string(),
+                    archive_partition: partition,
+                    from_offset: end,
+                },
+            )?;
+            Ok(ArchivedOffsets::default())
+        }
+    }
+}
+
+/// Where a test may stop an archiving pass (`fault.rs`); nothing in normal builds.
+#[derive(Clone, Copy)]
+enum FaultStep {
+    AfterSync,
+    AfterSwap,
+}
+
+#[allow(unused_variables)]
+fn fault_point(ctx: &PassContext<'_>, archiving: bool, step: FaultStep) -> Result<()> {
+    #[cfg(any(test, feature = "fault-injection"))]
+    if archiving {
+        let step = match step {
+            FaultStep::AfterSync => crate::fault::ArchiveStep::AfterSync,
+            FaultStep::AfterSwap => crate::fault::ArchiveStep::AfterSwap,
+        };
+        return crate::fault::archive_step(ctx.topic, step);
+    }
+    Ok(())
+}
+
 /// One line per pass, like Kafka's cleaner log.
 fn log_summary(ctx: &PassContext<'_>, s: &PassStats) {
     let secs = s.duration.as_secs_f64().max(1e-6);
@@ -418,6 +563,8 @@ fn log_summary(ctx: &PassContext<'_>, s: &PassStats) {
         end_offset = s.end_offset,
         first_uncleanable = s.first_uncleanable_offset,
         partial = s.partial,
+        records_archived = s.records_archived,
+        bytes_archived = s.bytes_archived,
         "cleaned log in {:.3} s: read {:.2} MB ({:.2} MB/s), wrote {:.2} MB ({:.2} MB/s), \
          {:.1}% size reduction of {} segments in {} groups; kept {}/{} records, removed {} \
          tombstones; map {} keys, {:.1}% full",

@@ -35,6 +35,7 @@ use std::time::Duration;
 
 use skiff_log::{free_space, CleanerView, Clock, Log, LogDir};
 
+use crate::archive::{resolve_target, ArchiveSink, LogArchive};
 use crate::consumers::{ConsumerHold, GroupOffsetsSource};
 use crate::offset_map::OffsetMap;
 use crate::pass::{run_pass, PassContext, Throttler};
@@ -53,6 +54,10 @@ const FREE_SPACE_MARGIN: u64 = 16 << 20;
 /// The broker's view of its partitions; the pool asks it for the current logs every loop.
 pub trait LogSource: Send + Sync {
     fn logs(&self) -> Vec<(String, i32, Arc<Log>)>;
+
+    /// A pass appended records to this partition (an archive topic's, §5.11) behind the
+    /// broker's back: wake its parked fetches.
+    fn appended(&self, _topic: &str, _partition: i32) {}
 }
 
 /// Broker-level `log.cleaner.*` settings. `Default` = Apache Kafka's defaults.
@@ -164,6 +169,8 @@ struct Job {
     abort: Arc<AtomicBool>,
     /// The compact-now ticket this pass answers.
     ticket: Option<TicketId>,
+    /// Where removed records go first (`skiff.compaction.archive.topic`).
+    archive: Option<LogArchive>,
 }
 
 impl CleanerPool {
@@ -377,13 +384,17 @@ fn pick(shared: &Shared) -> Option<Job> {
     let checkpoints = shared.lock().checkpoints.clone();
     let mut planned = Vec::new();
     let mut panicked = Vec::new();
-    for (topic, partition, log) in logs {
+    let mut archives = HashMap::new();
+    for (topic, partition, log) in logs.iter().cloned() {
         let view = log.cleaner_view();
         if !view.config.cleanup_policy.compact || log.is_closed() {
             continue;
         }
         let key = (topic, partition);
         let stored = checkpoints.get(&key).copied();
+        let archive = resolve_target(&key.0, key.1, &view.config.archive_topic, &logs)
+            .map(|a| a.map(|a| waking(a, shared.source.clone())));
+        archives.insert(key.clone(), archive);
         // Never past an undecided transaction (docs/compaction.md §2.8).
         let lso = log.last_stable_offset().min(view.log_end_offset);
         match catch_unwind(AssertUnwindSafe(|| plan(&view, stored, now, lso))) {
@@ -448,6 +459,7 @@ fn pick(shared: &Shared) -> Option<Job> {
         }
         let status = st.entries.entry(key.clone()).or_default();
         status.apply_plan(p, ratio);
+        status.archive_blocked = archives.get(key).and_then(|a| a.as_ref().err().cloned());
         if !can_begin {
             // Paused or uncleanable.
             status.waiting_for = None;
@@ -473,6 +485,14 @@ fn pick(shared: &Shared) -> Option<Job> {
                 continue;
             }
         }
+        // With an archive topic, nothing may be removed unless it can be archived first.
+        if let Some(why) = status.archive_blocked.clone() {
+            if requested {
+                st.tickets
+                    .finish_queued(key, TicketState::Failed(why.clone()), now);
+            }
+            continue;
+        }
         candidates.push((i, u));
     }
     let urgencies: Vec<Urgency> = candidates.iter().map(|c| c.1).collect();
@@ -481,6 +501,7 @@ fn pick(shared: &Shared) -> Option<Job> {
         // Only idle partitions are candidates, all under this same lock: this cannot fail.
         let abort = st.cleaning.begin_pass(key).ok()?;
         let ticket = st.tickets.start(key);
+        let archive = archives.remove(key).and_then(|a| a.ok()).flatten();
         Some(Job {
             key: key.clone(),
             log: log.clone(),
@@ -488,6 +509,7 @@ fn pick(shared: &Shared) -> Option<Job> {
             plan: p.clone(),
             abort,
             ticket,
+            archive,
         })
     });
     drop(st);
@@ -495,6 +517,13 @@ fn pick(shared: &Shared) -> Option<Job> {
         persist_checkpoints(shared);
     }
     job
+}
+
+/// Makes each fsync of the archive wake the fetches parked on its partition.
+fn waking(mut a: LogArchive, source: Arc<dyn LogSource>) -> LogArchive {
+    let (topic, partition) = (a.topic.clone(), a.partition);
+    a.on_sync = Some(Arc::new(move || source.appended(&topic, partition)));
+    a
 }
 
 /// Free disk space for the largest output group (≤ segment.bytes) plus a margin.
@@ -528,6 +557,7 @@ fn clean(shared: &Shared, job: Job, map: &mut OffsetMap, io_buffer: usize) {
         abort: &job.abort,
         throttler: &shared.throttler,
         consumer_hold: hold.as_ref(),
+        archive: job.archive.as_ref().map(|a| a as &dyn ArchiveSink),
     };
     // A panic is caught here, per pass: the partition is marked uncleanable below and this
     // thread goes on with the others. Unwinding drops the pass's cleaned-segment writer,

@@ -53,6 +53,9 @@ pub struct CompactionStatus {
     pub retry_at_ms: Option<i64>,
     /// Why an eligible log is not being cleaned (e.g. not enough free disk space).
     pub waiting_for: Option<String>,
+    /// Why the topic's archive (`skiff.compaction.archive.topic`) cannot take records now
+    /// (missing, compacted, the topic itself): nothing is cleaned until it can.
+    pub archive_blocked: Option<String>,
     pub in_progress: bool,
     /// Set when a pass (or the planning of this log) panicked: the partition is marked
     /// uncleanable and skipped, as Kafka's `LogCleanerManager.markPartitionUncleanable` does,
@@ -74,6 +77,10 @@ pub struct PassTotals {
     pub records_removed: u64,
     pub tombstones_removed: u64,
     pub failures: u64,
+    /// Records appended to the archive topic (`skiff.compaction.archive.topic`) and the
+    /// bytes of their batches.
+    pub records_archived: u64,
+    pub bytes_archived: u64,
 }
 
 impl CompactionStatus {
@@ -107,6 +114,8 @@ impl CompactionStatus {
         t.tombstones_removed = t
             .tombstones_removed
             .saturating_add(stats.tombstones_removed);
+        t.records_archived = t.records_archived.saturating_add(stats.records_archived);
+        t.bytes_archived = t.bytes_archived.saturating_add(stats.bytes_archived);
         self.last_pass = Some(stats.clone());
         self.last_pass_end_ms = Some(end_ms);
         self.last_error = None;
@@ -202,6 +211,8 @@ mod tests {
             records_read: 10,
             records_kept: 4,
             tombstones_removed: 2,
+            records_archived: 5,
+            bytes_archived: 300,
             ..PassStats::default()
         };
         s.record_pass(&stats, 1);
@@ -213,6 +224,8 @@ mod tests {
             records_removed: 12,
             tombstones_removed: 4,
             failures: 0,
+            records_archived: 10,
+            bytes_archived: 600,
         };
         assert_eq!(s.totals, want);
     }

@@ -81,7 +81,7 @@ const COMPRESSION_TYPES: &[&str] = &["uncompressed", "zstd", "lz4", "snappy", "g
 use ConfigType as T;
 use Validator as V;
 
-static DEFS: [TopicConfigDef; 40] = [
+static DEFS: [TopicConfigDef; 41] = [
     def("cleanup.policy", T::List, &[syn("log.cleanup.policy")], "delete", V::ListOf(&["compact", "delete"]), true,
         "Which retention applies to old segments: delete (time/size), compact (latest value per key), both, or none (empty)."),
     def("compression.gzip.level", T::Int, &[syn("compression.gzip.level")], "-1", V::GzipLevel, false,
@@ -164,7 +164,10 @@ static DEFS: [TopicConfigDef; 40] = [
         "604800000", V::AtLeast(1), true,
         "Age at which a non-empty active segment is rolled, so retention and compaction can act on it."),
     // Skiff's own topic configs (`skiff.` prefix: Kafka has no such names; its clients set and
-    // describe them like any other). Docs: docs/compaction.md §5.10, "Tombstones that wait".
+    // describe them like any other). Docs: docs/compaction.md §5.10, "Tombstones that wait",
+    // and §5.11, "History beside state".
+    def("skiff.compaction.archive.topic", T::String, &[], "", V::TopicNameOrEmpty, true,
+        "Topic that receives every record compaction removes (superseded values and expired tombstones), with its source partition, offset and timestamp in headers; empty = off."),
     def("skiff.key.index.enable", T::Boolean, &[], "false", V::None, true,
         "Keep an in-memory index of each partition's keys so the latest value of a key can be looked up (docs/key-index.md); needs cleanup.policy with compact. Memory comes from skiff.key.index.memory.bytes."),
     def("skiff.tombstone.wait.for.consumers", T::Boolean, &[], "false", V::None, true,
@@ -291,6 +294,7 @@ pub(crate) fn apply(cfg: &mut LogConfig, name: &str, value: &Parsed) {
         ("segment.index.bytes", Parsed::Int(v)) => cfg.segment_index_bytes = to_i32(*v),
         ("segment.jitter.ms", Parsed::Int(v)) => cfg.segment_jitter_ms = *v,
         ("segment.ms", Parsed::Int(v)) => cfg.segment_ms = *v,
+        ("skiff.compaction.archive.topic", Parsed::Str(s)) => cfg.archive_topic = s.clone(),
         ("skiff.tombstone.wait.for.consumers", Parsed::Bool(b)) => {
             cfg.tombstone_wait_for_consumers = *b
         }

@@ -127,6 +127,8 @@ pub(crate) enum Validator {
     GzipLevel,
     /// `*` or `partition:broker` pairs.
     ThrottledReplicas,
+    /// Empty, or a legal topic name (Kafka's rules): a config that names another topic.
+    TopicNameOrEmpty,
 }
 
 /// Java's `Double.toString` for the values configs use: integral values keep a `.0`.
@@ -242,6 +244,12 @@ fn validate(name: &str, v: &Parsed, validator: Validator) -> Result<(), TopicCon
                     &format!("String must be one of: {}", choices.join(", ")),
                 )),
                 None => Ok(()),
+            }
+        }
+        (Validator::TopicNameOrEmpty, Parsed::Str(s)) if !s.is_empty() => {
+            match crate::broker::validate_topic_name(s) {
+                Ok(()) => Ok(()),
+                Err(why) => Err(TopicConfigError::invalid(name, s, &why)),
             }
         }
         (Validator::GzipLevel, Parsed::Int(i)) if *i != -1 && !(1..=9).contains(i) => {

@@ -76,6 +76,9 @@ pub struct LogConfig {
     /// hold a tombstone back; past it the tombstone goes regardless (a dead group cannot keep
     /// tombstones forever).
     pub tombstone_wait_max_ms: i64,
+    /// `skiff.compaction.archive.topic`: where compaction first copies the records it removes
+    /// (empty: nowhere, Kafka's behaviour).
+    pub archive_topic: String,
     /// `skiff.key.index.enable`: keep a key index of each partition (compacted topics only;
     /// the broker creates and builds it, `crate::key_index`).
     pub key_index_enable: bool,
@@ -107,6 +110,7 @@ impl Default for LogConfig {
             compression_type: "producer".to_string(),
             tombstone_wait_for_consumers: false,
             tombstone_wait_max_ms: 604_800_000,
+            archive_topic: String::new(),
             key_index_enable: false,
         }
     }

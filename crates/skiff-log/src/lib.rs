@@ -53,6 +53,7 @@ pub use log::{
 };
 pub use log_dir::LogDir;
 pub use producer_state::{BatchMetadata, CompletedTxn, ControlType, ProducerEntry};
+pub use recompress::target_codec;
 pub use recovery::Recovery;
 pub use txn_index::{
     control_batch, decode_txn_index, parse_marker, AbortedTxn, VerificationGuard,

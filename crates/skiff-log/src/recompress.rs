@@ -11,8 +11,9 @@ use crate::config::LogConfig;
 use crate::error::{LogError, Result};
 use crate::validate::MAX_DECOMPRESSED_BATCH;
 
-/// The codec a topic's `compression.type` asks for; `None` for `producer`.
-fn target_codec(compression_type: &str) -> Option<Compression> {
+/// The codec a topic's `compression.type` asks for; `None` for `producer`. Also used by
+/// writers that build their own batches for a topic (the cleaner's archive).
+pub fn target_codec(compression_type: &str) -> Option<Compression> {
     match compression_type {
         "uncompressed" => Some(Compression::None),
         "gzip" => Some(Compression::Gzip),

@@ -4,7 +4,9 @@
 //!
 //! With an authorizer: each resource needs ALTER_CONFIGS on its topic, group, or (broker
 //! resources) the cluster, else TOPIC/GROUP/CLUSTER_AUTHORIZATION_FAILED with a null message
-//! (Kafka 4's KafkaApis).
+//! (Kafka 4's KafkaApis). Setting a topic's `skiff.compaction.archive.topic` makes the broker
+//! write that topic's removed records to the named one, so it also needs WRITE on the named
+//! topic (docs/compaction.md §5.11), else TOPIC_AUTHORIZATION_FAILED.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -18,7 +20,7 @@ use skiff_config::ConfigType;
 
 use super::describe_configs::{BROKER, GROUP, TOPIC};
 use super::str_bytes;
-use crate::authz::{config_resource, AclOperation};
+use crate::authz::{config_resource, AclOperation, ResourceType};
 use crate::broker::Broker;
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, Reply};
@@ -135,7 +137,11 @@ async fn alter_all(
             .into_iter()
             .map(|(resource_type, resource_name, change)| {
                 let (rt, checked) = config_resource(resource_type, &resource_name);
-                if !authz.allows(AclOperation::AlterConfigs, rt, checked) {
+                let archive_denied = resource_type == TOPIC
+                    && archive_target(&change).is_some_and(|t| {
+                        !t.is_empty() && !authz.allows(AclOperation::Write, ResourceType::Topic, t)
+                    });
+                if archive_denied || !authz.allows(AclOperation::AlterConfigs, rt, checked) {
                     let denied = BrokerError::Unauthorized(rt);
                     return Outcome {
                         resource_type,
@@ -168,6 +174,22 @@ async fn alter_all(
             })
             .collect()
     })
+}
+
+/// The archive topic a change sets (`skiff.compaction.archive.topic`), if it sets one.
+fn archive_target(change: &Change) -> Option<&str> {
+    const KEY: &str = "skiff.compaction.archive.topic";
+    const SET: i8 = 0;
+    match change {
+        Change::Replace(values) => values
+            .iter()
+            .find(|(k, _)| k == KEY)
+            .and_then(|(_, v)| v.as_deref()),
+        Change::Ops(ops) => ops
+            .iter()
+            .find(|(k, op, _)| k == KEY && *op == SET)
+            .and_then(|(_, _, v)| v.as_deref()),
+    }
 }
 
 /// Kafka's request-level checks of an incremental change: no key twice, and a value for every

@@ -4,7 +4,9 @@
 //! With an authorizer (as Kafka 4's controller): after the duplicate check, a topic needs
 //! CLUSTER CREATE or TOPIC CREATE, else TOPIC_AUTHORIZATION_FAILED ("Authorization
 //! failed."); the configs of a created topic are returned only with TOPIC DESCRIBE_CONFIGS,
-//! else its `topic_config_error_code` is TOPIC_AUTHORIZATION_FAILED.
+//! else its `topic_config_error_code` is TOPIC_AUTHORIZATION_FAILED. A topic that names an
+//! archive topic (`skiff.compaction.archive.topic`, docs/compaction.md §5.11) also needs WRITE
+//! on that topic: the broker will write there for it.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -31,11 +33,24 @@ pub async fn handle(ctx: &RequestContext, request: CreateTopicsRequest) -> Reply
     let names: Vec<_> = request.topics.iter().map(|t| t.name.clone()).collect();
     let authz = ctx.authz();
     let cluster_create = authz.allows_cluster(AclOperation::Create);
-    let refused: HashSet<String> = names
+    let mut refused: HashSet<String> = names
         .iter()
         .map(|n| n.0.to_string())
         .filter(|n| !cluster_create && !authz.allows(AclOperation::Create, ResourceType::Topic, n))
         .collect();
+    // An archive topic (docs/compaction.md §5.11) is written by the broker for this topic:
+    // whoever names it needs WRITE on it.
+    for t in &request.topics {
+        let archive = t
+            .configs
+            .iter()
+            .find(|c| c.name.as_str() == "skiff.compaction.archive.topic")
+            .and_then(|c| c.value.as_ref())
+            .filter(|v| !v.is_empty());
+        if archive.is_some_and(|a| !authz.allows(AclOperation::Write, ResourceType::Topic, a)) {
+            refused.insert(t.name.0.to_string());
+        }
+    }
     let hidden_configs: HashSet<String> = names
         .iter()
         .map(|n| n.0.to_string())

@@ -53,6 +53,9 @@ pub const REASON_FAILED: &str = "cleaning_failed";
 /// A pass panicked: the log is skipped until the topic is deleted or the broker restarts.
 pub const REASON_PANICKED: &str = "marked_uncleanable";
 pub const REASON_DISK_SPACE: &str = "insufficient_disk_space";
+/// `skiff.compaction.archive.topic` names a topic that cannot take records (docs/compaction.md
+/// §5.11): nothing is removed until it can.
+pub const REASON_ARCHIVE: &str = "archive_unavailable";
 
 pub fn collect(broker: &Broker) -> Facts {
     let mut partitions: Vec<PartitionFacts> = broker
@@ -116,6 +119,8 @@ pub fn uncleanable_reason(s: &CompactionStatus) -> Option<&'static str> {
         Some(REASON_PANICKED)
     } else if s.consecutive_failures > 0 {
         Some(REASON_FAILED)
+    } else if s.archive_blocked.is_some() {
+        Some(REASON_ARCHIVE)
     } else if s.waiting_for.is_some() {
         Some(REASON_DISK_SPACE)
     } else {
@@ -399,7 +404,7 @@ fn write_requests(e: &mut Exposition, f: &Facts) {
 
 fn write_compaction(e: &mut Exposition, all: &[(String, i32, CompactionStatus)]) {
     type Get = fn(&CompactionStatus) -> Option<f64>;
-    let gauges: [(&str, Kind, &str, Get); 14] = [
+    let gauges: [(&str, Kind, &str, Get); 16] = [
         (
             "skiff_compaction_dirty_ratio",
             Kind::Gauge,
@@ -479,6 +484,18 @@ fn write_compaction(e: &mut Exposition, all: &[(String, i32, CompactionStatus)])
             |s| Some(s.totals.tombstones_removed as f64),
         ),
         (
+            "skiff_compaction_archived_records_total",
+            Kind::Counter,
+            "Records compaction appended to the topic's archive topic before removing them.",
+            |s| Some(s.totals.records_archived as f64),
+        ),
+        (
+            "skiff_compaction_archived_bytes_total",
+            Kind::Counter,
+            "Bytes of the batches compaction appended to the topic's archive topic.",
+            |s| Some(s.totals.bytes_archived as f64),
+        ),
+        (
             "skiff_compaction_in_progress",
             Kind::Gauge,
             "1 while a pass is cleaning the log.",
@@ -515,7 +532,7 @@ fn write_compaction(e: &mut Exposition, all: &[(String, i32, CompactionStatus)])
     }
     let name = "skiff_compaction_uncleanable";
     e.family(name, Kind::Gauge,
-        "1 for a compacted log that cannot be cleaned now, with the reason (cleaning_failed: retried with back-off; marked_uncleanable: a pass panicked, skipped until the topic is deleted or the broker restarts; insufficient_disk_space).");
+        "1 for a compacted log that cannot be cleaned now, with the reason (cleaning_failed: retried with back-off; marked_uncleanable: a pass panicked, skipped until the topic is deleted or the broker restarts; insufficient_disk_space; archive_unavailable: the archive topic is missing, compacted or the topic itself).");
     for (topic, partition, s) in all {
         if let Some(reason) = uncleanable_reason(s) {
             let part = partition.to_string();
@@ -609,6 +626,8 @@ mod tests {
             records_read: 10,
             records_kept: 3,
             tombstones_removed: 1,
+            records_archived: 6,
+            bytes_archived: 512,
             ..PassStats::default()
         };
         let mut pass = pass;
@@ -708,6 +727,8 @@ mod tests {
             "skiff_compaction_written_bytes_total{topic=\"c\",partition=\"0\"} 300",
             "skiff_compaction_records_removed_total{topic=\"c\",partition=\"0\"} 7",
             "skiff_compaction_tombstones_removed_total{topic=\"c\",partition=\"0\"} 1",
+            "skiff_compaction_archived_records_total{topic=\"c\",partition=\"0\"} 6",
+            "skiff_compaction_archived_bytes_total{topic=\"c\",partition=\"0\"} 512",
             "skiff_compaction_last_clean_start_timestamp_seconds{topic=\"c\",partition=\"0\"} 1.5",
             "skiff_compaction_last_clean_duration_seconds{topic=\"c\",partition=\"0\"} 0.25",
             "skiff_compaction_first_uncleanable_offset{topic=\"c\",partition=\"0\",limit=\"active_segment\"} 10",

@@ -168,19 +168,32 @@ impl TestLog {
         map_bytes: u64,
         abort: &AtomicBool,
     ) -> skiff_cleaner::Result<PassStats> {
+        self.try_clean_archiving("topic", checkpoint, map_bytes, abort, None)
+    }
+
+    /// [`TestLog::try_clean`] with an archive partition (`skiff.compaction.archive.topic`).
+    pub fn try_clean_archiving(
+        &self,
+        topic: &str,
+        checkpoint: Option<i64>,
+        map_bytes: u64,
+        abort: &AtomicBool,
+        archive: Option<&dyn skiff_cleaner::ArchiveSink>,
+    ) -> skiff_cleaner::Result<PassStats> {
         let log = self.log();
         let view = log.cleaner_view();
         let p = plan(&view, checkpoint, self.now(), log.last_stable_offset());
         let mut map = OffsetMap::new(map_bytes, 0.9);
         let throttler = Throttler::new(f64::MAX);
         let ctx = PassContext {
-            topic: "topic",
+            topic,
             partition: 0,
             now_ms: self.now(),
             io_buffer_size: 256,
             abort,
             throttler: &throttler,
             consumer_hold: None,
+            archive,
         };
         run_pass(log, &view, &p, &mut map, &ctx)
     }

@@ -366,3 +366,27 @@ fn skiff_tombstone_configs_resolve_and_validate() {
         Some("604800000")
     );
 }
+
+#[test]
+fn skiff_archive_topic_resolves_and_validates() {
+    let cfg = resolve_topic_config(
+        &map(&[("skiff.compaction.archive.topic", "orders-history")]),
+        &BrokerConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(cfg.archive_topic, "orders-history");
+    let off = resolve_topic_config(&BTreeMap::new(), &BrokerConfig::default()).unwrap();
+    assert_eq!(off.archive_topic, "");
+    assert!(validate_topic_overrides(&map(&[("skiff.compaction.archive.topic", "")])).is_ok());
+    for bad in ["..", "has space", "a/b", &"x".repeat(250)] {
+        assert!(
+            validate_topic_overrides(&map(&[("skiff.compaction.archive.topic", bad)])).is_err(),
+            "{bad} accepted"
+        );
+    }
+    let d = describe_topic_configs(&BTreeMap::new(), &BrokerConfig::default());
+    assert_eq!(
+        find(&d, "skiff.compaction.archive.topic").value.as_deref(),
+        Some("")
+    );
+}
