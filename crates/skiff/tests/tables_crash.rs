@@ -28,19 +28,20 @@ const KEYS: usize = 90;
 /// key → (partition, offset, value; `None` for a tombstone) of its latest acknowledged write.
 type Model = BTreeMap<String, (i32, i64, Option<String>)>;
 
-fn start(http: &str) -> Broker {
+fn start(http: &str, extra: &[(&str, &str)]) -> Broker {
     Broker::start_opts(
         Options::new()
             .bin(env!("CARGO_BIN_EXE_skiff"))
             .set("skiff.http.listener", http)
             // The cleaner runs while the test writes.
             .set("log.cleaner.backoff.ms", "100")
-            .set("log.cleaner.threads", "1"),
+            .set("log.cleaner.threads", "1")
+            .sets(extra),
     )
     .unwrap()
 }
 
-fn create_topic(conn: &mut Conn) {
+fn create_topic(conn: &mut Conn, topic: &str) {
     use create_topics_request::{CreatableTopic, CreatableTopicConfig};
     let config = |k: &str, v: &str| {
         CreatableTopicConfig::default()
@@ -49,7 +50,7 @@ fn create_topic(conn: &mut Conn) {
     };
     let request = CreateTopicsRequest::default()
         .with_topics(vec![CreatableTopic::default()
-            .with_name(TopicName(s(TOPIC)))
+            .with_name(TopicName(s(topic)))
             .with_num_partitions(PARTITIONS)
             .with_replication_factor(1)
             .with_configs(vec![
@@ -78,6 +79,7 @@ fn now_ms() -> i64 {
 /// records each write in `model`.
 fn produce(
     conn: &mut Conn,
+    topic: &str,
     partition: i32,
     records: &[(String, Option<String>)],
     model: &mut Model,
@@ -96,7 +98,7 @@ fn produce(
         .with_acks(-1)
         .with_timeout_ms(10_000)
         .with_topic_data(vec![TopicProduceData::default()
-            .with_name(TopicName(s(TOPIC)))
+            .with_name(TopicName(s(topic)))
             .with_partition_data(vec![PartitionProduceData::default()
                 .with_index(partition)
                 .with_records(Some(Bytes::from(builder.build().unwrap())))])]);
@@ -175,9 +177,9 @@ fn get_ready(addr: &str, path: &str) -> (u16, Value) {
 }
 
 /// Every key of `model` answers its latest write (or 404 for a tombstone).
-fn check_lookups(http: &str, model: &Model, what: &str) {
+fn check_lookups(http: &str, topic: &str, model: &Model, what: &str) {
     for (k, (p, o, v)) in model {
-        let (status, j) = get_ready(http, &format!("/v1/topics/{TOPIC}/keys/{k}?partition={p}"));
+        let (status, j) = get_ready(http, &format!("/v1/topics/{topic}/keys/{k}?partition={p}"));
         match v {
             Some(v) => {
                 assert_eq!(status, 200, "{what}: {k}: {j}");
@@ -204,8 +206,8 @@ fn check_lookups(http: &str, model: &Model, what: &str) {
 }
 
 /// The snapshot holds exactly the live keys of `model`, each once, at its latest offset.
-fn check_snapshot(http: &str, model: &Model, what: &str) {
-    let (status, body) = http_get(http, &format!("/v1/topics/{TOPIC}/snapshot"));
+fn check_snapshot(http: &str, topic: &str, model: &Model, what: &str) {
+    let (status, body) = http_get(http, &format!("/v1/topics/{topic}/snapshot"));
     assert_eq!(status, 200, "{what}: {body}");
     let lines: Vec<Value> = body
         .lines()
@@ -251,9 +253,9 @@ fn partition_of(j: usize) -> i32 {
 #[test]
 fn lookups_and_snapshot_answer_every_acknowledged_write_after_kill_9() {
     let http = format!("127.0.0.1:{}", free_port());
-    let mut broker = start(&http);
+    let mut broker = start(&http, &[]);
     let mut conn = Conn::connect(&broker.bootstrap());
-    create_topic(&mut conn);
+    create_topic(&mut conn, TOPIC);
     let mut model = Model::new();
 
     // Rounds of one batch per partition; segments roll (segment.ms=100) and the cleaner
@@ -270,7 +272,7 @@ fn lookups_and_snapshot_answer_every_acknowledged_write_after_kill_9() {
                     (format!("key-{j}"), v)
                 })
                 .collect();
-            produce(&mut conn, p, &records, &mut model);
+            produce(&mut conn, TOPIC, p, &records, &mut model);
         }
         if round % 10 == 9 {
             std::thread::sleep(Duration::from_millis(150));
@@ -278,27 +280,83 @@ fn lookups_and_snapshot_answer_every_acknowledged_write_after_kill_9() {
     }
     assert_eq!(model.len(), KEYS);
     assert!(model.values().any(|v| v.2.is_none()), "no key ends deleted");
-    check_lookups(&http, &model, "before the crash");
+    check_lookups(&http, TOPIC, &model, "before the crash");
 
     broker.kill9().unwrap();
     drop(conn);
     broker.restart().unwrap();
-    check_lookups(&http, &model, "after kill -9 and restart");
-    check_snapshot(&http, &model, "after kill -9 and restart");
+    check_lookups(&http, TOPIC, &model, "after kill -9 and restart");
+    check_snapshot(&http, TOPIC, &model, "after kill -9 and restart");
 
     // Writes after the restart are visible to the next lookup.
     let mut conn = Conn::connect(&broker.bootstrap());
     for j in (0..KEYS).step_by(5) {
         let records = vec![(format!("key-{j}"), Some(format!("after-{j}")))];
-        produce(&mut conn, partition_of(j), &records, &mut model);
+        produce(&mut conn, TOPIC, partition_of(j), &records, &mut model);
     }
-    check_lookups(&http, &model, "after writes following the restart");
-    check_snapshot(&http, &model, "after writes following the restart");
+    check_lookups(&http, TOPIC, &model, "after writes following the restart");
+    check_snapshot(&http, TOPIC, &model, "after writes following the restart");
 
     // A second crash right after those writes, while nothing else happens.
     broker.kill9().unwrap();
     drop(conn);
     broker.restart().unwrap();
-    check_lookups(&http, &model, "after the second kill -9");
-    check_snapshot(&http, &model, "after the second kill -9");
+    check_lookups(&http, TOPIC, &model, "after the second kill -9");
+    check_snapshot(&http, TOPIC, &model, "after the second kill -9");
+}
+
+#[test]
+fn writes_made_while_the_index_rebuilds_are_in_it_once_ready() {
+    let http = format!("127.0.0.1:{}", free_port());
+    // A slow builder (4 KiB steps, 4 a second): after the restart each partition's index
+    // takes seconds to load, so the writes below land while it is loading.
+    let mut broker = start(
+        &http,
+        &[("skiff.key.index.build.bytes.per.second", "16384")],
+    );
+    let mut conn = Conn::connect(&broker.bootstrap());
+    create_topic(&mut conn, TOPIC);
+    let mut model = Model::new();
+    let pad = "x".repeat(300);
+    for round in 0..8 {
+        for p in 0..PARTITIONS {
+            let records: Vec<(String, Option<String>)> = (0..KEYS)
+                .filter(|j| partition_of(*j) == p)
+                .map(|j| (format!("key-{j}"), Some(format!("r{round}-{j}-{pad}"))))
+                .collect();
+            produce(&mut conn, TOPIC, p, &records, &mut model);
+        }
+    }
+    check_lookups(&http, TOPIC, &model, "before the crash");
+
+    broker.kill9().unwrap();
+    drop(conn);
+    broker.restart().unwrap();
+    // Straight after the restart: overwrite some keys, delete some, add new ones.
+    let mut conn = Conn::connect(&broker.bootstrap());
+    for p in 0..PARTITIONS {
+        let mut records = Vec::new();
+        for j in (0..KEYS).filter(|j| partition_of(*j) == p) {
+            match j % 6 {
+                0 => records.push((format!("key-{j}"), Some(format!("during-load-{j}")))),
+                1 => records.push((format!("key-{j}"), None)),
+                _ => {}
+            }
+        }
+        records.push((format!("new-{p}"), Some(format!("new-during-load-{p}"))));
+        produce(&mut conn, TOPIC, p, &records, &mut model);
+    }
+    let loading = (0..PARTITIONS)
+        .filter(|p| {
+            let (status, body) = http_get(
+                &http,
+                &format!("/v1/topics/{TOPIC}/keys/key-0?partition={p}"),
+            );
+            status == 503 && body.contains("\"loading\"")
+        })
+        .count();
+    // Not asserted (it depends on timing), only reported: the rebuild takes seconds here.
+    eprintln!("partitions still loading after the writes: {loading} of {PARTITIONS}");
+    check_lookups(&http, TOPIC, &model, "after the rebuild");
+    check_snapshot(&http, TOPIC, &model, "after the rebuild");
 }
