@@ -655,6 +655,65 @@ async fn snapshot_then_tail_equals_the_last_write_of_every_key() {
     assert!(want.len() < model.len(), "no key ended as a tombstone");
 }
 
+/// Percent-encodes every byte outside RFC 3986's unreserved set.
+fn pct(key: &str) -> String {
+    key.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lookups_find_keys_of_both_client_partitioners_and_escaped_keys() {
+    let (b, http) = start(&[]);
+    let topic = table_topic(&b, "tables-parts", 5, &[]).await;
+    // librdkafka's murmur2_random is the Java client's partitioner: the route's default.
+    let java_like = producer(&b, &[("acks", "all"), ("partitioner", "murmur2_random")]).unwrap();
+    let rdkafka_default = producer(&b, &[("acks", "all")]).unwrap();
+    let mut murmur_parts = std::collections::BTreeSet::new();
+    for i in 0..60 {
+        let key = format!("murmur-{i}");
+        let (p, o) = send(&java_like, &topic, &key, Some("m")).await;
+        murmur_parts.insert(p);
+        let r = get_ready(&http, &key_path(&topic, &key, ""), None);
+        assert_lookup(&r, &key, Some((p, o, "m")), "murmur2 (default partitioner)");
+        let r = get_ready(&http, &key_path(&topic, &key, "partitioner=murmur2"), None);
+        assert_lookup(&r, &key, Some((p, o, "m")), "partitioner=murmur2");
+    }
+    assert_eq!(murmur_parts.len(), 5);
+    // Keys that need escaping in a path, written by librdkafka's default (CRC-32) partitioner.
+    for key in [
+        "with space",
+        "slash/inside",
+        "q?x=1&y",
+        "100%",
+        "ünïcödé ✓",
+        "hash#frag",
+        "plus+sign",
+        "..",
+    ] {
+        let (p, o) = send(&rdkafka_default, &topic, key, Some("e")).await;
+        for partitioner in ["consistent_random", "consistent", "crc32"] {
+            let path = format!(
+                "/v1/topics/{topic}/keys/{}?partitioner={partitioner}",
+                pct(key)
+            );
+            let r = get_ready(&http, &path, None);
+            assert_lookup(
+                &r,
+                key,
+                Some((p, o, "e")),
+                &format!("escaped key, {partitioner}"),
+            );
+        }
+    }
+}
+
 /// Kafka's ACL codes (CreateAcls): resource types, pattern, operations, permission.
 const ACL_TOPIC: i8 = 2;
 const ACL_GROUP: i8 = 3;
