@@ -46,16 +46,7 @@ pub struct Record {
 /// of records must equal the header's `record_count` and no bytes may follow the last record.
 /// Control batches decode the same way (their key/value hold the marker).
 pub fn records(batch: &[u8], max_decompressed_bytes: usize) -> Result<Vec<Record>, RecordsError> {
-    let header = BatchHeader::parse(batch)?;
-    let codec = header.compression()?;
-    let count = usize::try_from(header.record_count).map_err(|_| {
-        RecordsError::InvalidBatch(format!("negative record count {}", header.record_count))
-    })?;
-    let section = batch.get(HEADER_LEN..).unwrap_or(&[]);
-    let data = match codec {
-        Compression::None => Bytes::copy_from_slice(section),
-        other => Bytes::from(decompress(other, section, max_decompressed_bytes)?),
-    };
+    let (data, count) = owned_section(batch, max_decompressed_bytes)?;
     decode_all(&data, count)
 }
 
@@ -69,28 +60,10 @@ pub fn record_at(
     max_decompressed_bytes: usize,
     offset_delta: i32,
 ) -> Result<Option<Record>, RecordsError> {
-    let header = BatchHeader::parse(batch)?;
-    let codec = header.compression()?;
-    let count = usize::try_from(header.record_count).map_err(|_| {
-        RecordsError::InvalidBatch(format!("negative record count {}", header.record_count))
-    })?;
-    let section = batch.get(HEADER_LEN..).unwrap_or(&[]);
-    let data = match codec {
-        Compression::None => Bytes::copy_from_slice(section),
-        other => Bytes::from(decompress(other, section, max_decompressed_bytes)?),
-    };
+    let (data, count) = owned_section(batch, max_decompressed_bytes)?;
     let mut cur = Cursor::new(&data);
     for index in 0..count {
-        if cur.remaining() == 0 {
-            return Err(RecordsError::InvalidRecord(format!(
-                "batch declares {count} records but holds only {index}"
-            )));
-        }
-        let len = cur.varint("record length")?;
-        let len = usize::try_from(len).map_err(|_| {
-            RecordsError::InvalidRecord(format!("record {index} has negative length {len}"))
-        })?;
-        let body = data.slice(cur.take(len, "record body")?);
+        let body = data.slice(next_record(&mut cur, index, count)?);
         let mut fields = Cursor::new(&body);
         fields.byte("record attributes")?;
         fields.varlong("timestamp delta")?;
@@ -125,12 +98,7 @@ pub fn walk_records(
     max_decompressed_bytes: usize,
     mut f: impl FnMut(usize, RecordSummary),
 ) -> Result<usize, RecordsError> {
-    let header = BatchHeader::parse(batch)?;
-    let codec = header.compression()?;
-    let count = usize::try_from(header.record_count).map_err(|_| {
-        RecordsError::InvalidBatch(format!("negative record count {}", header.record_count))
-    })?;
-    let section = batch.get(HEADER_LEN..).unwrap_or(&[]);
+    let (codec, count, section) = records_section(batch)?;
     match codec {
         Compression::None => walk_all(section, count, &mut f),
         other => walk_all(
@@ -149,16 +117,7 @@ fn walk_all(
 ) -> Result<usize, RecordsError> {
     let mut cur = Cursor::new(data);
     for index in 0..count {
-        if cur.remaining() == 0 {
-            return Err(RecordsError::InvalidRecord(format!(
-                "batch declares {count} records but holds only {index}"
-            )));
-        }
-        let len = cur.varint("record length")?;
-        let len = usize::try_from(len).map_err(|_| {
-            RecordsError::InvalidRecord(format!("record {index} has negative length {len}"))
-        })?;
-        let body = cur.take(len, "record body")?;
+        let body = next_record(&mut cur, index, count)?;
         let body = data.get(body).unwrap_or(&[]);
         f(index, skim_body(body, index)?);
     }
@@ -222,20 +181,53 @@ fn skip_nullable(cur: &mut Cursor<'_>, what: &str) -> Result<bool, RecordsError>
     Ok(false)
 }
 
+/// The codec, declared record count and records section (still compressed) of a batch.
+fn records_section(batch: &[u8]) -> Result<(Compression, usize, &[u8]), RecordsError> {
+    let header = BatchHeader::parse(batch)?;
+    let codec = header.compression()?;
+    let count = usize::try_from(header.record_count).map_err(|_| {
+        RecordsError::InvalidBatch(format!("negative record count {}", header.record_count))
+    })?;
+    Ok((codec, count, batch.get(HEADER_LEN..).unwrap_or(&[])))
+}
+
+/// The records section as owned bytes (decompressed, capped at `max_decompressed_bytes`) and
+/// the declared record count, for decoders that hand out slices of it.
+fn owned_section(
+    batch: &[u8],
+    max_decompressed_bytes: usize,
+) -> Result<(Bytes, usize), RecordsError> {
+    let (codec, count, section) = records_section(batch)?;
+    let data = match codec {
+        Compression::None => Bytes::copy_from_slice(section),
+        other => Bytes::from(decompress(other, section, max_decompressed_bytes)?),
+    };
+    Ok((data, count))
+}
+
+/// Frames record `index` of `count` at the cursor: its length, then the range of its body.
+fn next_record(
+    cur: &mut Cursor<'_>,
+    index: usize,
+    count: usize,
+) -> Result<std::ops::Range<usize>, RecordsError> {
+    if cur.remaining() == 0 {
+        return Err(RecordsError::InvalidRecord(format!(
+            "batch declares {count} records but holds only {index}"
+        )));
+    }
+    let len = cur.varint("record length")?;
+    let len = usize::try_from(len).map_err(|_| {
+        RecordsError::InvalidRecord(format!("record {index} has negative length {len}"))
+    })?;
+    cur.take(len, "record body")
+}
+
 fn decode_all(data: &Bytes, count: usize) -> Result<Vec<Record>, RecordsError> {
     let mut out = Vec::with_capacity(count.min(data.len() / MIN_RECORD_LEN));
     let mut cur = Cursor::new(data);
     for index in 0..count {
-        if cur.remaining() == 0 {
-            return Err(RecordsError::InvalidRecord(format!(
-                "batch declares {count} records but holds only {index}"
-            )));
-        }
-        let len = cur.varint("record length")?;
-        let len = usize::try_from(len).map_err(|_| {
-            RecordsError::InvalidRecord(format!("record {index} has negative length {len}"))
-        })?;
-        let body = cur.take(len, "record body")?;
+        let body = next_record(&mut cur, index, count)?;
         out.push(decode_body(data.slice(body), index)?);
     }
     if cur.remaining() != 0 {
