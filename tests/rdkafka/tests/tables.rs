@@ -6,8 +6,13 @@
 //!   still answer 404);
 //! - transactions: read_committed lookups see committed data only, read_uncommitted also the
 //!   open transaction, nobody an aborted one;
+//! - an open transaction cut by kill -9 is rebuilt into the index (read_uncommitted sees it,
+//!   read_committed does not) and hidden from both once the timeout abort is written;
 //! - a snapshot taken while a producer and the cleaner run, followed by consuming each
 //!   partition from the snapshot's end offsets, ends with exactly the last write of every key;
+//!   the same with read_committed and transactional producers that commit and abort;
+//! - lookups find keys written with librdkafka's murmur2_random (the route's default
+//!   partitioner) and consistent_random (crc32) partitioners, keys that need escaping too;
 //! - with SASL/PLAIN and ACLs, a user without READ gets 403 for lookups and snapshots and a
 //!   user with READ gets 200.
 //!
@@ -850,6 +855,118 @@ async fn read_committed_snapshot_then_tail_with_transactions_equals_the_committe
             k,
             Some((row.partition, row.offset, &row.value)),
             "lookup after the run",
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_transaction_is_rebuilt_after_kill_9_and_hidden_once_aborted() {
+    let (mut b, http) = start(&[(
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        "200",
+    )]);
+    let topic = table_topic(&b, "tables-txn-kill", 1, &[]).await;
+    let plain = producer(&b, &[("acks", "all")]).unwrap();
+    let (_, old_off) = send(&plain, &topic, "k", Some("old")).await;
+    let committer = producer(
+        &b,
+        &[("transactional.id", "tables-kill-c"), ("linger.ms", "1")],
+    )
+    .unwrap();
+    committer.init_transactions(T).unwrap();
+    committer.begin_transaction().unwrap();
+    let (_, k2_off) = send(&committer, &topic, "k2", Some("committed")).await;
+    committer.commit_transaction(T).unwrap();
+    drop(committer);
+    let (doomed_off, high_before) = {
+        let p = producer(
+            &b,
+            &[
+                ("transactional.id", "tables-kill-d"),
+                ("linger.ms", "1"),
+                ("transaction.timeout.ms", "5000"),
+                ("message.timeout.ms", "3000"),
+                ("socket.timeout.ms", "3000"),
+            ],
+        )
+        .unwrap();
+        p.init_transactions(T).unwrap();
+        p.begin_transaction().unwrap();
+        let (_, doomed_off) = send(&p, &topic, "k", Some("doomed")).await;
+        send(&p, &topic, "only-doomed", Some("x")).await;
+        let c = consumer(&b, &[]).unwrap();
+        let (_, high) = c.fetch_watermarks(&topic, 0, T).unwrap();
+        b.kill9().unwrap();
+        // Dropping a producer with an open transaction must not block on the dead broker.
+        std::mem::forget(p);
+        (doomed_off, high)
+    };
+    b.restart().unwrap();
+    let path =
+        |key: &str, iso: &str| key_path(&topic, key, &format!("partition=0&isolation={iso}"));
+    let c = consumer(&b, &[]).unwrap();
+    let high = || c.fetch_watermarks(&topic, 0, T).unwrap().1;
+
+    // Until the timeout abort writes its marker, the rebuilt index holds the open
+    // transaction: read_uncommitted sees it, read_committed does not.
+    let h1 = high();
+    let uncommitted = get_ready(&http, &path("k", "read_uncommitted"), None);
+    let h2 = high();
+    if h1 == high_before && h2 == high_before {
+        assert_lookup(
+            &uncommitted,
+            "k",
+            Some((0, doomed_off, "doomed")),
+            "open transaction after kill -9, read_uncommitted",
+        );
+    } else {
+        eprintln!("the timeout abort came before the first lookup ({high_before} -> {h1}/{h2})");
+    }
+    assert_lookup(
+        &get_ready(&http, &path("k", "read_committed"), None),
+        "k",
+        Some((0, old_off, "old")),
+        "open transaction after kill -9, read_committed",
+    );
+    for iso in ["read_committed", "read_uncommitted"] {
+        assert_lookup(
+            &get_ready(&http, &path("k2", iso), None),
+            "k2",
+            Some((0, k2_off, "committed")),
+            &format!("committed before kill -9, {iso}"),
+        );
+    }
+    // The timeout abort (transaction.timeout.ms=5000) hides it from both.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while high() == high_before {
+        assert!(
+            Instant::now() < deadline,
+            "the open transaction was never aborted"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for iso in ["read_committed", "read_uncommitted"] {
+        assert_lookup(
+            &get_ready(&http, &path("k", iso), None),
+            "k",
+            Some((0, old_off, "old")),
+            &format!("after the timeout abort, {iso}"),
+        );
+        assert_lookup(
+            &get_ready(&http, &path("only-doomed", iso), None),
+            "only-doomed",
+            None,
+            &format!("after the timeout abort, {iso}"),
+        );
+    }
+    // And again after a clean restart (the index is rebuilt over the abort marker).
+    b.restart().unwrap();
+    for iso in ["read_committed", "read_uncommitted"] {
+        assert_lookup(
+            &get_ready(&http, &path("k", iso), None),
+            "k",
+            Some((0, old_off, "old")),
+            &format!("after the abort and a restart, {iso}"),
         );
     }
 }

@@ -51,7 +51,17 @@ impl Reply {
 
 /// One request; `auth` is a ready `Authorization` header value.
 pub fn request(addr: &str, method: &str, path: &str, auth: Option<&str>) -> Result<Reply> {
-    let mut s = TcpStream::connect(addr).with_context(|| format!("connect {addr}"))?;
+    // Right after a (re)start the HTTP listener may not be bound yet: retry the connect.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut s = loop {
+        match TcpStream::connect(addr) {
+            Ok(s) => break s,
+            Err(e) if Instant::now() > deadline => {
+                return Err(e).with_context(|| format!("connect {addr}"))
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
     s.set_read_timeout(Some(HTTP_TIMEOUT))?;
     s.set_write_timeout(Some(HTTP_TIMEOUT))?;
     let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
