@@ -11,6 +11,9 @@
 //! - a snapshot taken while a producer and the cleaner run, followed by consuming each
 //!   partition from the snapshot's end offsets, ends with exactly the last write of every key;
 //!   the same with read_committed and transactional producers that commit and abort;
+//! - the index follows `skiff.key.index.enable` switched off and on (writes made while off
+//!   count), DeleteRecords (keys below the log start answer 404) and a topic deleted and
+//!   created again under the same name (nothing of the old one answers);
 //! - lookups find keys written with librdkafka's murmur2_random (the route's default
 //!   partitioner) and consistent_random (crc32) partitioners, keys that need escaping too;
 //! - with SASL/PLAIN and ACLs, a user without READ gets 403 for lookups and snapshots and a
@@ -969,6 +972,143 @@ async fn an_open_transaction_is_rebuilt_after_kill_9_and_hidden_once_aborted() {
             &format!("after the abort and a restart, {iso}"),
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_index_follows_config_toggles_delete_records_and_topic_recreation() {
+    let (b, http) = start(&[]);
+    let topic = table_topic(
+        &b,
+        "tables-life",
+        1,
+        &[("cleanup.policy", "compact,delete")],
+    )
+    .await;
+    let p = producer(&b, &[("acks", "all")]).unwrap();
+    let at = |key: &str| key_path(&topic, key, "partition=0");
+    let mut raw = skiff_e2e::raw::RawClient::connect(&b.bootstrap()).unwrap();
+
+    let (_, a0) = send(&p, &topic, "a", Some("a0")).await;
+    let (_, b0) = send(&p, &topic, "b", Some("b0")).await;
+    assert_lookup(
+        &get_ready(&http, &at("a"), None),
+        "a",
+        Some((0, a0, "a0")),
+        "indexed",
+    );
+
+    // Switched off: 409 index_disabled; writes go on meanwhile.
+    let (err, msg) = raw
+        .alter_topic(&topic, &[("skiff.key.index.enable", Some("false"))])
+        .unwrap();
+    assert_eq!(err, 0, "{msg:?}");
+    let r = get(&http, &at("a"));
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (409, "index_disabled"),
+        "{}",
+        r.body
+    );
+    let (_, a1) = send(&p, &topic, "a", Some("a1")).await;
+    send(&p, &topic, "c", Some("c0")).await;
+    let (_, c1) = send(&p, &topic, "c", None).await;
+    // Switched on again: built from the log, so the writes made while it was off count.
+    let (err, msg) = raw
+        .alter_topic(&topic, &[("skiff.key.index.enable", Some("true"))])
+        .unwrap();
+    assert_eq!(err, 0, "{msg:?}");
+    assert_lookup(
+        &get_ready(&http, &at("a"), None),
+        "a",
+        Some((0, a1, "a1")),
+        "re-enabled",
+    );
+    assert_lookup(
+        &get_ready(&http, &at("b"), None),
+        "b",
+        Some((0, b0, "b0")),
+        "re-enabled",
+    );
+    assert_lookup(&get_ready(&http, &at("c"), None), "c", None, "re-enabled");
+    assert!(c1 > b0);
+
+    // DeleteRecords past b's only record: b is gone, a (later) stays.
+    let (err, low) = raw.delete_records(&topic, 0, b0 + 1).unwrap();
+    assert_eq!((err, low), (0, b0 + 1));
+    assert_lookup(
+        &get_ready(&http, &at("b"), None),
+        "b",
+        None,
+        "below the log start",
+    );
+    assert_lookup(
+        &get_ready(&http, &at("a"), None),
+        "a",
+        Some((0, a1, "a1")),
+        "above the log start",
+    );
+
+    // Deleted and created again under the same name: nothing of the old topic answers.
+    let adm = admin(&b).unwrap();
+    for r in adm
+        .delete_topics(&[topic.as_str()], &common::admin_opts())
+        .await
+        .unwrap()
+    {
+        r.unwrap();
+    }
+    let deadline = Instant::now() + T;
+    loop {
+        let r = get(&http, &at("a"));
+        if r.status == 404 && r.error_code() == "unknown_topic" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "deleted topic still answers: {}",
+            r.body
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let deadline = Instant::now() + T;
+    loop {
+        let res = create_topic(
+            &adm,
+            &topic,
+            1,
+            &[
+                ("cleanup.policy", "compact"),
+                ("skiff.key.index.enable", "true"),
+            ],
+        )
+        .await;
+        match res {
+            Ok(()) => break,
+            Err(e) => assert!(Instant::now() < deadline, "recreate: {e:#}"),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for key in ["a", "b", "c"] {
+        assert_lookup(
+            &get_ready(&http, &at(key), None),
+            key,
+            None,
+            "recreated topic",
+        );
+    }
+    let (_, a_new) = send(&p, &topic, "a", Some("fresh")).await;
+    assert_eq!(a_new, 0);
+    assert_lookup(
+        &get_ready(&http, &at("a"), None),
+        "a",
+        Some((0, 0, "fresh")),
+        "recreated topic",
+    );
+    let snap = get(&http, &format!("/v1/topics/{topic}/snapshot"));
+    assert_eq!(snap.status, 200, "{}", snap.body);
+    let (rows, ends) = parse_snapshot(&snap.body);
+    assert_eq!(rows.len(), 1, "{}", snap.body);
+    assert_eq!(ends[&0], 1);
 }
 
 /// Percent-encodes every byte outside RFC 3986's unreserved set.
