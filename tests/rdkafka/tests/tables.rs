@@ -4,6 +4,8 @@
 //! - every write acknowledged with acks=1 or acks=all is visible to the very next key lookup,
 //!   tombstones answer 404, and a compaction pass changes no answer (tombstones it removed
 //!   still answer 404);
+//! - concurrent writers (acks=1, acks=all, idempotent; bursts acknowledged together) each see
+//!   their own last acknowledged write of every key they own at the next lookup;
 //! - transactions: read_committed lookups see committed data only, read_uncommitted also the
 //!   open transaction, nobody an aborted one;
 //! - an open transaction cut by kill -9 is rebuilt into the index (read_uncommitted sees it,
@@ -1109,6 +1111,76 @@ async fn the_index_follows_config_toggles_delete_records_and_topic_recreation() 
     let (rows, ends) = parse_snapshot(&snap.body);
     assert_eq!(rows.len(), 1, "{}", snap.body);
     assert_eq!(ends[&0], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_writers_each_see_their_acknowledged_writes() {
+    const WRITERS: usize = 4;
+    const ROUNDS: usize = 100;
+    const BURST: usize = 8;
+    let (b, http) = start(CLEANER);
+    let topic = table_topic(&b, "tables-conc", 3, &[]).await;
+    let mut tasks = Vec::new();
+    for w in 0..WRITERS {
+        let acks = if w == 0 { "1" } else { "all" };
+        // Writers 2 and 3 are idempotent: librdkafka batches them per partition too.
+        let idem = if w >= 2 { "true" } else { "false" };
+        let p = producer(
+            &b,
+            &[
+                ("acks", acks),
+                ("enable.idempotence", idem),
+                ("linger.ms", "3"),
+            ],
+        )
+        .unwrap();
+        let (http, topic) = (http.clone(), topic.clone());
+        tasks.push(tokio::spawn(async move {
+            for round in 0..ROUNDS {
+                // A burst of writes to this writer's own keys, acknowledged together (many
+                // land in one batch), then one lookup per key: exactly that write.
+                let mut futs = Vec::new();
+                for j in 0..BURST {
+                    let key = format!("w{w}-k{}", (round * 3 + j) % 12);
+                    let value = (j != 5).then(|| format!("w{w}-r{round}-j{j}"));
+                    let mut rec = FutureRecord::<str, str>::to(&topic).key(&key);
+                    if let Some(v) = &value {
+                        rec = rec.payload(v);
+                    }
+                    let f = p.send_result(rec).map_err(|(e, _)| e).unwrap();
+                    futs.push((key, value, f));
+                }
+                let mut last: BTreeMap<String, (i32, i64, Option<String>)> = BTreeMap::new();
+                for (key, value, f) in futs {
+                    let d = tokio::time::timeout(T, f)
+                        .await
+                        .unwrap()
+                        .unwrap()
+                        .map_err(|(e, _)| e)
+                        .unwrap();
+                    let newer = last.get(&key).is_none_or(|(_, o, _)| *o < d.offset);
+                    if newer {
+                        last.insert(key, (d.partition, d.offset, value));
+                    }
+                }
+                tokio::task::block_in_place(|| {
+                    for (key, (p, o, v)) in &last {
+                        let r = get_ready(
+                            &http,
+                            &key_path(&topic, key, "partitioner=consistent_random"),
+                            None,
+                        );
+                        let what =
+                            format!("writer {w} (acks={acks}, idempotent={idem}) round {round}");
+                        assert_lookup(&r, key, v.as_deref().map(|v| (*p, *o, v)), &what);
+                    }
+                });
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
 }
 
 /// Percent-encodes every byte outside RFC 3986's unreserved set.
