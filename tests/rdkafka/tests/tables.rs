@@ -16,6 +16,8 @@
 //! - the index follows `skiff.key.index.enable` switched off and on (writes made while off
 //!   count), DeleteRecords (keys below the log start answer 404) and a topic deleted and
 //!   created again under the same name (nothing of the old one answers);
+//! - a partition whose index outgrows `skiff.key.index.memory.bytes` answers 503 over_budget
+//!   while appends, the other partition's lookups and the snapshot keep working;
 //! - lookups find keys written with librdkafka's murmur2_random (the route's default
 //!   partitioner) and consistent_random (crc32) partitioners, keys that need escaping too;
 //! - with SASL/PLAIN and ACLs, a user without READ gets 403 for lookups and snapshots and a
@@ -1181,6 +1183,58 @@ async fn concurrent_writers_each_see_their_acknowledged_writes() {
     for t in tasks {
         t.await.unwrap();
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_over_the_memory_budget_answers_over_budget_and_nothing_else_breaks() {
+    let (b, http) = start(&[("skiff.key.index.memory.bytes", "16384")]);
+    let topic = table_topic(&b, "tables-budget", 2, &[]).await;
+    let p = producer(&b, &[("acks", "all")]).unwrap();
+    let (_, small_off) = p
+        .send(
+            FutureRecord::to(&topic)
+                .partition(1)
+                .key("small")
+                .payload("s"),
+            T,
+        )
+        .await
+        .map(|d| (d.partition, d.offset))
+        .map_err(|(e, _)| e)
+        .unwrap();
+    assert_lookup(
+        &get_ready(&http, &key_path(&topic, "small", "partition=1"), None),
+        "small",
+        Some((1, small_off, "s")),
+        "within the budget",
+    );
+    // Thousands of keys into partition 0: its table outgrows 16 KiB and is dropped.
+    const N: usize = 3000;
+    let offsets = common::produce_n(&p, &topic, 0, N, |i| {
+        (format!("big-{i}").into_bytes(), b"v".to_vec())
+    })
+    .await
+    .unwrap();
+    assert_eq!(offsets.len(), N, "appends are not affected");
+    let r = get_ready(&http, &key_path(&topic, "big-7", "partition=0"), None);
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (503, "over_budget"),
+        "{}",
+        r.body
+    );
+    // The other partition keeps its index; the snapshot does not need one.
+    assert_lookup(
+        &get_ready(&http, &key_path(&topic, "small", "partition=1"), None),
+        "small",
+        Some((1, small_off, "s")),
+        "the other partition",
+    );
+    let snap = get(&http, &format!("/v1/topics/{topic}/snapshot"));
+    assert_eq!(snap.status, 200, "{}", snap.body);
+    let (rows, ends) = parse_snapshot(&snap.body);
+    assert_eq!(rows.len(), N + 1);
+    assert_eq!(ends[&0], i64::try_from(N).unwrap());
 }
 
 /// Percent-encodes every byte outside RFC 3986's unreserved set.
