@@ -8,6 +8,9 @@
 //!   their own last acknowledged write of every key they own at the next lookup;
 //! - transactions: read_committed lookups see committed data only, read_uncommitted also the
 //!   open transaction, nobody an aborted one;
+//! - committed, aborted and superseded transactions answer the same in both isolations
+//!   before and after compaction passes and after rebuilds (restart, kill -9) over the
+//!   cleaned log;
 //! - an open transaction cut by kill -9 is rebuilt into the index (read_uncommitted sees it,
 //!   read_committed does not) and hidden from both once the timeout abort is written;
 //! - a snapshot taken while a producer and the cleaner run, followed by consuming each
@@ -1235,6 +1238,99 @@ async fn an_index_over_the_memory_budget_answers_over_budget_and_nothing_else_br
     let (rows, ends) = parse_snapshot(&snap.body);
     assert_eq!(rows.len(), N + 1);
     assert_eq!(ends[&0], i64::try_from(N).unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactional_answers_survive_cleaning_and_rebuilds_over_the_cleaned_log() {
+    let (mut b, http) = start(&[("log.cleaner.backoff.ms", "3600000")]);
+    let topic = table_topic(&b, "tables-txn-clean", 1, &[("delete.retention.ms", "0")]).await;
+    let plain = producer(&b, &[("acks", "all")]).unwrap();
+    let txp = producer(
+        &b,
+        &[("transactional.id", "tables-txn-clean"), ("linger.ms", "1")],
+    )
+    .unwrap();
+    txp.init_transactions(T).unwrap();
+    // key → (offset, value) of the latest committed or plain write.
+    let mut model: BTreeMap<String, (i64, Option<String>)> = BTreeMap::new();
+    let put =
+        |m: &mut BTreeMap<String, (i64, Option<String>)>, k: &str, o: i64, v: Option<&str>| {
+            m.insert(k.to_string(), (o, v.map(str::to_string)));
+        };
+    for round in 0..6 {
+        for k in ["p1", "p2", "shared"] {
+            let v = format!("plain-{round}-{k}");
+            let (_, o) = send(&plain, &topic, k, Some(&v)).await;
+            put(&mut model, k, o, Some(&v));
+        }
+        // A committed transaction: some of its keys are overwritten later, some not.
+        txp.begin_transaction().unwrap();
+        let mut written = Vec::new();
+        for k in ["shared", &format!("c{round}"), "c-all", "c-later"] {
+            let v = format!("commit-{round}-{k}");
+            let (_, o) = send(&txp, &topic, k, Some(&v)).await;
+            written.push((k.to_string(), o, v));
+        }
+        txp.commit_transaction(T).unwrap();
+        for (k, o, v) in written {
+            put(&mut model, &k, o, Some(&v));
+        }
+        // An aborted one over the same keys and its own.
+        txp.begin_transaction().unwrap();
+        for k in ["shared", "c-all", "p1", &format!("a{round}")] {
+            send(&txp, &topic, k, Some(&format!("aborted-{round}"))).await;
+        }
+        txp.abort_transaction(T).unwrap();
+        // c-later is overwritten by a plain write, then deleted on even rounds.
+        let v = format!("plain-later-{round}");
+        let (_, o) = send(&plain, &topic, "c-later", Some(&v)).await;
+        put(&mut model, "c-later", o, Some(&v));
+        if round % 2 == 0 {
+            let (_, o) = send(&plain, &topic, "c-later", None).await;
+            put(&mut model, "c-later", o, None);
+        }
+        // Let segments roll between rounds (segment.ms=100).
+        tokio::time::sleep(Duration::from_millis(120)).await;
+    }
+    let (_, o) = send(&plain, &topic, "~roll", Some("r")).await;
+    put(&mut model, "~roll", o, Some("r"));
+    for round in 0..6 {
+        model.entry(format!("a{round}")).or_insert((-1, None));
+    }
+
+    let check = |what: &str| {
+        for iso in ["read_committed", "read_uncommitted"] {
+            for (k, (o, v)) in &model {
+                let r = get_ready(
+                    &http,
+                    &key_path(&topic, k, &format!("partition=0&isolation={iso}")),
+                    None,
+                );
+                assert_lookup(
+                    &r,
+                    k,
+                    v.as_deref().map(|v| (0, *o, v)),
+                    &format!("{what}, {iso}"),
+                );
+            }
+        }
+    };
+    check("before cleaning");
+    let mut removed = 0;
+    for _ in 0..4 {
+        let t = follow_tickets(
+            &http,
+            &post(&http, &format!("/v1/topics/{topic}/compaction")),
+        );
+        removed += pass_sum(&t, "records_removed");
+        check("after a pass");
+    }
+    assert!(removed > 0, "the passes removed nothing");
+    b.restart().unwrap();
+    check("after a restart over the cleaned log");
+    b.kill9().unwrap();
+    b.restart().unwrap();
+    check("after kill -9 over the cleaned log");
 }
 
 /// Percent-encodes every byte outside RFC 3986's unreserved set.
