@@ -21,6 +21,8 @@
 //!   created again under the same name (nothing of the old one answers);
 //! - a partition whose index outgrows `skiff.key.index.memory.bytes` answers 503 over_budget
 //!   while appends, the other partition's lookups and the snapshot keep working;
+//! - a snapshot read in many hash slices (tiny `skiff.snapshot.memory.bytes`) holds every live
+//!   key once, in both isolations;
 //! - lookups answer any record of gzip/snappy/lz4/zstd batches, headers included;
 //! - lookups find keys written with librdkafka's murmur2_random (the route's default
 //!   partitioner) and consistent_random (crc32) partitioners, keys that need escaping too;
@@ -1398,6 +1400,69 @@ async fn lookups_decode_any_record_of_compressed_batches_with_headers() {
     assert!(rows.iter().all(|(k, r)| r
         .value
         .starts_with(&format!("{}-value-", k.split('-').next().unwrap()))));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_read_in_many_hash_slices_holds_every_live_key_once() {
+    // A tiny key map: each partition's keys are read in many slices.
+    let (b, http) = start(&[("skiff.snapshot.memory.bytes", "2048")]);
+    let topic = table_topic(&b, "tables-slices", 2, &[]).await;
+    let p = producer(&b, &[("acks", "all"), ("linger.ms", "20")]).unwrap();
+    const KEYS: usize = 1500;
+    let mut model: BTreeMap<String, (i32, i64, Option<String>)> = BTreeMap::new();
+    for pass in 0..3 {
+        let mut futs = Vec::new();
+        for i in 0..KEYS {
+            let key = format!("key-{i}");
+            let value = (!(pass == 2 && i % 5 == 0)).then(|| format!("p{pass}-{i}"));
+            let mut rec = FutureRecord::<str, str>::to(&topic).key(&key);
+            if let Some(v) = &value {
+                rec = rec.payload(v);
+            }
+            let f = p.send_result(rec).map_err(|(e, _)| e).unwrap();
+            futs.push((key, value, f));
+        }
+        for (key, value, f) in futs {
+            let d = tokio::time::timeout(T, f)
+                .await
+                .unwrap()
+                .unwrap()
+                .map_err(|(e, _)| e)
+                .unwrap();
+            model.insert(key, (d.partition, d.offset, value));
+        }
+    }
+    let want: BTreeMap<String, Row> = model
+        .iter()
+        .filter_map(|(k, (p, o, v))| {
+            v.as_ref().map(|v| {
+                let row = Row {
+                    partition: *p,
+                    offset: *o,
+                    value: v.clone(),
+                };
+                (k.clone(), row)
+            })
+        })
+        .collect();
+    assert_eq!(want.len(), KEYS - KEYS / 5);
+    for iso in ["read_committed", "read_uncommitted"] {
+        let snap = get(
+            &http,
+            &format!("/v1/topics/{topic}/snapshot?isolation={iso}"),
+        );
+        assert_eq!(snap.status, 200, "{}", snap.body);
+        let (rows, ends) = parse_snapshot(&snap.body);
+        let missing: Vec<_> = want.keys().filter(|k| !rows.contains_key(*k)).collect();
+        let extra: Vec<_> = rows.keys().filter(|k| !want.contains_key(*k)).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "{iso}: missing {missing:?}, extra {extra:?}"
+        );
+        assert_eq!(rows, want, "{iso}");
+        let total: i64 = ends.values().sum();
+        assert_eq!(total, i64::try_from(3 * KEYS).unwrap(), "{iso}: {ends:?}");
+    }
 }
 
 /// Percent-encodes every byte outside RFC 3986's unreserved set.
