@@ -3,7 +3,9 @@
 //! frames with acks=-1, the cleaner running, SIGKILL and a restart on the same data
 //! directory. After the restart every key answers its latest acknowledged value (retrying
 //! while the index is `503 loading`), deleted keys answer `404 key_not_found`, the snapshot
-//! holds exactly the model, and a write after the restart is the next lookup.
+//! holds exactly the model, and a write after the restart is the next lookup. Also: writes
+//! made while the index rebuilds (a throttled builder) are in it once ready, and kill -9
+//! while compaction passes run (compact-now asked just before) loses nothing.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -113,6 +115,11 @@ fn produce(
 
 /// One HTTP/1.1 GET (`Connection: close`); returns the status and the (de-chunked) body.
 fn http_get(addr: &str, path: &str) -> (u16, String) {
+    http_request(addr, "GET", path)
+}
+
+/// One HTTP/1.1 request (`Connection: close`); returns the status and the (de-chunked) body.
+fn http_request(addr: &str, method: &str, path: &str) -> (u16, String) {
     // Right after a restart the HTTP listener may not be bound yet: retry the connect.
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut st = loop {
@@ -127,7 +134,7 @@ fn http_get(addr: &str, path: &str) -> (u16, String) {
     st.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     write!(
         st,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut raw = Vec::new();
@@ -359,4 +366,48 @@ fn writes_made_while_the_index_rebuilds_are_in_it_once_ready() {
     eprintln!("partitions still loading after the writes: {loading} of {PARTITIONS}");
     check_lookups(&http, TOPIC, &model, "after the rebuild");
     check_snapshot(&http, TOPIC, &model, "after the rebuild");
+}
+
+#[test]
+fn kill_9_while_compaction_passes_run_loses_no_acknowledged_write() {
+    let http = format!("127.0.0.1:{}", free_port());
+    let mut broker = start(&http, &[]);
+    let mut conn = Conn::connect(&broker.bootstrap());
+    create_topic(&mut conn, TOPIC);
+    let mut model = Model::new();
+    let mut n = 0usize;
+    for cycle in 0..4 {
+        for round in 0..6 {
+            for p in 0..PARTITIONS {
+                let records: Vec<(String, Option<String>)> = (0..KEYS)
+                    .filter(|j| partition_of(*j) == p && (j / 3 + round) % 3 == 0)
+                    .map(|j| {
+                        n += 1;
+                        let v = (!n.is_multiple_of(5)).then(|| format!("c{cycle}-r{round}-{j}"));
+                        (format!("key-{j}"), v)
+                    })
+                    .collect();
+                produce(&mut conn, TOPIC, p, &records, &mut model);
+            }
+            // Past segment.ms: the next round's appends roll the segments.
+            std::thread::sleep(Duration::from_millis(110));
+        }
+        // Ask for a pass on every partition and crash straight away: the passes are
+        // queued, running or swapping when the process dies.
+        let (status, body) = http_request(&http, "POST", &format!("/v1/topics/{TOPIC}/compaction"));
+        assert_eq!(status, 202, "{body}");
+        broker.kill9().unwrap();
+        drop(conn);
+        broker.restart().unwrap();
+        let what = format!("after kill -9 during compaction, cycle {cycle}");
+        check_lookups(&http, TOPIC, &model, &what);
+        check_snapshot(&http, TOPIC, &model, &what);
+        conn = Conn::connect(&broker.bootstrap());
+    }
+    let logs = broker.logs();
+    eprintln!(
+        "passes finished: {}, swaps: {}",
+        logs.matches("cleaned log in").count(),
+        logs.matches("swapped in cleaned segment").count()
+    );
 }
