@@ -19,6 +19,7 @@
 //! - the index follows `skiff.key.index.enable` switched off and on (writes made while off
 //!   count), DeleteRecords (keys below the log start answer 404) and a topic deleted and
 //!   created again under the same name (nothing of the old one answers);
+//! - partitions added with CreatePartitions are indexed, before and after a restart;
 //! - a partition whose index outgrows `skiff.key.index.memory.bytes` answers 503 over_budget
 //!   while appends, the other partition's lookups and the snapshot keep working;
 //! - a snapshot read in many hash slices (tiny `skiff.snapshot.memory.bytes`) holds every live
@@ -1463,6 +1464,78 @@ async fn a_snapshot_read_in_many_hash_slices_holds_every_live_key_once() {
         let total: i64 = ends.values().sum();
         assert_eq!(total, i64::try_from(3 * KEYS).unwrap(), "{iso}: {ends:?}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partitions_added_to_an_indexed_topic_are_indexed() {
+    use rdkafka::admin::NewPartitions;
+    let (mut b, http) = start(&[]);
+    let topic = table_topic(&b, "tables-grow", 1, &[]).await;
+    let p = producer(&b, &[("acks", "all")]).unwrap();
+    let (_, o0) = p
+        .send(
+            FutureRecord::to(&topic).partition(0).key("a").payload("a0"),
+            T,
+        )
+        .await
+        .map(|d| (d.partition, d.offset))
+        .map_err(|(e, _)| e)
+        .unwrap();
+    let adm = admin(&b).unwrap();
+    for r in adm
+        .create_partitions(&[NewPartitions::new(&topic, 3)], &common::admin_opts())
+        .await
+        .unwrap()
+    {
+        r.unwrap();
+    }
+    let c = consumer(&b, &[]).unwrap();
+    wait_topic_partitions(&c, &topic, 3).unwrap();
+    // A new producer: the first one's metadata still says 1 partition.
+    let p = producer(&b, &[("acks", "all")]).unwrap();
+    let mut want = vec![("a".to_string(), 0, o0, "a0".to_string())];
+    for part in 1..3 {
+        let key = format!("new-{part}");
+        let value = format!("v{part}");
+        let d = p
+            .send(
+                FutureRecord::to(&topic)
+                    .partition(part)
+                    .key(&key)
+                    .payload(&value),
+                T,
+            )
+            .await
+            .map_err(|(e, _)| e)
+            .unwrap();
+        let r = get_ready(
+            &http,
+            &key_path(&topic, &key, &format!("partition={part}")),
+            None,
+        );
+        assert_lookup(&r, &key, Some((part, d.offset, &value)), "added partition");
+        want.push((key, part, d.offset, value));
+    }
+    // Also after a restart (the added partitions' indexes are rebuilt like the others).
+    b.restart().unwrap();
+    for (key, part, off, value) in &want {
+        let r = get_ready(
+            &http,
+            &key_path(&topic, key, &format!("partition={part}")),
+            None,
+        );
+        assert_lookup(
+            &r,
+            key,
+            Some((*part, *off, value)),
+            "added partition after a restart",
+        );
+    }
+    let snap = get(&http, &format!("/v1/topics/{topic}/snapshot"));
+    assert_eq!(snap.status, 200, "{}", snap.body);
+    let (rows, ends) = parse_snapshot(&snap.body);
+    assert_eq!(rows.len(), 3);
+    assert_eq!(ends.len(), 3);
 }
 
 /// Percent-encodes every byte outside RFC 3986's unreserved set.
