@@ -28,7 +28,7 @@
 //! - lookups find keys written with librdkafka's murmur2_random (the route's default
 //!   partitioner) and consistent_random (crc32) partitioners, keys that need escaping too;
 //! - with SASL/PLAIN and ACLs, a user without READ gets 403 for lookups and snapshots and a
-//!   user with READ gets 200.
+//!   user with READ gets 200; the dry run needs DESCRIBE, compact-now ALTER, a ticket DESCRIBE.
 //!
 //! Each test owns its broker (Kafka port plus an HTTP port). Every wait is a bounded poll.
 #![allow(clippy::unwrap_used)]
@@ -1604,10 +1604,13 @@ const ACL_LITERAL: i8 = 3;
 const ACL_READ: i8 = 3;
 const ACL_DESCRIBE: i8 = 8;
 const ACL_ALLOW: i8 = 3;
+const ACL_ALTER: i8 = 7;
 
 /// `Authorization: Basic` values of base64("alice:alice-secret") and base64("bob:bob-secret").
 const ALICE: &str = "Basic YWxpY2U6YWxpY2Utc2VjcmV0";
 const BOB: &str = "Basic Ym9iOmJvYi1zZWNyZXQ=";
+/// base64("eve:eve-secret"): a user without any ACL.
+const EVE: &str = "Basic ZXZlOmV2ZS1zZWNyZXQ=";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_and_kafka_reads_obey_the_same_acls() {
@@ -1630,7 +1633,7 @@ async fn http_and_kafka_reads_obey_the_same_acls() {
             .set("listener.name.sasl_plaintext.sasl.enabled.mechanisms", "PLAIN")
             .set(
                 "listener.name.sasl_plaintext.plain.sasl.jaas.config",
-                "org.apache.kafka.common.security.plain.PlainLoginModule required user_alice=\"alice-secret\" user_bob=\"bob-secret\";",
+                "org.apache.kafka.common.security.plain.PlainLoginModule required user_alice=\"alice-secret\" user_bob=\"bob-secret\" user_eve=\"eve-secret\";",
             )
             .set("skiff.http.listener", &http)
             .set("skiff.http.authentication", "basic")
@@ -1770,4 +1773,43 @@ async fn http_and_kafka_reads_obey_the_same_acls() {
         Some(rdkafka::types::RDKafkaErrorCode::TopicAuthorizationFailed),
         "{err}"
     );
+
+    // The compaction routes (docs/http-api.md §2): the dry run needs DESCRIBE (bob has it),
+    // compact-now ALTER (nobody yet), a ticket DESCRIBE on its topic (eve has nothing).
+    let dry_run = format!("/v1/topics/{topic}/compaction/dry-run");
+    let compact = format!("/v1/topics/{topic}/compaction");
+    let r = common::http::request(&http, "GET", &dry_run, Some(BOB)).unwrap();
+    assert_eq!(r.status, 200, "bob dry run: {}", r.body);
+    for who in [ALICE, BOB] {
+        let r = common::http::request(&http, "POST", &compact, Some(who)).unwrap();
+        assert_eq!(
+            (r.status, r.error_code().as_str()),
+            (403, "topic_authorization_failed"),
+            "compact-now without ALTER: {}",
+            r.body
+        );
+    }
+    let r = common::http::request(&http, "GET", &dry_run, Some(EVE)).unwrap();
+    assert_eq!(r.status, 403, "eve dry run: {}", r.body);
+    let req = CreateAclsRequest::default()
+        .with_creations(vec![acl(ACL_TOPIC, &topic, "User:bob", ACL_ALTER)]);
+    let r: CreateAclsResponse = raw.call(ApiKey::CreateAcls, 3, &req).unwrap();
+    assert_eq!(r.results[0].error_code, 0);
+    let r = common::http::request(&http, "POST", &compact, Some(BOB)).unwrap();
+    assert_eq!(r.status, 202, "bob compact-now with ALTER: {}", r.body);
+    let ticket = r
+        .json()
+        .get("tickets")
+        .at(0)
+        .get("url")
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = common::http::request(&http, "GET", &ticket, Some(ALICE)).unwrap();
+    assert_eq!(r.status, 200, "alice ticket: {}", r.body);
+    let r = common::http::request(&http, "GET", &ticket, Some(EVE)).unwrap();
+    assert_eq!(r.status, 403, "eve ticket: {}", r.body);
+    // ALTER does not give READ: bob's lookups are still refused.
+    let r = common::http::request(&http, "GET", &lookup, Some(BOB)).unwrap();
+    assert_eq!(r.status, 403, "{}", r.body);
 }
