@@ -329,7 +329,7 @@ async fn every_acknowledged_write_is_the_next_lookup_and_compaction_changes_no_a
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lookups_follow_transaction_isolation() {
-    let (b, http) = start(CLEANER);
+    let (mut b, http) = start(CLEANER);
     let topic = table_topic(&b, "tables-txn", 1, &[]).await;
     let plain = producer(&b, &[("acks", "all")]).unwrap();
     let (_, old_off) = send(&plain, &topic, "k", Some("old")).await;
@@ -427,6 +427,41 @@ async fn lookups_follow_transaction_isolation() {
             &format!("aborted, {iso}"),
         );
     }
+    // A plain write during an open transaction is visible at once to both isolations (the
+    // index does not stop at the last stable offset), and the transaction committing later
+    // does not bring back its older value: latest is by offset.
+    txp.begin_transaction().unwrap();
+    let (_, older_off) = send(&txp, &topic, "k", Some("txn-older")).await;
+    let (_, plain_off) = send(&plain, &topic, "k", Some("plain-newer")).await;
+    assert!(plain_off > older_off);
+    for iso in ["read_committed", "read_uncommitted"] {
+        assert_lookup(
+            &get_ready(&http, &committed(iso), None),
+            "k",
+            Some((0, plain_off, "plain-newer")),
+            &format!("plain write during an open transaction, {iso}"),
+        );
+    }
+    txp.commit_transaction(T).unwrap();
+    for iso in ["read_committed", "read_uncommitted"] {
+        assert_lookup(
+            &get_ready(&http, &committed(iso), None),
+            "k",
+            Some((0, plain_off, "plain-newer")),
+            &format!("older transactional write committed, {iso}"),
+        );
+    }
+    // The same after a rebuild from the log (restart).
+    b.restart().unwrap();
+    for iso in ["read_committed", "read_uncommitted"] {
+        assert_lookup(
+            &get_ready(&http, &committed(iso), None),
+            "k",
+            Some((0, plain_off, "plain-newer")),
+            &format!("after a restart, {iso}"),
+        );
+    }
+
     // A later plain write wins over everything.
     let (_, new_off) = send(&plain, &topic, "k", Some("new")).await;
     for iso in ["read_committed", "read_uncommitted"] {
