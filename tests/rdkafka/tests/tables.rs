@@ -19,6 +19,8 @@
 //! - the index follows `skiff.key.index.enable` switched off and on (writes made while off
 //!   count), DeleteRecords (keys below the log start answer 404) and a topic deleted and
 //!   created again under the same name (nothing of the old one answers);
+//! - cleanup.policy cannot leave compact while the index is on (INVALID_CONFIG); turned off
+//!   together and back on, the index is rebuilt over a log with a keyless record;
 //! - partitions added with CreatePartitions are indexed, before and after a restart;
 //! - a partition whose index outgrows `skiff.key.index.memory.bytes` answers 503 over_budget
 //!   while appends, the other partition's lookups and the snapshot keep working;
@@ -1571,6 +1573,74 @@ async fn partitions_added_to_an_indexed_topic_are_indexed() {
     let (rows, ends) = parse_snapshot(&snap.body);
     assert_eq!(rows.len(), 3);
     assert_eq!(ends.len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_indexed_topic_cannot_stop_being_compacted_without_dropping_its_index() {
+    let (b, http) = start(&[]);
+    let topic = table_topic(&b, "tables-policy", 1, &[]).await;
+    let p = producer(&b, &[("acks", "all")]).unwrap();
+    let at = key_path(&topic, "k", "partition=0");
+    let (_, v0) = send(&p, &topic, "k", Some("v0")).await;
+    let mut raw = skiff_e2e::raw::RawClient::connect(&b.bootstrap()).unwrap();
+    // Setting cleanup.policy=delete, or deleting it (back to the default, delete), is
+    // refused with INVALID_CONFIG while the index is on; lookups are unaffected.
+    for change in [Some("delete"), None] {
+        let (err, msg) = raw
+            .alter_topic(&topic, &[("cleanup.policy", change)])
+            .unwrap();
+        assert_eq!(err, 40, "cleanup.policy {change:?}: {msg:?}");
+        assert_lookup(
+            &get_ready(&http, &at, None),
+            "k",
+            Some((0, v0, "v0")),
+            "after a refusal",
+        );
+    }
+    // Both in one request: accepted; the topic is then neither indexed nor compacted.
+    let (err, msg) = raw
+        .alter_topic(
+            &topic,
+            &[
+                ("skiff.key.index.enable", Some("false")),
+                ("cleanup.policy", Some("delete")),
+            ],
+        )
+        .unwrap();
+    assert_eq!(err, 0, "{msg:?}");
+    let r = get(&http, &at);
+    assert_eq!(r.status, 409, "{}", r.body);
+    // Writes while not compacted, a keyless one too (allowed under delete), then back.
+    let (_, v1) = send(&p, &topic, "k", Some("v1")).await;
+    p.send(
+        FutureRecord::<str, str>::to(&topic)
+            .partition(0)
+            .payload("keyless"),
+        T,
+    )
+    .await
+    .map_err(|(e, _)| e)
+    .unwrap();
+    send(&p, &topic, "gone", Some("x")).await;
+    send(&p, &topic, "gone", None).await;
+    let (err, msg) = raw
+        .alter_topic(
+            &topic,
+            &[
+                ("cleanup.policy", Some("compact")),
+                ("skiff.key.index.enable", Some("true")),
+            ],
+        )
+        .unwrap();
+    assert_eq!(err, 0, "{msg:?}");
+    assert_lookup(
+        &get_ready(&http, &at, None),
+        "k",
+        Some((0, v1, "v1")),
+        "compacted again",
+    );
+    let r = get_ready(&http, &key_path(&topic, "gone", "partition=0"), None);
+    assert_lookup(&r, "gone", None, "compacted again");
 }
 
 /// Percent-encodes every byte outside RFC 3986's unreserved set.
