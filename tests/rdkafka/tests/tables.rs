@@ -1786,6 +1786,15 @@ async fn binary_keys_and_values_round_trip_in_base64() {
             "{}",
             r.body
         );
+        // The standard alphabet, padded, percent-encoded ('+', '/', '=') works too.
+        let std_path = format!(
+            "/v1/topics/{topic}/keys/{}?key_encoding=base64&partition={}",
+            pct(&b64(&key)),
+            d.partition
+        );
+        let r = get_ready(&http, &std_path, None);
+        assert_eq!(r.status, 200, "{std_path}: {}", r.body);
+        assert_eq!(r.json().get("offset").as_i64(), Some(d.offset));
         // encoding=base64: always base64, never flagged.
         let r = get_ready(&http, &format!("{path}&encoding=base64"), None);
         assert_eq!(r.status, 200, "{}", r.body);
