@@ -366,6 +366,19 @@ fn writes_made_while_the_index_rebuilds_are_in_it_once_ready() {
     eprintln!("partitions still loading after the writes: {loading} of {PARTITIONS}");
     check_lookups(&http, TOPIC, &model, "after the rebuild");
     check_snapshot(&http, TOPIC, &model, "after the rebuild");
+
+    // Once more, killed again while the (slow) rebuild runs.
+    broker.kill9().unwrap();
+    drop(conn);
+    broker.restart().unwrap();
+    let mut conn = Conn::connect(&broker.bootstrap());
+    let records = vec![("key-2".to_string(), Some("second-load".to_string()))];
+    produce(&mut conn, TOPIC, partition_of(2), &records, &mut model);
+    broker.kill9().unwrap();
+    drop(conn);
+    broker.restart().unwrap();
+    check_lookups(&http, TOPIC, &model, "after kill -9 during a rebuild");
+    check_snapshot(&http, TOPIC, &model, "after kill -9 during a rebuild");
 }
 
 #[test]
