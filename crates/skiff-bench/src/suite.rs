@@ -240,13 +240,15 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
              and its growth when the index is built; then {n} sequential GET \
              /v1/topics/t/keys/k?partition=0 of spread keys, a new TCP connection each (the API \
              answers one request per connection), each checked to return the key's last \
-             offset; latency = connect to the server's close",
+             offset, then {nm} of keys never written (404 from the index, no log read); \
+             latency = connect to the server's close",
             r = plan.table_records / plan.table_keys * plan.table_keys,
             k = plan.table_keys,
             rb = crate::keyed::Workload::key_len() + tablerows::READ_VALUE,
             lk = plan.lookup_keys,
             lb = crate::keyed::Workload::key_len() + tablerows::LOOKUP_VALUE,
-            n = plan.lookups
+            n = plan.lookups,
+            nm = (plan.lookups / 10).max(1)
         );
     }
     if all && !inv.args.no_compaction {

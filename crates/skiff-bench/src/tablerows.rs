@@ -13,7 +13,8 @@
 //!   record per key, then `skiff.key.index.enable=true` by AlterConfigs; the time until the
 //!   index answers, its memory (the broker's own gauge and the RSS growth), then sequential
 //!   lookups over HTTP, one new connection each (the API closes every connection after one
-//!   answer), with their latency quantiles.
+//!   answer), with their latency quantiles, and a tenth as many lookups of keys never
+//!   written (answered from memory, no log read: the HTTP round trip alone).
 //!
 //! Owns: the rows' labels, their sizes' defaults, and one run of them per contender.
 //! Thread-safety: main thread only. On-disk: nothing beyond the broker's temp root.
@@ -212,17 +213,25 @@ pub fn lookup_run(c: &Contender, plan: &Plan, clk_tck: f64, m: &mut Matrix) {
             plan.lookups,
             Duration::from_secs(60 + plan.lookups / 100),
         )?;
+        let miss = tables::misses(
+            addr,
+            LOOKUP_TOPIC,
+            keys,
+            (plan.lookups / 10).max(1),
+            Duration::from_secs(60 + plan.lookups / 1000),
+        )?;
         let q = |p| tables::quantile(&lk.micros, p);
         eprintln!(
             "  {label}: index built in {:.2} s, {:.1} MiB (gauge), RSS {:.1} -> {:.1} MiB; \
-             {} lookups: p50 {:.0} µs, p99 {:.0} µs",
+             {} lookups: p50 {:.0} µs, p99 {:.0} µs; absent keys p50 {:.0} µs",
             built.as_secs_f64(),
             gauge as f64 / MIB,
             before as f64 / MIB,
             after as f64 / MIB,
             plan.lookups,
             q(0.5),
-            q(0.99)
+            q(0.99),
+            tables::quantile(&miss.micros, 0.5)
         );
         let l = lookup_label(keys);
         m.add(&l, "p50 µs", Better::Lower, label, q(0.5));
@@ -234,6 +243,20 @@ pub fn lookup_run(c: &Contender, plan: &Plan, clk_tck: f64, m: &mut Matrix) {
             Better::Higher,
             label,
             plan.lookups as f64 / lk.secs,
+        );
+        m.add(
+            &l,
+            "absent key p50 µs",
+            Better::Lower,
+            label,
+            tables::quantile(&miss.micros, 0.5),
+        );
+        m.add(
+            &l,
+            "absent key p99 µs",
+            Better::Lower,
+            label,
+            tables::quantile(&miss.micros, 0.99),
         );
         m.add(
             &l,

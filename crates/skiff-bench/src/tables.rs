@@ -3,7 +3,7 @@
 //! way a Kafka user has to (an rdkafka consumer from offset 0 to the high watermark filling
 //! a `HashMap`), and point lookups through Skiff's key index over HTTP.
 //!
-//! Owns: [`read_snapshot`], [`rebuild_with_consumer`], [`lookups`], [`wait_index_ready`],
+//! Owns: [`read_snapshot`], [`rebuild_with_consumer`], [`lookups`], [`misses`], [`wait_index_ready`],
 //! [`index_memory_bytes`] and [`log_bytes`]. Each one checks what it read (line counts, the
 //! final `end_offsets` line, distinct keys, the offset a lookup answers), so a fast wrong
 //! answer cannot pass for a result. The rows and their labels are in `tablerows`.
@@ -255,6 +255,37 @@ pub fn lookups(
                 "lookup of {}: HTTP {status}, expected offset {}: {}",
                 Workload::key(k),
                 latest[k as usize].offset,
+                String::from_utf8_lossy(&body[..body.len().min(300)])
+            );
+        }
+    }
+    Ok(Lookups {
+        micros,
+        secs: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// `n` sequential lookups of keys that were never written (`key-` numbers past the
+/// workload's): the index answers them from memory without reading the log, so against
+/// [`lookups`] they separate the HTTP round trip from the record read. Each must be `404`.
+pub fn misses(
+    addr: SocketAddr,
+    topic: &str,
+    keys: u64,
+    n: u64,
+    timeout: Duration,
+) -> Result<Lookups> {
+    let start = Instant::now();
+    let mut micros = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let key = Workload::key(keys + i);
+        let path = format!("/v1/topics/{topic}/keys/{key}?partition=0");
+        let t = Instant::now();
+        let (status, body) = http::get(addr, &path, start + timeout)?;
+        micros.push(t.elapsed().as_secs_f64() * 1e6);
+        if status != 404 || !body.windows(13).any(|w| w == b"key_not_found") {
+            bail!(
+                "lookup of absent {key}: HTTP {status}, expected 404 key_not_found: {}",
                 String::from_utf8_lossy(&body[..body.len().min(300)])
             );
         }
