@@ -18,6 +18,8 @@
 //! - a snapshot taken while a producer and the cleaner run, followed by consuming each
 //!   partition from the snapshot's end offsets, ends with exactly the last write of every key;
 //!   the same with read_committed and transactional producers that commit and abort;
+//! - a read_committed snapshot ends at the last stable offset of an open transaction (later
+//!   plain writes are left to the tail), a read_uncommitted one at the high watermark;
 //! - the index follows `skiff.key.index.enable` switched off and on (writes made while off
 //!   count), DeleteRecords (keys below the log start answer 404) and a topic deleted and
 //!   created again under the same name (nothing of the old one answers);
@@ -1893,6 +1895,60 @@ async fn binary_keys_and_values_round_trip_in_base64() {
         let row = &rows[&b64(&[0xfb, 0xff, 0x00, i, 0x80])];
         assert_eq!(row.value, b64(&[0xff, 0x00, i, 0xc3]));
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_end_offsets_stop_at_the_last_stable_offset_for_read_committed() {
+    let (b, http) = start(&[]);
+    let topic = table_topic(&b, "tables-lso", 1, &[]).await;
+    let plain = producer(&b, &[("acks", "all")]).unwrap();
+    let txp = producer(
+        &b,
+        &[("transactional.id", "tables-lso"), ("linger.ms", "1")],
+    )
+    .unwrap();
+    txp.init_transactions(T).unwrap();
+    let (_, a) = send(&plain, &topic, "a", Some("1")).await;
+    txp.begin_transaction().unwrap();
+    let (_, bo) = send(&txp, &topic, "b", Some("2")).await;
+    let (_, c) = send(&plain, &topic, "c", Some("3")).await;
+    assert_eq!((a, bo, c), (0, 1, 2));
+    let snapshot = |iso: &str| {
+        let r = get(
+            &http,
+            &format!("/v1/topics/{topic}/snapshot?isolation={iso}"),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        let (rows, ends) = parse_snapshot(&r.body);
+        let mut keys: Vec<String> = rows.keys().cloned().collect();
+        keys.sort();
+        (keys, ends[&0])
+    };
+    // read_committed stops at the open transaction's first offset (the LSO): c, written
+    // after it, is left to the tail; read_uncommitted goes to the high watermark.
+    assert_eq!(snapshot("read_committed"), (vec!["a".to_string()], 1));
+    assert_eq!(
+        snapshot("read_uncommitted"),
+        (vec!["a".to_string(), "b".to_string(), "c".to_string()], 3)
+    );
+    // The lookup does not stop at the LSO (docs/key-index.md §3).
+    assert_lookup(
+        &get_ready(&http, &key_path(&topic, "c", "partition=0"), None),
+        "c",
+        Some((0, c, "3")),
+        "read_committed lookup past the LSO",
+    );
+    txp.commit_transaction(T).unwrap();
+    // After the commit marker (offset 3): everything, to 4.
+    assert_eq!(
+        snapshot("read_committed"),
+        (vec!["a".to_string(), "b".to_string(), "c".to_string()], 4)
+    );
+    // A read_committed consumer from the first snapshot's end offset (1) reads b and c.
+    let cons = consumer(&b, &[("isolation.level", "read_committed")]).unwrap();
+    let recs = common::consume_n(&cons, &topic, 0, Offset::Offset(1), 2, T).unwrap();
+    let keys: Vec<_> = recs.iter().map(|r| r.key.clone().unwrap()).collect();
+    assert_eq!(keys, vec![b"b".to_vec(), b"c".to_vec()]);
 }
 
 /// Percent-encodes every byte outside RFC 3986's unreserved set.
