@@ -282,6 +282,30 @@ pub struct Verified {
     pub max_copies_below_active: u32,
 }
 
+/// A consumer (no commits) for reading partition 0 of `topic` from offset 0, the partition's
+/// high watermark now, and the assignment to give it when the reading starts.
+pub fn partition0_reader(
+    bootstrap: &str,
+    group: &str,
+    topic: &str,
+) -> Result<(BaseConsumer, i64, TopicPartitionList)> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", group)
+        .set("enable.auto.commit", "false")
+        .set("enable.auto.offset.store", "false")
+        .set("enable.partition.eof", "false")
+        .create()
+        .with_context(|| format!("creating the consumer of group {group}"))?;
+    let (_, high) = consumer
+        .fetch_watermarks(topic, 0, Duration::from_secs(10))
+        .with_context(|| format!("reading the watermarks of {topic}/0"))?;
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset(topic, 0, Offset::Offset(0))
+        .context("building the assignment")?;
+    Ok((consumer, high, tpl))
+}
+
 /// Reads partition 0 of `topic` from offset 0 to its high watermark and checks that every
 /// record is intact and that each key's last record is the write `produced.latest` names.
 pub fn verify(
@@ -292,20 +316,7 @@ pub fn verify(
     active_base: i64,
     deadline: Instant,
 ) -> Result<Verified> {
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", "skiff-bench-verify")
-        .set("enable.auto.commit", "false")
-        .set("enable.auto.offset.store", "false")
-        .set("enable.partition.eof", "false")
-        .create()
-        .context("creating the verifying consumer")?;
-    let (_, high) = consumer
-        .fetch_watermarks(topic, 0, Duration::from_secs(10))
-        .with_context(|| format!("reading the watermarks of {topic}/0"))?;
-    let mut tpl = TopicPartitionList::new();
-    tpl.add_partition_offset(topic, 0, Offset::Offset(0))
-        .context("building the assignment")?;
+    let (consumer, high, tpl) = partition0_reader(bootstrap, "skiff-bench-verify", topic)?;
     consumer.assign(&tpl).context("assign()")?;
 
     let mut last: Vec<Option<LastWrite>> = vec![None; w.keys as usize];

@@ -17,13 +17,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::consumer::Consumer;
 use rdkafka::message::Message;
-use rdkafka::{Offset, TopicPartitionList};
 
 use crate::http;
-use crate::keyed::{LastWrite, Workload};
+use crate::keyed::{partition0_reader, LastWrite, Workload};
 
 /// What one full read of the table found and how long it took.
 #[derive(Debug, Clone, Copy)]
@@ -120,20 +118,7 @@ pub fn rebuild_with_consumer(
     keys: u64,
     timeout: Duration,
 ) -> Result<TableRead> {
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", "skiff-bench-table")
-        .set("enable.auto.commit", "false")
-        .set("enable.auto.offset.store", "false")
-        .set("enable.partition.eof", "false")
-        .create()
-        .context("creating the table consumer")?;
-    let (_, high) = consumer
-        .fetch_watermarks(topic, 0, Duration::from_secs(10))
-        .with_context(|| format!("reading the watermarks of {topic}/0"))?;
-    let mut tpl = TopicPartitionList::new();
-    tpl.add_partition_offset(topic, 0, Offset::Offset(0))
-        .context("building the assignment")?;
+    let (consumer, high, tpl) = partition0_reader(bootstrap, "skiff-bench-table", topic)?;
     let mut table: HashMap<Vec<u8>, Vec<u8>> = HashMap::with_capacity(keys as usize);
     let start = Instant::now();
     let deadline = start + timeout;
