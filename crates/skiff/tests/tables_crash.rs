@@ -257,30 +257,61 @@ fn partition_of(j: usize) -> i32 {
     i32::try_from(j).unwrap() % PARTITIONS
 }
 
-#[test]
-fn lookups_and_snapshot_answer_every_acknowledged_write_after_kill_9() {
+/// A broker with the HTTP API on a free port (`extra` settings too), a connection to it,
+/// the indexed topic and an empty model.
+fn setup(extra: &[(&str, &str)]) -> (String, Broker, Conn, Model) {
     let http = format!("127.0.0.1:{}", free_port());
-    let mut broker = start(&http, &[]);
+    let broker = start(&http, extra);
     let mut conn = Conn::connect(&broker.bootstrap());
     create_topic(&mut conn, TOPIC);
-    let mut model = Model::new();
+    (http, broker, conn, Model::new())
+}
+
+/// One batch per partition over the key numbers of that partition: `write(j)` is `None` to
+/// skip key `j`, else its value (`Some(None)` a tombstone).
+fn write_round(
+    conn: &mut Conn,
+    model: &mut Model,
+    mut write: impl FnMut(usize) -> Option<Option<String>>,
+) {
+    for p in 0..PARTITIONS {
+        let records: Vec<(String, Option<String>)> = (0..KEYS)
+            .filter(|j| partition_of(*j) == p)
+            .filter_map(|j| write(j).map(|v| (format!("key-{j}"), v)))
+            .collect();
+        produce(conn, TOPIC, p, &records, model);
+    }
+}
+
+/// SIGKILL, drop the old connection, restart on the same data directory, connect again.
+fn kill9_and_restart(broker: &mut Broker, conn: Conn) -> Conn {
+    broker.kill9().unwrap();
+    drop(conn);
+    broker.restart().unwrap();
+    Conn::connect(&broker.bootstrap())
+}
+
+/// Every lookup and the snapshot agree with `model`.
+fn check_all(http: &str, model: &Model, what: &str) {
+    check_lookups(http, TOPIC, model, what);
+    check_snapshot(http, TOPIC, model, what);
+}
+
+#[test]
+fn lookups_and_snapshot_answer_every_acknowledged_write_after_kill_9() {
+    let (http, mut broker, mut conn, mut model) = setup(&[]);
 
     // Rounds of one batch per partition; segments roll (segment.ms=100) and the cleaner
     // cleans between rounds. Every 7th write is a tombstone.
     let mut n = 0usize;
     for round in 0..30 {
-        for p in 0..PARTITIONS {
-            let records: Vec<(String, Option<String>)> = (0..KEYS)
-                .filter(|j| partition_of(*j) == p)
-                .filter(|j| (j + round) % 4 == 0)
-                .map(|j| {
-                    n += 1;
-                    let v = (!n.is_multiple_of(7)).then(|| format!("r{round}-{j}"));
-                    (format!("key-{j}"), v)
-                })
-                .collect();
-            produce(&mut conn, TOPIC, p, &records, &mut model);
-        }
+        write_round(&mut conn, &mut model, |j| {
+            if (j + round) % 4 != 0 {
+                return None;
+            }
+            n += 1;
+            Some((!n.is_multiple_of(7)).then(|| format!("r{round}-{j}")))
+        });
         if round % 10 == 9 {
             std::thread::sleep(Duration::from_millis(150));
         }
@@ -289,58 +320,37 @@ fn lookups_and_snapshot_answer_every_acknowledged_write_after_kill_9() {
     assert!(model.values().any(|v| v.2.is_none()), "no key ends deleted");
     check_lookups(&http, TOPIC, &model, "before the crash");
 
-    broker.kill9().unwrap();
-    drop(conn);
-    broker.restart().unwrap();
-    check_lookups(&http, TOPIC, &model, "after kill -9 and restart");
-    check_snapshot(&http, TOPIC, &model, "after kill -9 and restart");
+    let mut conn = kill9_and_restart(&mut broker, conn);
+    check_all(&http, &model, "after kill -9 and restart");
 
     // Writes after the restart are visible to the next lookup.
-    let mut conn = Conn::connect(&broker.bootstrap());
     for j in (0..KEYS).step_by(5) {
         let records = vec![(format!("key-{j}"), Some(format!("after-{j}")))];
         produce(&mut conn, TOPIC, partition_of(j), &records, &mut model);
     }
-    check_lookups(&http, TOPIC, &model, "after writes following the restart");
-    check_snapshot(&http, TOPIC, &model, "after writes following the restart");
+    check_all(&http, &model, "after writes following the restart");
 
     // A second crash right after those writes, while nothing else happens.
-    broker.kill9().unwrap();
-    drop(conn);
-    broker.restart().unwrap();
-    check_lookups(&http, TOPIC, &model, "after the second kill -9");
-    check_snapshot(&http, TOPIC, &model, "after the second kill -9");
+    kill9_and_restart(&mut broker, conn);
+    check_all(&http, &model, "after the second kill -9");
 }
 
 #[test]
 fn writes_made_while_the_index_rebuilds_are_in_it_once_ready() {
-    let http = format!("127.0.0.1:{}", free_port());
     // A slow builder (4 KiB steps, 4 a second): after the restart each partition's index
     // takes seconds to load, so the writes below land while it is loading.
-    let mut broker = start(
-        &http,
-        &[("skiff.key.index.build.bytes.per.second", "16384")],
-    );
-    let mut conn = Conn::connect(&broker.bootstrap());
-    create_topic(&mut conn, TOPIC);
-    let mut model = Model::new();
+    let (http, mut broker, mut conn, mut model) =
+        setup(&[("skiff.key.index.build.bytes.per.second", "16384")]);
     let pad = "x".repeat(300);
     for round in 0..8 {
-        for p in 0..PARTITIONS {
-            let records: Vec<(String, Option<String>)> = (0..KEYS)
-                .filter(|j| partition_of(*j) == p)
-                .map(|j| (format!("key-{j}"), Some(format!("r{round}-{j}-{pad}"))))
-                .collect();
-            produce(&mut conn, TOPIC, p, &records, &mut model);
-        }
+        write_round(&mut conn, &mut model, |j| {
+            Some(Some(format!("r{round}-{j}-{pad}")))
+        });
     }
     check_lookups(&http, TOPIC, &model, "before the crash");
 
-    broker.kill9().unwrap();
-    drop(conn);
-    broker.restart().unwrap();
     // Straight after the restart: overwrite some keys, delete some, add new ones.
-    let mut conn = Conn::connect(&broker.bootstrap());
+    let mut conn = kill9_and_restart(&mut broker, conn);
     for p in 0..PARTITIONS {
         let mut records = Vec::new();
         for j in (0..KEYS).filter(|j| partition_of(*j) == p) {
@@ -364,44 +374,29 @@ fn writes_made_while_the_index_rebuilds_are_in_it_once_ready() {
         .count();
     // Not asserted (it depends on timing), only reported: the rebuild takes seconds here.
     eprintln!("partitions still loading after the writes: {loading} of {PARTITIONS}");
-    check_lookups(&http, TOPIC, &model, "after the rebuild");
-    check_snapshot(&http, TOPIC, &model, "after the rebuild");
+    check_all(&http, &model, "after the rebuild");
 
     // Once more, killed again while the (slow) rebuild runs.
-    broker.kill9().unwrap();
-    drop(conn);
-    broker.restart().unwrap();
-    let mut conn = Conn::connect(&broker.bootstrap());
+    let mut conn = kill9_and_restart(&mut broker, conn);
     let records = vec![("key-2".to_string(), Some("second-load".to_string()))];
     produce(&mut conn, TOPIC, partition_of(2), &records, &mut model);
-    broker.kill9().unwrap();
-    drop(conn);
-    broker.restart().unwrap();
-    check_lookups(&http, TOPIC, &model, "after kill -9 during a rebuild");
-    check_snapshot(&http, TOPIC, &model, "after kill -9 during a rebuild");
+    kill9_and_restart(&mut broker, conn);
+    check_all(&http, &model, "after kill -9 during a rebuild");
 }
 
 #[test]
 fn kill_9_while_compaction_passes_run_loses_no_acknowledged_write() {
-    let http = format!("127.0.0.1:{}", free_port());
-    let mut broker = start(&http, &[]);
-    let mut conn = Conn::connect(&broker.bootstrap());
-    create_topic(&mut conn, TOPIC);
-    let mut model = Model::new();
+    let (http, mut broker, mut conn, mut model) = setup(&[]);
     let mut n = 0usize;
     for cycle in 0..4 {
         for round in 0..6 {
-            for p in 0..PARTITIONS {
-                let records: Vec<(String, Option<String>)> = (0..KEYS)
-                    .filter(|j| partition_of(*j) == p && (j / 3 + round) % 3 == 0)
-                    .map(|j| {
-                        n += 1;
-                        let v = (!n.is_multiple_of(5)).then(|| format!("c{cycle}-r{round}-{j}"));
-                        (format!("key-{j}"), v)
-                    })
-                    .collect();
-                produce(&mut conn, TOPIC, p, &records, &mut model);
-            }
+            write_round(&mut conn, &mut model, |j| {
+                if (j / 3 + round) % 3 != 0 {
+                    return None;
+                }
+                n += 1;
+                Some((!n.is_multiple_of(5)).then(|| format!("c{cycle}-r{round}-{j}")))
+            });
             // Past segment.ms: the next round's appends roll the segments.
             std::thread::sleep(Duration::from_millis(110));
         }
@@ -409,13 +404,9 @@ fn kill_9_while_compaction_passes_run_loses_no_acknowledged_write() {
         // queued, running or swapping when the process dies.
         let (status, body) = http_request(&http, "POST", &format!("/v1/topics/{TOPIC}/compaction"));
         assert_eq!(status, 202, "{body}");
-        broker.kill9().unwrap();
-        drop(conn);
-        broker.restart().unwrap();
+        conn = kill9_and_restart(&mut broker, conn);
         let what = format!("after kill -9 during compaction, cycle {cycle}");
-        check_lookups(&http, TOPIC, &model, &what);
-        check_snapshot(&http, TOPIC, &model, &what);
-        conn = Conn::connect(&broker.bootstrap());
+        check_all(&http, &model, &what);
     }
     let logs = broker.logs();
     eprintln!(
