@@ -13,13 +13,15 @@
 //! Thread-safety: takes the topic registry's read lock briefly and the partition index's
 //! mutex (never a log's append lock).
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 use serde::Serialize;
 use skiff_log::KeyLookup;
 
 use crate::broker::Broker;
 pub use crate::partitioner::Partitioner;
-use crate::table_snapshot::{encode, Encoding};
+use crate::table_snapshot::{Encoding, RecordJson};
 
 /// One lookup.
 #[derive(Clone, Debug)]
@@ -209,61 +211,21 @@ impl Serialize for LookupHit {
     }
 }
 
-#[derive(Serialize)]
-struct HitJson<'a> {
-    partition: i32,
-    offset: i64,
-    timestamp: i64,
-    key: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    key_encoding: Option<&'static str>,
-    value: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    value_encoding: Option<&'static str>,
-    headers: Vec<HeaderJson<'a>>,
-}
-
-#[derive(Serialize)]
-struct HeaderJson<'a> {
-    key: &'a str,
-    value: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    value_encoding: Option<&'static str>,
-}
-
 impl Serialize for LookupHitView<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let h = self.hit;
-        let (key, key_encoding) = encode(&h.key, self.encoding);
-        let (value, value_encoding) = encode(&h.value, self.encoding);
         let headers = h
             .headers
             .iter()
-            .map(|(k, v)| {
-                let (value, value_encoding) = match v {
-                    Some(v) => {
-                        let (text, enc) = encode(v, self.encoding);
-                        (Some(text), enc)
-                    }
-                    None => (None, None),
-                };
-                HeaderJson {
-                    key: k,
-                    value,
-                    value_encoding,
-                }
-            })
-            .collect();
-        HitJson {
-            partition: h.partition,
-            offset: h.offset,
-            timestamp: h.timestamp,
-            key,
-            key_encoding,
-            value,
-            value_encoding,
+            .map(|(k, v)| (Cow::Borrowed(k.as_str()), v.as_deref()));
+        RecordJson::new(
+            h.partition,
+            h.offset,
+            h.timestamp,
+            (&h.key, &h.value),
             headers,
-        }
+            self.encoding,
+        )
         .serialize(s)
     }
 }

@@ -21,6 +21,7 @@
 //! (`skiff.snapshot.max.concurrent`); memory per snapshot is the map bound
 //! (`skiff.snapshot.memory.bytes`) + one decoded batch + the channel's chunks.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -247,28 +248,6 @@ pub fn write_ndjson(
     Ok(summary)
 }
 
-#[derive(Serialize)]
-struct Line<'a> {
-    partition: i32,
-    offset: i64,
-    timestamp: i64,
-    key: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    key_encoding: Option<&'static str>,
-    value: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    value_encoding: Option<&'static str>,
-    headers: Vec<HeaderLine<'a>>,
-}
-
-#[derive(Serialize)]
-struct HeaderLine<'a> {
-    key: std::borrow::Cow<'a, str>,
-    value: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    value_encoding: Option<&'static str>,
-}
-
 /// `bytes` as asked: text when allowed and valid UTF-8, else base64 with the flag.
 pub(crate) fn encode(bytes: &[u8], encoding: Encoding) -> (String, Option<&'static str>) {
     let b64 = || base64::engine::general_purpose::STANDARD.encode(bytes);
@@ -287,38 +266,83 @@ fn write_record(
     r: &TableRecord,
     encoding: Encoding,
 ) -> Result<(), SnapshotError> {
-    let (key, key_encoding) = encode(&r.key, encoding);
-    let (value, value_encoding) = encode(&r.value, encoding);
     let headers = r
         .headers
         .iter()
-        .map(|(k, v)| {
-            let (value, value_encoding) = match v {
-                Some(v) => {
-                    let (s, e) = encode(v, encoding);
-                    (Some(s), e)
-                }
-                None => (None, None),
-            };
-            HeaderLine {
-                key: String::from_utf8_lossy(k),
-                value,
-                value_encoding,
-            }
-        })
-        .collect();
-    let line = Line {
+        .map(|(k, v)| (String::from_utf8_lossy(k), v.as_deref()));
+    let line = RecordJson::new(
         partition,
-        offset: r.offset,
-        timestamp: r.timestamp,
-        key,
-        key_encoding,
-        value,
-        value_encoding,
+        r.offset,
+        r.timestamp,
+        (&r.key, &r.value),
         headers,
-    };
+        encoding,
+    );
     serde_json::to_writer(&mut *out, &line)
         .map_err(|e| SnapshotError::Cancelled(format!("could not encode a line: {e}")))?;
     out.push(b'\n');
     Ok(())
+}
+
+/// One record as the tables API writes it: a snapshot line, and a key lookup's answer
+/// (`table_lookup`), so both read the same.
+#[derive(Serialize)]
+pub(crate) struct RecordJson<'a> {
+    partition: i32,
+    offset: i64,
+    timestamp: i64,
+    key: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key_encoding: Option<&'static str>,
+    value: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value_encoding: Option<&'static str>,
+    headers: Vec<HeaderJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct HeaderJson<'a> {
+    key: Cow<'a, str>,
+    value: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value_encoding: Option<&'static str>,
+}
+
+impl<'a> RecordJson<'a> {
+    /// Key, value and header values written as `encoding` asks ([`encode`]); header keys
+    /// are given as text.
+    pub(crate) fn new(
+        partition: i32,
+        offset: i64,
+        timestamp: i64,
+        (key, value): (&[u8], &[u8]),
+        headers: impl Iterator<Item = (Cow<'a, str>, Option<&'a [u8]>)>,
+        encoding: Encoding,
+    ) -> RecordJson<'a> {
+        let (key, key_encoding) = encode(key, encoding);
+        let (value, value_encoding) = encode(value, encoding);
+        let headers = headers
+            .map(|(key, v)| {
+                let (value, value_encoding) = match v.map(|v| encode(v, encoding)) {
+                    Some((text, enc)) => (Some(text), enc),
+                    None => (None, None),
+                };
+                HeaderJson {
+                    key,
+                    value,
+                    value_encoding,
+                }
+            })
+            .collect();
+        RecordJson {
+            partition,
+            offset,
+            timestamp,
+            key,
+            key_encoding,
+            value,
+            value_encoding,
+            headers,
+        }
+    }
 }
