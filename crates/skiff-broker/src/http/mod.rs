@@ -27,7 +27,7 @@ use axum::http::HeaderMap;
 
 use self::auth::HttpAuth;
 use self::errors::ApiError;
-use crate::authz::Authz;
+use crate::authz::{AclOperation, Authz, ResourceType};
 use crate::table_snapshot::TableSnapshots;
 use crate::Broker;
 
@@ -88,6 +88,19 @@ pub fn from_config(
 /// The client's address, put into each request's extensions by the server (ACL host checks).
 #[derive(Clone, Copy, Debug)]
 pub struct Peer(pub SocketAddr);
+
+/// The refusal of a topic route unless the caller may do every one of `needs` on `topic`
+/// (the same answer whether or not the topic exists).
+fn require_topic(authz: &Authz, topic: &str, needs: &[AclOperation]) -> Result<(), ApiError> {
+    if needs
+        .iter()
+        .all(|op| authz.allows(*op, ResourceType::Topic, topic))
+    {
+        Ok(())
+    } else {
+        Err(ApiError::topic_denied())
+    }
+}
 
 fn bad_path(e: PathRejection) -> ApiError {
     ApiError::bad_request("bad_path", e.body_text())

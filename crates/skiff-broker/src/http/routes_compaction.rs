@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::errors::ApiError;
-use super::{bad_path, bad_query, HttpApi, Peer};
-use crate::authz::{AclOperation, ResourceType};
+use super::{bad_path, bad_query, require_topic, HttpApi, Peer};
+use crate::authz::AclOperation;
 use crate::compaction::Ticket;
 
 #[derive(Debug, Default, Deserialize)]
@@ -51,9 +51,7 @@ pub(super) async fn dry_run(
     let authz = api.caller(&headers, &peer).await?;
     let Path(topic) = path.map_err(bad_path)?;
     let Query(query) = query.map_err(bad_query)?;
-    if !authz.allows(AclOperation::Describe, ResourceType::Topic, &topic) {
-        return Err(ApiError::topic_denied());
-    }
+    require_topic(&authz, &topic, &[AclOperation::Describe])?;
     let broker = api.broker.clone();
     let name = topic.clone();
     let runs =
@@ -73,9 +71,7 @@ pub(super) async fn compact_now(
     let authz = api.caller(&headers, &peer).await?;
     let Path(topic) = path.map_err(bad_path)?;
     let Query(query) = query.map_err(bad_query)?;
-    if !authz.allows(AclOperation::Alter, ResourceType::Topic, &topic) {
-        return Err(ApiError::topic_denied());
-    }
+    require_topic(&authz, &topic, &[AclOperation::Alter])?;
     let tickets = api.broker.compact_now(&topic, query.partition)?;
     let location = match tickets.as_slice() {
         [only] => HeaderValue::from_str(&ticket_url(only.id)).ok(),
@@ -111,9 +107,7 @@ pub(super) async fn ticket(
         ApiError::bad_request("bad_ticket_id", format!("ticket id {id:?} is not a number"))
     })?;
     let ticket = api.broker.compaction_ticket(id)?;
-    if !authz.allows(AclOperation::Describe, ResourceType::Topic, &ticket.topic) {
-        return Err(ApiError::topic_denied());
-    }
+    require_topic(&authz, &ticket.topic, &[AclOperation::Describe])?;
     Ok(Json(TicketWithUrl {
         url: ticket_url(ticket.id),
         ticket,

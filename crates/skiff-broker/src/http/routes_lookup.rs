@@ -24,8 +24,8 @@ use serde::Deserialize;
 use super::errors::ApiError;
 use super::key_segment::{decode_key, KeyEncoding};
 use super::routes_tables::{EncodingParam, IsolationParam};
-use super::{bad_path, bad_query, HttpApi, Peer};
-use crate::authz::{AclOperation, ResourceType};
+use super::{bad_path, bad_query, require_topic, HttpApi, Peer};
+use crate::authz::AclOperation;
 use crate::table_lookup::{LookupError, LookupRequest, Partitioner};
 use crate::table_snapshot::Encoding;
 
@@ -52,11 +52,11 @@ pub(super) async fn lookup(
     let authz = api.caller(&headers, &peer).await?;
     let Path((topic, key)) = path.map_err(bad_path)?;
     let Query(query) = query.map_err(bad_query)?;
-    if !authz.allows(AclOperation::Read, ResourceType::Topic, &topic)
-        || !authz.allows(AclOperation::Describe, ResourceType::Topic, &topic)
-    {
-        return Err(ApiError::topic_denied());
-    }
+    require_topic(
+        &authz,
+        &topic,
+        &[AclOperation::Read, AclOperation::Describe],
+    )?;
     let partitioner = match &query.partitioner {
         None => Partitioner::default(),
         Some(name) => name
@@ -70,10 +70,7 @@ pub(super) async fn lookup(
         partitioner,
         read_committed: matches!(query.isolation, IsolationParam::ReadCommitted),
     };
-    let encoding = match query.encoding {
-        EncodingParam::Text => Encoding::Text,
-        EncodingParam::Base64 => Encoding::Base64,
-    };
+    let encoding = Encoding::from(query.encoding);
     match api.broker.lookup_key_async(request).await {
         Ok(Some(hit)) => Ok(Json(hit.view(encoding)).into_response()),
         Ok(None) => Err(ApiError::new(

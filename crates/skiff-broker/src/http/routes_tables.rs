@@ -21,8 +21,8 @@ use serde::Deserialize;
 use skiff_cleaner::SnapshotError;
 
 use super::errors::ApiError;
-use super::{bad_path, bad_query, HttpApi, Peer};
-use crate::authz::{AclOperation, ResourceType};
+use super::{bad_path, bad_query, require_topic, HttpApi, Peer};
+use crate::authz::AclOperation;
 use crate::table_snapshot::{Encoding, Isolation, SnapshotRequest, SnapshotStream};
 
 /// NDJSON's media type.
@@ -46,6 +46,15 @@ pub(super) enum EncodingParam {
     Base64,
 }
 
+impl From<EncodingParam> for Encoding {
+    fn from(e: EncodingParam) -> Encoding {
+        match e {
+            EncodingParam::Text => Encoding::Text,
+            EncodingParam::Base64 => Encoding::Base64,
+        }
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct SnapshotQuery {
@@ -65,21 +74,18 @@ pub(super) async fn snapshot(
     let authz = api.caller(&headers, &peer).await?;
     let Path(topic) = path.map_err(bad_path)?;
     let Query(query) = query.map_err(bad_query)?;
-    if !authz.allows(AclOperation::Read, ResourceType::Topic, &topic)
-        || !authz.allows(AclOperation::Describe, ResourceType::Topic, &topic)
-    {
-        return Err(ApiError::topic_denied());
-    }
+    require_topic(
+        &authz,
+        &topic,
+        &[AclOperation::Read, AclOperation::Describe],
+    )?;
     let request = SnapshotRequest {
         topic,
         isolation: match query.isolation {
             IsolationParam::ReadCommitted => Isolation::ReadCommitted,
             IsolationParam::ReadUncommitted => Isolation::ReadUncommitted,
         },
-        encoding: match query.encoding {
-            EncodingParam::Text => Encoding::Text,
-            EncodingParam::Base64 => Encoding::Base64,
-        },
+        encoding: query.encoding.into(),
     };
     let stream = api.snapshots.start(&api.broker, request)?;
     // The end offsets are fixed once the partitions are pinned: a client may read them
