@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use common::{compact_config, Rec, TestLog};
+use common::{compact_config, Bounded, Rec, TestLog};
 use skiff_cleaner::archive::{
     resolve_target, HEADER_REASON, HEADER_SOURCE_OFFSET, HEADER_SOURCE_PARTITION,
     HEADER_SOURCE_TIMESTAMP, HEADER_SOURCE_TOPIC, INTENT_FILE,
@@ -583,33 +583,6 @@ fn the_pool_cleans_nothing_until_the_archive_exists_then_archives() {
     assert!(woken
         .iter()
         .all(|w| w == &("orders-history".to_string(), 1)));
-}
-
-/// [`LogArchive`] with a small per-pass bound.
-struct Bounded(LogArchive, u64);
-
-impl ArchiveSink for Bounded {
-    fn target(&self) -> (&str, i32) {
-        self.0.target()
-    }
-    fn end_offset(&self) -> i64 {
-        self.0.end_offset()
-    }
-    fn start_offset(&self) -> i64 {
-        self.0.start_offset()
-    }
-    fn append(&self, batch: &[u8], now_ms: i64) -> skiff_cleaner::Result<()> {
-        self.0.append(batch, now_ms)
-    }
-    fn sync(&self) -> skiff_cleaner::Result<()> {
-        self.0.sync()
-    }
-    fn read(&self, offset: i64, max_bytes: usize) -> skiff_cleaner::Result<bytes::Bytes> {
-        self.0.read(offset, max_bytes)
-    }
-    fn max_records_per_pass(&self) -> u64 {
-        self.1
-    }
 }
 
 #[test]

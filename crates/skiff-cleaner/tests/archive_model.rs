@@ -15,11 +15,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use common::{compact_config, Rec, TestLog};
+use common::{compact_config, Bounded, Rec, TestLog};
 use proptest::prelude::*;
 use skiff_cleaner::archive::{HEADER_SOURCE_OFFSET, INTENT_FILE};
 use skiff_cleaner::fault::{clear_archive_crashes, crash_archive_pass_at, ArchiveStep};
-use skiff_cleaner::{ArchiveSink, LogArchive};
+use skiff_cleaner::LogArchive;
 use skiff_log::{Log, LogConfig, Recovery};
 use skiff_records::{records, Batches, Compression};
 
@@ -183,33 +183,6 @@ impl World {
                 }
             }
         }
-    }
-}
-
-/// [`LogArchive`] with a given per-pass bound.
-struct Bounded(LogArchive, u64);
-
-impl ArchiveSink for Bounded {
-    fn target(&self) -> (&str, i32) {
-        self.0.target()
-    }
-    fn end_offset(&self) -> i64 {
-        self.0.end_offset()
-    }
-    fn start_offset(&self) -> i64 {
-        self.0.start_offset()
-    }
-    fn append(&self, batch: &[u8], now_ms: i64) -> skiff_cleaner::Result<()> {
-        self.0.append(batch, now_ms)
-    }
-    fn sync(&self) -> skiff_cleaner::Result<()> {
-        self.0.sync()
-    }
-    fn read(&self, offset: i64, max_bytes: usize) -> skiff_cleaner::Result<bytes::Bytes> {
-        self.0.read(offset, max_bytes)
-    }
-    fn max_records_per_pass(&self) -> u64 {
-        self.1
     }
 }
 

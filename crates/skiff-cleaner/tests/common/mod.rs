@@ -5,7 +5,9 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use skiff_cleaner::{plan, run_pass, OffsetMap, PassContext, PassStats, Throttler};
+use skiff_cleaner::{
+    plan, run_pass, ArchiveSink, LogArchive, OffsetMap, PassContext, PassStats, Throttler,
+};
 use skiff_log::{AppendValidation, Clock, Log, LogConfig, ManualClock, Recovery};
 use skiff_records::{records, BatchBuilder, BatchHeader, Batches, Compression};
 
@@ -219,4 +221,31 @@ pub fn marker(t: &TestLog, pid: i64, control: skiff_log::ControlType) {
     t.log()
         .write_txn_marker(pid, 0, 0, control, 0, t.now())
         .unwrap();
+}
+
+/// [`LogArchive`] with a given per-pass bound (the archive tests' small bounds).
+pub struct Bounded(pub LogArchive, pub u64);
+
+impl ArchiveSink for Bounded {
+    fn target(&self) -> (&str, i32) {
+        self.0.target()
+    }
+    fn end_offset(&self) -> i64 {
+        self.0.end_offset()
+    }
+    fn start_offset(&self) -> i64 {
+        self.0.start_offset()
+    }
+    fn append(&self, batch: &[u8], now_ms: i64) -> skiff_cleaner::Result<()> {
+        self.0.append(batch, now_ms)
+    }
+    fn sync(&self) -> skiff_cleaner::Result<()> {
+        self.0.sync()
+    }
+    fn read(&self, offset: i64, max_bytes: usize) -> skiff_cleaner::Result<bytes::Bytes> {
+        self.0.read(offset, max_bytes)
+    }
+    fn max_records_per_pass(&self) -> u64 {
+        self.1
+    }
 }
