@@ -13,6 +13,7 @@ pub mod background;
 pub mod broker;
 pub mod builder;
 pub mod compaction;
+pub mod console;
 pub mod context;
 pub mod coordinator_host;
 pub mod dispatch;

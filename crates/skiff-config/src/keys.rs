@@ -229,6 +229,12 @@ broker_keys! {
         skiff_http_authentication: String = "skiff.http.authentication", String, Some("none"),
             Skiff, live: false,
             doc: "(Skiff-only) How HTTP API callers authenticate: none, or basic and/or bearer (comma-separated): Basic against the PLAIN users and SCRAM credentials, Bearer against the OAUTHBEARER JWT validator.";
+        skiff_console_enable: bool = "skiff.console.enable", Boolean, Some("true"), Skiff,
+            live: false,
+            doc: "(Skiff-only) Serve the web console at /console on the HTTP API listener (docs/console.md), behind the listener's authentication and the broker's ACLs.";
+        skiff_console_read_only: bool = "skiff.console.read.only", Boolean, Some("false"), Skiff,
+            live: false,
+            doc: "(Skiff-only) The console shows everything but changes nothing: no create, alter, delete, produce, offset reset or compact-now (they answer 403 and their forms are not shown).";
         skiff_snapshot_memory_bytes: i64 = "skiff.snapshot.memory.bytes", Long, Some("33554432"),
             Skiff, live: false, valid: V::AtLeast(1024),
             doc: "(Skiff-only) Memory bound of one table snapshot's key map (compacted topics as tables, docs/snapshots.md); a partition with more keys than fit is read in several hash slices, two scans each.";

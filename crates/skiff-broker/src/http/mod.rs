@@ -1,5 +1,6 @@
 //! The HTTP API (`skiff.http.listener`, docs/http-api.md): key lookups and table snapshots of
-//! compacted topics and compaction controls under `/v1`, and `/metrics`, on axum over hyper. The same
+//! compacted topics and compaction controls under `/v1`, `/metrics`, and the web console under
+//! `/console` ([`crate::console`]), on axum over hyper. The same
 //! server serves `metrics.listener` with a router of `/metrics` alone ([`metrics_router`]).
 //!
 //! Modules, one job each: [`server`] accepts (TLS or not) and serves connections with
@@ -40,6 +41,8 @@ pub struct HttpApi {
     pub broker: Arc<Broker>,
     pub snapshots: TableSnapshots,
     pub auth: HttpAuth,
+    /// The web console, when `skiff.console.enable` (its routes are mounted only then).
+    pub console: Option<crate::console::Console>,
 }
 
 impl HttpApi {
@@ -48,6 +51,10 @@ impl HttpApi {
         Ok(HttpApi {
             snapshots: TableSnapshots::new(&broker.config),
             auth: HttpAuth::from_broker(&broker)?,
+            console: broker
+                .config
+                .skiff_console_enable
+                .then(|| crate::console::Console::start(&broker)),
             broker,
         })
     }

@@ -17,7 +17,13 @@ pub const MAX_BODY: usize = 64 * 1024;
 
 /// The router over `api`.
 pub fn router(api: Arc<HttpApi>) -> Router {
+    let console = if api.console.is_some() {
+        crate::console::routes()
+    } else {
+        Router::new()
+    };
     Router::new()
+        .merge(console)
         .route("/metrics", get(routes_metrics::metrics))
         .route("/v1/topics/{topic}/snapshot", get(routes_tables::snapshot))
         .route("/v1/topics/{topic}/keys/{key}", get(routes_lookup::lookup))
