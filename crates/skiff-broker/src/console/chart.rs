@@ -83,12 +83,7 @@ pub fn line_chart(
     svg.push_str("</svg><figcaption>");
     let _ = write!(svg, "<strong>{}</strong>", esc(title));
     for (i, text) in latest.iter().enumerate() {
-        let _ = write!(
-            svg,
-            " <span class=\"key s{}\">{}</span>",
-            i % 4,
-            esc(text)
-        );
+        let _ = write!(svg, " <span class=\"key s{}\">{}</span>", i % 4, esc(text));
     }
     svg.push_str("</figcaption></figure>");
     svg

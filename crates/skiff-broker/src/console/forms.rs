@@ -100,10 +100,22 @@ mod tests {
 
     #[test]
     fn origin_must_match_host() {
-        assert!(same_origin(&headers(&[("origin", "http://127.0.0.1:9"), ("host", "127.0.0.1:9")])));
-        assert!(same_origin(&headers(&[("origin", "https://h:443"), ("host", "h:443")])));
-        assert!(!same_origin(&headers(&[("origin", "http://evil:9"), ("host", "127.0.0.1:9")])));
-        assert!(!same_origin(&headers(&[("origin", "null"), ("host", "127.0.0.1:9")])));
+        assert!(same_origin(&headers(&[
+            ("origin", "http://127.0.0.1:9"),
+            ("host", "127.0.0.1:9")
+        ])));
+        assert!(same_origin(&headers(&[
+            ("origin", "https://h:443"),
+            ("host", "h:443")
+        ])));
+        assert!(!same_origin(&headers(&[
+            ("origin", "http://evil:9"),
+            ("host", "127.0.0.1:9")
+        ])));
+        assert!(!same_origin(&headers(&[
+            ("origin", "null"),
+            ("host", "127.0.0.1:9")
+        ])));
         assert!(!same_origin(&headers(&[("host", "127.0.0.1:9")])));
     }
 }

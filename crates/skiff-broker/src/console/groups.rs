@@ -1,6 +1,10 @@
 //! (being written)
-use std::sync::Arc;
-use axum::Router;
 use crate::http::HttpApi;
-pub fn routes() -> Router<Arc<HttpApi>> { Router::new() }
-pub fn total_lags(_b: &crate::Broker) -> Vec<(String, i64)> { Vec::new() }
+use axum::Router;
+use std::sync::Arc;
+pub fn routes() -> Router<Arc<HttpApi>> {
+    Router::new()
+}
+pub fn total_lags(_b: &crate::Broker) -> Vec<(String, i64)> {
+    Vec::new()
+}

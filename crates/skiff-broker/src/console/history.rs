@@ -230,7 +230,9 @@ mod tests {
         }
         let rates = h.rates();
         assert_eq!(rates.len(), KEEP);
-        assert!(rates.iter().all(|r| (r.produce_bytes - 2000.0).abs() < 1e-9));
+        assert!(rates
+            .iter()
+            .all(|r| (r.produce_bytes - 2000.0).abs() < 1e-9));
         let series = h.series("topic-size/a");
         assert_eq!(series.len(), KEEP);
         assert_eq!(series.last().map(|p| p.1), Some((KEEP as f64) + 49.0));

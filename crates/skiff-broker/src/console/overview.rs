@@ -97,7 +97,9 @@ async fn overview(caller: Caller) -> Result<Response, PageError> {
 /// The charts alone, for the script's periodic reload.
 async fn charts_fragment(caller: Caller) -> Result<Response, PageError> {
     if !caller.may_cluster(AclOperation::Describe) {
-        return Err(PageError::forbidden("not authorized to describe the cluster"));
+        return Err(PageError::forbidden(
+            "not authorized to describe the cluster",
+        ));
     }
     Ok(html_response(axum::http::StatusCode::OK, charts(&caller)).into_response())
 }
@@ -114,7 +116,11 @@ async fn log_dirs(caller: &Caller) -> Result<Vec<LogDirFigures>, PageError> {
     let request = DescribeLogDirsRequest::default().with_topics(None);
     let response = expect_response!(
         caller
-            .kafka(ApiKey::DescribeLogDirs, 4, RequestKind::DescribeLogDirs(request))
+            .kafka(
+                ApiKey::DescribeLogDirs,
+                4,
+                RequestKind::DescribeLogDirs(request)
+            )
             .await?,
         DescribeLogDirs
     )?;

@@ -93,11 +93,7 @@ impl Page {
             };
             let _ = write!(nav, "<li><a href=\"{href}\"{current}>{label}</a></li>");
         }
-        let read_only = caller
-            .api
-            .console
-            .as_ref()
-            .is_some_and(|c| c.read_only);
+        let read_only = caller.api.console.as_ref().is_some_and(|c| c.read_only);
         let badge = if read_only {
             "<span class=\"badge\">read-only</span>"
         } else {

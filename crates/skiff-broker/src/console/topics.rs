@@ -1,5 +1,7 @@
 //! (being written)
-use std::sync::Arc;
-use axum::Router;
 use crate::http::HttpApi;
-pub fn routes() -> Router<Arc<HttpApi>> { Router::new() }
+use axum::Router;
+use std::sync::Arc;
+pub fn routes() -> Router<Arc<HttpApi>> {
+    Router::new()
+}

@@ -102,3 +102,73 @@ pub fn basic(user: &str, password: &str) -> String {
     let creds = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
     format!("Basic {creds}")
 }
+
+/// POSTs an `application/x-www-form-urlencoded` body as a console form would: with an
+/// `Origin` of the same host (`same_origin`) or of another site, and optional credentials.
+pub async fn post_form(
+    api: &Api,
+    path: &str,
+    fields: &[(&str, &str)],
+    same_origin: bool,
+    auth: Option<&str>,
+) -> Reply {
+    let stream = TcpStream::connect(api.addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let body: String = fields
+        .iter()
+        .map(|(k, v)| format!("{}={}", form_encode(k), form_encode(v)))
+        .collect::<Vec<_>>()
+        .join("&");
+    let origin = if same_origin {
+        "http://localhost"
+    } else {
+        "http://evil.example"
+    };
+    let mut request = hyper::Request::builder()
+        .method("POST")
+        .uri(path)
+        .header("host", "localhost")
+        .header("origin", origin)
+        .header("content-type", "application/x-www-form-urlencoded");
+    if let Some(a) = auth {
+        request = request.header(AUTHORIZATION, a);
+    }
+    let response = sender
+        .send_request(
+            request
+                .body(http_body_util::Full::new(Bytes::from(body)))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let (parts, body) = response.into_parts();
+    Reply {
+        status: parts.status.as_u16(),
+        headers: parts.headers,
+        body: body.collect().await.unwrap().to_bytes(),
+    }
+}
+
+fn form_encode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'*') {
+            out.push(char::from(b));
+        } else if b == b' ' {
+            out.push('+');
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+impl Reply {
+    /// The body as text (console pages).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
