@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (README, .ci/run): installs what the suites need on a fresh Debian
 # machine (idempotent, quick when already installed), then runs every check in order:
-#   fmt, docs (tests/docs_links.sh), clippy, build, cargo test --workspace (unit tests + the rdkafka e2e crate),
+#   fmt, docs (tests/docs_links.sh), clippy, build, cargo test --workspace (unit tests + the rdkafka e2e crate,
+#   whose console tests drive a headless Chromium),
 #   pytest tests/python (confluent-kafka, kafka-python), tests/kcat/run.sh, the power-cut
 #   test (tests/powercut, FUSE; skipped without root or /dev/fuse), the benchmark
 #   smoke (`skiff-bench compare --smoke`), tests/docker/run.sh
@@ -34,6 +35,10 @@ command -v python3 >/dev/null || need_apt+=(python3)
 if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then need_apt+=(python3-venv); fi
 # skiff-bench's librdkafka is built with TLS (rdkafka `ssl` feature) against the system OpenSSL.
 if ! pkg-config --exists openssl 2>/dev/null; then need_apt+=(pkg-config libssl-dev); fi
+# The web console's browser tests (tests/rdkafka/tests/console.rs) drive Debian's headless
+# Chromium through its chromedriver.
+command -v chromium >/dev/null || need_apt+=(chromium)
+command -v chromedriver >/dev/null || need_apt+=(chromium-driver)
 if [[ ${#need_apt[@]} -gt 0 ]]; then
     log "installing ${need_apt[*]} (apt)"
     $SUDO apt-get update -qq

@@ -1,4 +1,5 @@
-//! The stylesheet and the script, compiled into the binary (`include_str!`) and served with
+//! The stylesheet, the script and the icon (linked by every page, so browsers do not ask
+//! for `/favicon.ico`), compiled into the binary (`include_str!`) and served with
 //! a long cache lifetime under a name that changes with the crate version.
 
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use crate::http::HttpApi;
 
 const CSS: &str = include_str!("assets/console.css");
 const JS: &str = include_str!("assets/console.js");
+const ICON: &str = include_str!("assets/icon.svg");
 
 /// The path of an asset as pages link it (versioned, so a new binary's assets are fetched).
 pub fn asset_path(name: &str) -> String {
@@ -29,6 +31,7 @@ async fn asset(Path((_version, name)): Path<(String, String)>) -> Response {
     let (body, kind) = match name.as_str() {
         "console.css" => (CSS, "text/css; charset=utf-8"),
         "console.js" => (JS, "text/javascript; charset=utf-8"),
+        "icon.svg" => (ICON, "image/svg+xml"),
         _ => return (StatusCode::NOT_FOUND, "no such asset").into_response(),
     };
     (

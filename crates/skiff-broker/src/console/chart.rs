@@ -79,6 +79,16 @@ pub fn line_chart(
                 points.join(" ")
             );
         }
+        // The latest point as a dot: a line of one sample draws nothing otherwise.
+        if let Some(&(t, v)) = line.points.last().filter(|p| p.0 >= start) {
+            let _ = write!(
+                svg,
+                "<circle class=\"dot s{}\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\"/>",
+                i % 4,
+                x(t),
+                y(v)
+            );
+        }
     }
     svg.push_str("</svg><figcaption>");
     let _ = write!(svg, "<strong>{}</strong>", esc(title));

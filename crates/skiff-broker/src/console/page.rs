@@ -104,6 +104,7 @@ impl Page {
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
              <title>{title} · Skiff</title>\
              <link rel=\"stylesheet\" href=\"{css}\">\
+             <link rel=\"icon\" href=\"{icon}\" type=\"image/svg+xml\">\
              <script src=\"{js}\" defer></script></head><body>\
              <a class=\"skip\" href=\"#main\">Skip to content</a>\
              <header><a class=\"brand\" href=\"/console\">Skiff</a>\
@@ -113,6 +114,7 @@ impl Page {
             title = esc(&self.title),
             css = asset_path("console.css"),
             js = asset_path("console.js"),
+            icon = asset_path("icon.svg"),
             who = esc(&caller.principal.to_string()),
             body = self.body,
         );
@@ -194,13 +196,15 @@ impl IntoResponse for PageError {
                     "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
                      <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
                      <title>{code} {reason} · Skiff</title>\
-                     <link rel=\"stylesheet\" href=\"{css}\"></head><body>\
+                     <link rel=\"stylesheet\" href=\"{css}\">\
+                     <link rel=\"icon\" href=\"{icon}\" type=\"image/svg+xml\"></head><body>\
                      <header><a class=\"brand\" href=\"/console\">Skiff</a></header>\
                      <main id=\"main\"><h1>{code} {reason}</h1>\
                      <p class=\"error\" role=\"alert\">{message}</p>\
                      <p><a href=\"/console\">Back to the overview</a></p></main></body></html>",
                     code = status.as_u16(),
                     css = asset_path("console.css"),
+                    icon = asset_path("icon.svg"),
                     message = esc(&message),
                 );
                 html_response(status, html)

@@ -1,0 +1,3 @@
+//! The console's browser cases, one file per page group.
+
+mod overview;
