@@ -1,7 +1,7 @@
 //! The figures of the last minutes that the console's charts draw, sampled every
 //! [`INTERVAL`] by one task and kept for [`KEEP`] samples (15 minutes): the broker's traffic
-//! counters, open connections and mean request time, and per-name series (a topic's size, a
-//! group's lag). Memory is bounded: [`KEEP`] points per series and at most [`MAX_SERIES`]
+//! counters, open connections and mean request time, and per-name series (a topic's size and
+//! produced-records counter, a group's lag). Memory is bounded: [`KEEP`] points per series and at most [`MAX_SERIES`]
 //! named series; a series whose topic or group is gone is dropped at the next sample.
 //!
 //! Thread safety: one mutex, held to push a sample or copy a series out.
@@ -166,17 +166,35 @@ pub fn totals(broker: &Broker) -> Totals {
     t
 }
 
-/// Every topic's size in bytes now.
-fn topic_sizes(broker: &Broker) -> Vec<(String, f64)> {
-    broker
-        .topics
-        .list()
-        .into_iter()
-        .map(|topic| {
-            let size: u64 = topic.partitions().iter().map(|p| p.log.size_bytes()).sum();
-            (topic_size_series(&topic.name), size as f64)
-        })
-        .collect()
+/// The name of a topic's produced-records counter series (a rate between two points).
+pub fn topic_records_series(topic: &str) -> String {
+    format!("topic-records/{topic}")
+}
+
+/// Records per second produced to `topic` over the last sample interval, once two samples
+/// exist.
+pub fn topic_record_rate(history: &History, topic: &str) -> Option<f64> {
+    let points = history.series(&topic_records_series(topic));
+    let [.., (t0, a), (t1, b)] = points.as_slice() else {
+        return None;
+    };
+    let seconds = (t1 - t0) as f64 / 1000.0;
+    (seconds > 0.0).then(|| (b - a).max(0.0) / seconds)
+}
+
+/// Every topic's size in bytes and produced-records counter now.
+fn topic_figures(broker: &Broker) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    for topic in broker.topics.list() {
+        let (mut size, mut records) = (0u64, 0u64);
+        for p in topic.partitions() {
+            size += p.log.size_bytes();
+            records += p.counters.snapshot().records_in;
+        }
+        out.push((topic_size_series(&topic.name), size as f64));
+        out.push((topic_records_series(&topic.name), records as f64));
+    }
+    out
 }
 
 /// Samples every [`INTERVAL`] until the broker is dropped.
@@ -191,7 +209,7 @@ pub fn spawn_sampler(broker: Weak<Broker>, history: Arc<History>) {
             // Walks every partition (and the groups' offsets): off the runtime's workers.
             let sampled = tokio::task::spawn_blocking(move || {
                 let totals = totals(&b);
-                let mut named = topic_sizes(&b);
+                let mut named = topic_figures(&b);
                 named.extend(
                     super::groups::total_lags(&b)
                         .into_iter()
@@ -236,6 +254,16 @@ mod tests {
         let series = h.series("topic-size/a");
         assert_eq!(series.len(), KEEP);
         assert_eq!(series.last().map(|p| p.1), Some((KEEP as f64) + 49.0));
+    }
+
+    #[test]
+    fn a_topic_rate_comes_from_its_last_two_counter_points() {
+        let h = History::default();
+        assert_eq!(topic_record_rate(&h, "t"), None);
+        h.push(totals_at(0, 0), vec![(topic_records_series("t"), 100.0)]);
+        assert_eq!(topic_record_rate(&h, "t"), None);
+        h.push(totals_at(5000, 0), vec![(topic_records_series("t"), 600.0)]);
+        assert_eq!(topic_record_rate(&h, "t"), Some(100.0));
     }
 
     #[test]
