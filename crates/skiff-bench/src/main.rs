@@ -17,6 +17,7 @@ mod canvas;
 mod cleanlog;
 mod compaction;
 mod compare;
+mod console;
 mod consume;
 mod http;
 mod kafkaclean;
@@ -66,6 +67,9 @@ enum Mode {
     /// groups (see `sharerows`), compacted topics as tables (see `tablerows`); writes
     /// compare.md and compare.png. With --smoke: seconds, Skiff only (for CI).
     Compare,
+    /// The web console's cost (issue 17): RSS with the console on and off, and the time to
+    /// serve each page (see `console`).
+    Console,
 }
 
 /// Throughput benchmark for the skiff broker (release binary; the bench never builds it).
@@ -155,6 +159,9 @@ fn real_main(cli: Cli) -> Result<()> {
 
     if plan.mode == Mode::Compaction {
         return compaction_main(&cli, &kind, &bin, clk_tck);
+    }
+    if plan.mode == Mode::Console {
+        return console::run(&bin, plan.runs, clk_tck);
     }
     let mut table = Table::default();
     for run in 1..=plan.runs {
