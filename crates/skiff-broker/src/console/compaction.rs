@@ -17,10 +17,12 @@
 //! snapshot. A topic the caller may not DESCRIBE gets the same 403 whether or not it exists.
 //!
 //! Modules: this one holds the routes and what the pages share (access checks, the figure
-//! cells); [`overview`], [`topic`] and [`actions`] are the pages.
+//! cells); [`overview`], [`topic`] (with its key lookup, [`lookup`]) and [`actions`] are the pages.
 
 #[path = "compaction_actions.rs"]
 mod actions;
+#[path = "compaction_lookup.rs"]
+mod lookup;
 #[path = "compaction_overview.rs"]
 mod overview;
 #[path = "compaction_topic.rs"]
@@ -243,7 +245,10 @@ fn state(s: Option<&CompactionStatus>, now_ms: i64) -> (&'static str, String) {
             "dirty enough to clean: waiting for a cleaner thread".into(),
         );
     }
-    ("idle", "below its min.cleanable.dirty.ratio".into())
+    if s.cleanable_bytes == 0 {
+        return ("idle", "nothing cleanable now".into());
+    }
+    ("idle", "not above its min.cleanable.dirty.ratio".into())
 }
 
 /// The state as a cell: a tag and the detail.

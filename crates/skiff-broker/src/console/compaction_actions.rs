@@ -94,9 +94,13 @@ fn dry_run_row(d: &DryRun) -> Vec<String> {
     let i = d.partition;
     let f = &d.figures;
     let partial = if f.partial {
-        " <span class=\"muted\">(partial: the offset map filled; the pass would end there)</span>"
+        format!(
+            " <span class=\"muted\">(partial: the offset map fills at offset {}; the pass \
+             would end there)</span>",
+            f.end_offset
+        )
     } else {
-        ""
+        String::new()
     };
     let groups: Vec<String> = f
         .holding_groups
@@ -112,7 +116,7 @@ fn dry_run_row(d: &DryRun) -> Vec<String> {
         i.to_string(),
         format!(
             "<span id=\"d{i}-range\">{} → {}</span>{partial}",
-            f.first_dirty_offset, f.end_offset
+            f.first_dirty_offset, f.first_uncleanable_offset
         ),
         esc(&d.limited_by.replace('_', " ")),
         ratio_cell(

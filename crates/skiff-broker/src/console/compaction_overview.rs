@@ -23,16 +23,22 @@ pub(super) async fn page(caller: Caller) -> Result<Response, PageError> {
     let broker = caller.broker().clone();
     let names = describable_topics(&caller).await?;
     let statuses = broker.compaction_statuses();
-    let mut rows: Vec<PartitionState> = Vec::new();
+    let (mut rows, mut internal): (Vec<PartitionState>, Vec<PartitionState>) = (vec![], vec![]);
     for name in &names {
         if let Some(topic) = broker.topics.get(name).filter(|t| is_compacted(t)) {
-            rows.extend(partition_states(&topic, &statuses));
+            let states = partition_states(&topic, &statuses);
+            if topic.is_internal() {
+                internal.extend(states);
+            } else {
+                rows.extend(states);
+            }
         }
     }
     let now = broker.clock.now_ms();
     let mut page = Page::new(Section::Compaction, "Compaction");
-    page.push(&cleaner_cards(&caller, &rows));
-    page.push(&uncleanable_list(&rows));
+    let all: Vec<&PartitionState> = rows.iter().chain(&internal).collect();
+    page.push(&cleaner_cards(&caller, &all));
+    page.push(&uncleanable_list(&all));
     page.push("<h2>Compacted partitions</h2>");
     if rows.is_empty() {
         page.push(
@@ -40,6 +46,38 @@ pub(super) async fn page(caller: Caller) -> Result<Response, PageError> {
              its cleanup.policy contains compact.</p>",
         );
     }
+    page.push(&partitions_table(
+        "compaction",
+        "Every compacted partition of the topics you may describe",
+        &rows,
+        now,
+    ));
+    if !internal.is_empty() {
+        // The broker's own compacted topics (__consumer_offsets has 50 partitions by
+        // default): folded away so they do not bury the user's topics.
+        let busy = internal
+            .iter()
+            .filter(|p| p.status.as_ref().is_some_and(|s| s.cleanable_bytes > 0))
+            .count();
+        let _ = write!(
+            page.body,
+            "<details id=\"internal\"><summary>Internal topics: {} partitions, {} with \
+             something to clean</summary>{}</details>",
+            internal.len(),
+            busy,
+            partitions_table(
+                "compaction-internal",
+                "Compacted partitions of the broker's internal topics",
+                &internal,
+                now
+            )
+        );
+    }
+    Ok(page.render(&caller))
+}
+
+/// One row per partition, in a table with `id`.
+fn partitions_table(id: &str, caption: &str, rows: &[PartitionState], now: i64) -> String {
     let table_rows: Vec<Vec<String>> = rows
         .iter()
         .map(|p| {
@@ -63,7 +101,7 @@ pub(super) async fn page(caller: Caller) -> Result<Response, PageError> {
         })
         .collect();
     let html = table(
-        "Every compacted partition of the topics you may describe",
+        caption,
         &[
             "Topic",
             "Partition",
@@ -77,8 +115,7 @@ pub(super) async fn page(caller: Caller) -> Result<Response, PageError> {
         &[false, true, false, false, true, false, false, false],
         &table_rows,
     );
-    page.push(&html.replacen("<table>", "<table id=\"compaction\">", 1));
-    Ok(page.render(&caller))
+    html.replacen("<table>", &format!("<table id=\"{id}\">"), 1)
 }
 
 /// The topics the caller may DESCRIBE, by a Metadata request run as the caller.
@@ -104,7 +141,7 @@ async fn describable_topics(caller: &Caller) -> Result<Vec<String>, PageError> {
 
 /// The cleaner's figures: its threads, and over the listed partitions the backlog, what is
 /// in progress, uncleanable, overdue, and the tombstones held for consumer groups.
-fn cleaner_cards(caller: &Caller, rows: &[PartitionState]) -> String {
+fn cleaner_cards(caller: &Caller, rows: &[&PartitionState]) -> String {
     let broker = caller.broker();
     let live = broker.live_config();
     let statuses: Vec<_> = rows.iter().filter_map(|p| p.status.as_ref()).collect();
@@ -178,7 +215,7 @@ fn cleaner_cards(caller: &Caller, rows: &[PartitionState]) -> String {
 
 /// The partitions that cannot be cleaned now, each with its reason (a panicked pass, a
 /// failing one, a blocked archive, too little disk space).
-fn uncleanable_list(rows: &[PartitionState]) -> String {
+fn uncleanable_list(rows: &[&PartitionState]) -> String {
     let mut items = String::new();
     for p in rows {
         let Some(s) = &p.status else { continue };
