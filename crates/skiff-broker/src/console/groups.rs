@@ -1,10 +1,482 @@
-//! (being written)
-use crate::http::HttpApi;
-use axum::Router;
+//! The consumer groups pages: the list of every group the caller may see (ListGroups v5,
+//! filtered by GROUP DESCRIBE as a Kafka client sees it) with state, members and total lag;
+//! one group's page ([`group_page`]); and resetting an empty group's offsets
+//! ([`group_reset`]), as `kafka-consumer-groups --reset-offsets --execute` does.
+//!
+//! Every figure comes from Kafka requests run as the caller: committed offsets from
+//! OffsetFetch, log end offsets from ListOffsets (latest, read_uncommitted: the high
+//! watermark, as `kafka-consumer-groups --describe` shows), lag = log end − committed. The
+//! one exception is [`total_lags`], which the history sampler calls every 5 s for the lag
+//! charts: it reads the coordinator and the logs directly (no caller, no ACLs), and what it
+//! samples is only shown on a group's page, behind DESCRIBE on the group.
+//!
+//! Costs are bounded: at most [`MAX_GROUPS`] groups are listed (with a note past it), and
+//! the list page sends one batched request of each kind for all of them.
+
+// Children of this module kept beside it, in console/ (the module tree is console/mod.rs's).
+#[path = "group_page.rs"]
+mod group_page;
+#[path = "group_reset.rs"]
+mod group_reset;
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
 use std::sync::Arc;
+
+use axum::extract::Query;
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
+use kafka_protocol::messages::{
+    ApiKey, ConsumerGroupDescribeRequest, DescribeGroupsRequest, GroupId, ListGroupsRequest,
+    ListOffsetsRequest, OffsetFetchRequest, RequestKind, ShareGroupDescribeRequest, TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::ResponseError;
+use serde::Deserialize;
+
+use super::call::{expect_response, Caller};
+use super::format;
+use super::page::{esc, notice, table, url, Page, PageError, Section};
+use crate::http::HttpApi;
+use crate::Broker;
+
+/// Groups shown (and sampled for the lag charts) at most.
+pub const MAX_GROUPS: usize = 1000;
+/// ListOffsets' special timestamps.
+const LATEST: i64 = -1;
+const EARLIEST: i64 = -2;
+/// Kafka's GROUP_AUTHORIZATION_FAILED.
+const GROUP_DENIED: i16 = 30;
+
 pub fn routes() -> Router<Arc<HttpApi>> {
     Router::new()
+        .route("/console/groups", get(list_page))
+        .route("/console/groups/{group}", get(group_page::page))
+        .route("/console/groups/{group}/reset", post(group_reset::reset))
+        .route(
+            "/console/groups/{group}/lag-chart",
+            get(group_page::lag_fragment),
+        )
 }
-pub fn total_lags(_b: &crate::Broker) -> Vec<(String, i64)> {
-    Vec::new()
+
+/// Each group's total lag now, for the lag charts: over its committed partitions,
+/// sum(max(0, high watermark − committed offset)). Read directly from the coordinator and the
+/// logs (the sampler has no caller), for at most [`MAX_GROUPS`] classic and consumer groups;
+/// share groups commit no offsets and are left out. Runs on a blocking thread.
+pub fn total_lags(broker: &Broker) -> Vec<(String, i64)> {
+    let Ok(groups) = broker.coordinator.list() else {
+        return Vec::new();
+    };
+    let mut watermarks: HashMap<(String, i32), Option<i64>> = HashMap::new();
+    let mut out = Vec::new();
+    for g in groups
+        .into_iter()
+        .filter(|g| g.group_type != "share")
+        .take(MAX_GROUPS)
+    {
+        let Ok(rows) = broker.coordinator.fetch_offsets(&g.id, None) else {
+            continue;
+        };
+        let mut total = 0i64;
+        for (topic, partition, committed) in rows {
+            let Some(c) = committed.filter(|c| c.offset >= 0) else {
+                continue;
+            };
+            let hw = *watermarks
+                .entry((topic, partition))
+                .or_insert_with_key(|(t, p)| {
+                    let p = broker.topics.get(t)?.partition(*p)?;
+                    Some(p.log.high_watermark())
+                });
+            if let Some(hw) = hw {
+                total = total.saturating_add((hw - c.offset).max(0));
+            }
+        }
+        out.push((g.id, total));
+    }
+    out
+}
+
+#[derive(Deserialize)]
+struct DoneQuery {
+    done: Option<String>,
+}
+
+/// One group as ListGroups reports it.
+struct Listed {
+    id: String,
+    protocol_type: String,
+    state: String,
+    group_type: String,
+}
+
+/// Every group the caller may describe, sorted by id (ListGroups v5).
+async fn list_groups(caller: &Caller) -> Result<Vec<Listed>, PageError> {
+    let response = expect_response!(
+        caller
+            .kafka(
+                ApiKey::ListGroups,
+                5,
+                RequestKind::ListGroups(ListGroupsRequest::default())
+            )
+            .await?,
+        ListGroups
+    )?;
+    if response.error_code != 0 {
+        return Err(PageError::new(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "listing the groups failed: {}",
+                error_text(response.error_code, None)
+            ),
+        ));
+    }
+    let mut groups: Vec<Listed> = response
+        .groups
+        .into_iter()
+        .map(|g| Listed {
+            id: g.group_id.0.to_string(),
+            protocol_type: g.protocol_type.to_string(),
+            state: g.group_state.to_string(),
+            group_type: g.group_type.to_string(),
+        })
+        .collect();
+    groups.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(groups)
+}
+
+/// One committed partition as OffsetFetch answers it.
+struct CommittedRow {
+    topic: String,
+    partition: i32,
+    offset: i64,
+    metadata: String,
+    error: i16,
+}
+
+/// The committed offsets of `groups` (OffsetFetch v9, all topics, one request): per group,
+/// its error code and its partitions sorted by topic and partition.
+async fn committed(
+    caller: &Caller,
+    groups: &[String],
+) -> Result<HashMap<String, (i16, Vec<CommittedRow>)>, PageError> {
+    if groups.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let request = OffsetFetchRequest::default().with_groups(
+        groups
+            .iter()
+            .map(|g| {
+                OffsetFetchRequestGroup::default()
+                    .with_group_id(GroupId(sb(g)))
+                    .with_topics(None)
+            })
+            .collect(),
+    );
+    let response = expect_response!(
+        caller
+            .kafka(ApiKey::OffsetFetch, 9, RequestKind::OffsetFetch(request))
+            .await?,
+        OffsetFetch
+    )?;
+    Ok(response
+        .groups
+        .into_iter()
+        .map(|g| {
+            let mut rows: Vec<CommittedRow> = g
+                .topics
+                .into_iter()
+                .flat_map(|t| {
+                    let topic = t.name.0.to_string();
+                    t.partitions.into_iter().map(move |p| CommittedRow {
+                        topic: topic.clone(),
+                        partition: p.partition_index,
+                        offset: p.committed_offset,
+                        metadata: p.metadata.as_deref().unwrap_or("").to_string(),
+                        error: p.error_code,
+                    })
+                })
+                .collect();
+            rows.sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+            (g.group_id.0.to_string(), (g.error_code, rows))
+        })
+        .collect())
+}
+
+/// The offset ListOffsets v8 (read_uncommitted) answers for `timestamp` on each partition:
+/// `Ok(offset)` (−1 when no record is that recent) or `Err(error code)`. One request.
+async fn list_offsets(
+    caller: &Caller,
+    partitions: &BTreeSet<(String, i32)>,
+    timestamp: i64,
+) -> Result<HashMap<(String, i32), Result<i64, i16>>, PageError> {
+    if partitions.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let mut topics: Vec<ListOffsetsTopic> = Vec::new();
+    for (topic, partition) in partitions {
+        if topics.last().is_none_or(|t| t.name.0.as_str() != topic) {
+            topics.push(ListOffsetsTopic::default().with_name(TopicName(sb(topic))));
+        }
+        if let Some(t) = topics.last_mut() {
+            t.partitions.push(
+                ListOffsetsPartition::default()
+                    .with_partition_index(*partition)
+                    .with_current_leader_epoch(-1)
+                    .with_timestamp(timestamp),
+            );
+        }
+    }
+    let request = ListOffsetsRequest::default()
+        .with_replica_id((-1).into())
+        .with_isolation_level(0)
+        .with_topics(topics);
+    let response = expect_response!(
+        caller
+            .kafka(ApiKey::ListOffsets, 8, RequestKind::ListOffsets(request))
+            .await?,
+        ListOffsets
+    )?;
+    let mut out = HashMap::new();
+    for t in response.topics {
+        for p in t.partitions {
+            let answer = if p.error_code == 0 {
+                Ok(p.offset)
+            } else {
+                Err(p.error_code)
+            };
+            out.insert((t.name.0.to_string(), p.partition_index), answer);
+        }
+    }
+    Ok(out)
+}
+
+/// `log end − committed`, never negative; `None` without a committed offset or a log end.
+fn lag(committed: i64, log_end: Option<&Result<i64, i16>>) -> Option<i64> {
+    match log_end {
+        Some(Ok(end)) if committed >= 0 && *end >= 0 => Some((end - committed).max(0)),
+        _ => None,
+    }
+}
+
+/// Members per group: DescribeGroups v5 for classic groups, ConsumerGroupDescribe for
+/// consumer groups, ShareGroupDescribe for share groups (one request each).
+async fn member_counts(
+    caller: &Caller,
+    groups: &[&Listed],
+) -> Result<HashMap<String, usize>, PageError> {
+    let ids = |kind: &str| -> Vec<GroupId> {
+        groups
+            .iter()
+            .filter(|g| g.group_type == kind)
+            .map(|g| GroupId(sb(&g.id)))
+            .collect()
+    };
+    let mut out = HashMap::new();
+    let classic = ids("classic");
+    if !classic.is_empty() {
+        let r = expect_response!(
+            caller
+                .kafka(
+                    ApiKey::DescribeGroups,
+                    5,
+                    RequestKind::DescribeGroups(
+                        DescribeGroupsRequest::default().with_groups(classic)
+                    )
+                )
+                .await?,
+            DescribeGroups
+        )?;
+        for g in r.groups.into_iter().filter(|g| g.error_code == 0) {
+            out.insert(g.group_id.0.to_string(), g.members.len());
+        }
+    }
+    let consumer = ids("consumer");
+    if !consumer.is_empty() {
+        let request = ConsumerGroupDescribeRequest::default().with_group_ids(consumer);
+        let r = expect_response!(
+            caller
+                .kafka(
+                    ApiKey::ConsumerGroupDescribe,
+                    1,
+                    RequestKind::ConsumerGroupDescribe(request)
+                )
+                .await?,
+            ConsumerGroupDescribe
+        )?;
+        for g in r.groups.into_iter().filter(|g| g.error_code == 0) {
+            out.insert(g.group_id.0.to_string(), g.members.len());
+        }
+    }
+    let share = ids("share");
+    if !share.is_empty() {
+        let request = ShareGroupDescribeRequest::default().with_group_ids(share);
+        let r = expect_response!(
+            caller
+                .kafka(
+                    ApiKey::ShareGroupDescribe,
+                    1,
+                    RequestKind::ShareGroupDescribe(request)
+                )
+                .await?,
+            ShareGroupDescribe
+        )?;
+        for g in r.groups.into_iter().filter(|g| g.error_code == 0) {
+            out.insert(g.group_id.0.to_string(), g.members.len());
+        }
+    }
+    Ok(out)
+}
+
+/// GET /console/groups: every group the caller may describe, with its total lag.
+async fn list_page(caller: Caller, Query(q): Query<DoneQuery>) -> Result<Response, PageError> {
+    let mut page = Page::new(Section::Groups, "Consumer groups");
+    let mut html = notice(q.done.as_deref());
+    let all = list_groups(&caller).await?;
+    let total = all.len();
+    let shown: Vec<&Listed> = all.iter().take(MAX_GROUPS).collect();
+    let members = member_counts(&caller, &shown).await?;
+    let with_offsets: Vec<String> = shown
+        .iter()
+        .filter(|g| g.group_type != "share")
+        .map(|g| g.id.clone())
+        .collect();
+    let committed = committed(&caller, &with_offsets).await?;
+    let partitions: BTreeSet<(String, i32)> = committed
+        .values()
+        .flat_map(|(_, rows)| rows.iter())
+        .filter(|r| r.error == 0 && r.offset >= 0)
+        .map(|r| (r.topic.clone(), r.partition))
+        .collect();
+    let ends = list_offsets(&caller, &partitions, LATEST).await?;
+    let rows: Vec<Vec<String>> = shown
+        .iter()
+        .map(|g| {
+            let lag_cell = match committed.get(&g.id) {
+                Some((0, rows)) => {
+                    let lags: Vec<i64> = rows
+                        .iter()
+                        .filter(|r| r.error == 0)
+                        .filter_map(|r| lag(r.offset, ends.get(&(r.topic.clone(), r.partition))))
+                        .collect();
+                    if lags.is_empty() {
+                        "-".to_string()
+                    } else {
+                        format::count(lags.iter().sum())
+                    }
+                }
+                Some((code, _)) => esc(&error_name(*code)),
+                None => "-".to_string(),
+            };
+            vec![
+                format!(
+                    "<a href=\"/console/groups/{}\">{}</a>",
+                    url(&g.id),
+                    esc(&g.id)
+                ),
+                esc(&g.group_type),
+                esc(&g.protocol_type),
+                esc(&g.state),
+                members
+                    .get(&g.id)
+                    .map_or("-".to_string(), |n| format::count(*n as i64)),
+                lag_cell,
+            ]
+        })
+        .collect();
+    let _ = write!(
+        html,
+        "<p class=\"muted\">Groups you may describe. Lag is the log end offset (high \
+         watermark) minus the committed offset, summed over the group's committed \
+         partitions.</p>"
+    );
+    html.push_str(
+        &table(
+            "Consumer groups",
+            &[
+                "Group",
+                "Type",
+                "Protocol type",
+                "State",
+                "Members",
+                "Total lag",
+            ],
+            &[false, false, false, false, true, true],
+            &rows,
+        )
+        .replacen("<table>", "<table id=\"groups\">", 1),
+    );
+    if total > MAX_GROUPS {
+        let _ = write!(
+            html,
+            "<p class=\"muted\">Showing the first {} of {} groups (by id).</p>",
+            format::count(MAX_GROUPS as i64),
+            format::count(total as i64)
+        );
+    }
+    page.push(&html);
+    Ok(page.render(&caller))
+}
+
+fn sb(s: &str) -> StrBytes {
+    StrBytes::from_string(s.to_string())
+}
+
+/// Kafka's name of an error code (`GROUP_AUTHORIZATION_FAILED`).
+fn error_name(code: i16) -> String {
+    match ResponseError::try_from_code(code) {
+        None => "NONE".to_string(),
+        Some(ResponseError::Unknown(c)) => format!("UNKNOWN_ERROR_CODE_{c}"),
+        Some(e) => {
+            let camel = e.to_string();
+            let mut out = String::with_capacity(camel.len() + 8);
+            for (i, c) in camel.chars().enumerate() {
+                if c.is_ascii_uppercase() && i > 0 {
+                    out.push('_');
+                }
+                out.push(c.to_ascii_uppercase());
+            }
+            out
+        }
+    }
+}
+
+/// An error as people read it: Kafka's name, and the message the response carried.
+fn error_text(code: i16, message: Option<&str>) -> String {
+    match message.filter(|m| !m.is_empty()) {
+        Some(m) => format!("{}: {m}", error_name(code)),
+        None => error_name(code),
+    }
+}
+
+/// The refusal for a group the caller may not describe: the same words whether it exists.
+fn denied(group: &str) -> PageError {
+    PageError::forbidden(format!(
+        "{}: you are not authorized to describe the consumer group \"{group}\"",
+        error_name(GROUP_DENIED)
+    ))
+}
+
+/// Is `state` one a group's offsets may be reset in (no active member)?
+fn resettable(state: &str) -> bool {
+    state.eq_ignore_ascii_case("empty") || state.eq_ignore_ascii_case("dead")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_names_are_kafkas() {
+        assert_eq!(error_name(30), "GROUP_AUTHORIZATION_FAILED");
+        assert_eq!(error_name(29), "TOPIC_AUTHORIZATION_FAILED");
+        assert_eq!(error_text(68, Some("busy")), "NON_EMPTY_GROUP: busy");
+        assert_eq!(lag(3, Some(&Ok(10))), Some(7));
+        assert_eq!(lag(12, Some(&Ok(10))), Some(0));
+        assert_eq!(lag(-1, Some(&Ok(10))), None);
+        assert!(resettable("Empty") && resettable("Dead") && !resettable("Stable"));
+    }
 }
