@@ -494,3 +494,137 @@ async fn acls_decide_what_each_user_sees_and_does() {
     assert!(!r.text().contains("/console/topics/table/compaction"));
     broker.shutdown().unwrap();
 }
+
+/// Appends `(key, value)` records to `name`-0 stamped with the clock, then rolls the segment.
+fn append_and_roll(
+    broker: &Broker,
+    clock: &ManualClock,
+    name: &str,
+    recs: &[(&str, Option<&str>)],
+) {
+    let log = broker
+        .topics
+        .get(name)
+        .unwrap()
+        .partition(0)
+        .unwrap()
+        .log
+        .clone();
+    let now = clock.now_ms();
+    for (k, v) in recs {
+        let mut b = BatchBuilder::new(0, Compression::None);
+        b.push(now, Some(k.as_bytes()), v.map(str::as_bytes), &[]);
+        log.append(&b.build().unwrap(), 0, &AppendValidation { now_ms: now })
+            .unwrap();
+    }
+    clock.advance(101);
+    assert!(log.roll_if_due().unwrap(), "segment.ms roll not due");
+}
+
+/// Asks for a pass on `name`-0 and waits until its ticket has ended.
+async fn compact(broker: &Arc<Broker>, name: &str) {
+    let id = broker.compact_now(name, Some(0)).unwrap()[0].id;
+    let b = broker.clone();
+    common::wait_until("the compact-now ticket to end", move || {
+        !matches!(b.compaction_ticket(id).unwrap().state, "queued" | "running")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tombstones_held_for_a_consumer_group_name_the_group() {
+    use kafka_protocol::messages::{
+        offset_commit_request, ApiKey, GroupId, OffsetCommitRequest, RequestKind, ResponseKind,
+        TopicName,
+    };
+    use kafka_protocol::protocol::StrBytes;
+
+    let dir = tempfile::tempdir().unwrap();
+    let clock = common::manual_clock();
+    let broker = common::broker(dir.path())
+        .sets(&[
+            "log.cleaner.threads=1",
+            "log.cleaner.backoff.ms=50",
+            "offsets.topic.num.partitions=1",
+        ])
+        .clock(clock.clone())
+        .wait_groups()
+        .start()
+        .await;
+    topic_with(
+        &broker,
+        "held",
+        1,
+        &[
+            ("cleanup.policy", "compact"),
+            ("segment.ms", "100"),
+            ("min.cleanable.dirty.ratio", "1.0"),
+            ("delete.retention.ms", "0"),
+            ("skiff.tombstone.wait.for.consumers", "true"),
+        ],
+    )
+    .await;
+    // k1 is deleted at offset 1; group "slow" has committed offset 0: it has not read the
+    // tombstone yet.
+    let (b, c) = (broker.clone(), clock.clone());
+    tokio::task::spawn_blocking(move || {
+        append_and_roll(
+            &b,
+            &c,
+            "held",
+            &[("k1", Some("v")), ("k1", None), ("k2", Some("v"))],
+        )
+    })
+    .await
+    .unwrap();
+    let commit = OffsetCommitRequest::default()
+        .with_group_id(GroupId(StrBytes::from_static_str("slow")))
+        .with_generation_id_or_member_epoch(-1)
+        .with_topics(vec![
+            offset_commit_request::OffsetCommitRequestTopic::default()
+                .with_name(TopicName(StrBytes::from_static_str("held")))
+                .with_partitions(vec![
+                    offset_commit_request::OffsetCommitRequestPartition::default()
+                        .with_partition_index(0)
+                        .with_committed_offset(0),
+                ]),
+        ]);
+    match common::call(
+        &broker,
+        ApiKey::OffsetCommit,
+        8,
+        RequestKind::OffsetCommit(commit),
+    )
+    .await
+    {
+        ResponseKind::OffsetCommit(r) => assert_eq!(r.topics[0].partitions[0].error_code, 0),
+        other => panic!("{other:?}"),
+    }
+    // The first pass stamps the tombstone's delete horizon; a pass after it would drop the
+    // tombstone, but the group holds it.
+    compact(&broker, "held").await;
+    let (b, c) = (broker.clone(), clock.clone());
+    tokio::task::spawn_blocking(move || append_and_roll(&b, &c, "held", &[("k3", Some("v"))]))
+        .await
+        .unwrap();
+    compact(&broker, "held").await;
+    let b = broker.clone();
+    common::wait_until("a pass held the tombstone for the group", move || {
+        b.compaction_status("held", 0)
+            .is_some_and(|s| s.tombstones_held_for_consumers == 1)
+    })
+    .await;
+    let s = broker.compaction_status("held", 0).unwrap();
+    assert_eq!(s.holding_groups, vec![("slow".to_string(), 1)]);
+
+    let api = serve_api(broker.clone()).await;
+    let html = get(&api, "/console/topics/held/compaction").await.text();
+    assert_eq!(text_of(&html, "p0-held"), "1 (by slow: 1)");
+    let html = get(&api, "/console/compaction").await.text();
+    assert!(html.contains("1 (by slow: 1)"), "{html}");
+    assert!(
+        html.contains("<dt>Tombstones held for groups</dt><dd>1</dd>"),
+        "{html}"
+    );
+    broker.shutdown().unwrap();
+}
