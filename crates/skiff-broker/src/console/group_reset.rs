@@ -7,9 +7,11 @@
 //! consumer would overwrite the reset with its next commit. The targets come from
 //! ListOffsets and are committed with OffsetCommit v9 (generation −1, no member id: the
 //! standalone commit the coordinator accepts for an empty group), both as the caller, so
-//! TOPIC DESCRIBE, GROUP READ and TOPIC READ apply as they do to the Kafka tool.
+//! TOPIC DESCRIBE, GROUP READ and TOPIC READ apply as they do to the Kafka tool. The form
+//! (on the group's page) is left out in read-only mode and without READ on the group.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
 
 use axum::extract::Path;
 use axum::http::StatusCode;
@@ -23,9 +25,10 @@ use serde::Deserialize;
 
 use super::super::call::{expect_response, Caller};
 use super::super::forms::{self, Action};
-use super::super::page::PageError;
+use super::super::page::{esc, url, PageError};
 use super::group_page::{describe_classic, find_group};
 use super::{committed, error_name, list_offsets, resettable, sb, EARLIEST, LATEST};
+use crate::authz::{AclOperation, ResourceType};
 
 /// The reset form's fields.
 #[derive(Deserialize)]
@@ -157,7 +160,7 @@ pub(super) async fn reset(
         if targets.len() == 1 { "" } else { "s" },
         target.describe()
     );
-    Ok(forms::done(&format!("/console/groups/{}", super::url(&group)), &message).into_response())
+    Ok(forms::done(&format!("/console/groups/{}", url(&group)), &message).into_response())
 }
 
 /// The new offset of every partition, from ListOffsets as the caller; any partition's error
@@ -278,4 +281,69 @@ async fn commit(
             failed.join(", ")
         ),
     ))
+}
+
+/// The reset offsets form, unless the console is read-only or the caller may not READ the
+/// group (OffsetCommit needs it).
+pub(super) fn reset_form(
+    caller: &Caller,
+    group: &str,
+    state: &str,
+    topics: &BTreeSet<String>,
+) -> Result<String, PageError> {
+    if caller.console()?.read_only {
+        return Ok(String::new());
+    }
+    let mut out = String::from("<h2>Reset offsets</h2>");
+    if !caller.may(AclOperation::Read, ResourceType::Group, group) {
+        out.push_str("<p class=\"muted\">Resetting offsets needs READ on the group.</p>");
+        return Ok(out);
+    }
+    let _ = write!(
+        out,
+        "<p class=\"muted\">As <code>kafka-consumer-groups --reset-offsets --execute</code>: \
+         only while the group is Empty (stop its consumers first). State now: {}.{}</p>",
+        esc(state),
+        if resettable(state) {
+            ""
+        } else {
+            " A reset will be refused."
+        }
+    );
+    let mut topic_options = String::new();
+    for t in topics {
+        let _ = write!(
+            topic_options,
+            "<option value=\"{}\">{}</option>",
+            esc(t),
+            esc(t)
+        );
+    }
+    let _ = write!(
+        out,
+        "<form id=\"reset-offsets\" class=\"reset-offsets\" method=\"post\" \
+         action=\"/console/groups/{path}/reset\" \
+         data-confirm=\"Reset the committed offsets of consumer group {name}?\">\
+         <fieldset><legend>New committed offsets</legend>\
+         <label for=\"reset-to\">Reset to</label>\
+         <select id=\"reset-to\" name=\"to\">\
+         <option value=\"earliest\">Earliest offset</option>\
+         <option value=\"latest\">Latest offset (log end)</option>\
+         <option value=\"timestamp\">First offset at or after a timestamp</option>\
+         <option value=\"offset\">A specific offset</option></select>\
+         <label for=\"reset-timestamp\">Timestamp (epoch ms, for a timestamp reset)</label>\
+         <input id=\"reset-timestamp\" name=\"timestamp\" type=\"number\" min=\"0\" \
+         inputmode=\"numeric\" placeholder=\"{now}\">\
+         <label for=\"reset-offset\">Offset (for a specific offset)</label>\
+         <input id=\"reset-offset\" name=\"offset\" type=\"number\" min=\"0\" \
+         inputmode=\"numeric\">\
+         <label for=\"reset-topic\">Topics</label>\
+         <select id=\"reset-topic\" name=\"topic\">\
+         <option value=\"\">All topics with committed offsets</option>{topic_options}</select>\
+         </fieldset><button type=\"submit\" class=\"danger\">Reset offsets</button></form>",
+        path = url(group),
+        name = esc(group),
+        now = caller.broker().clock.now_ms(),
+    );
+    Ok(out)
 }
