@@ -17,7 +17,8 @@
 //! snapshot. A topic the caller may not DESCRIBE gets the same 403 whether or not it exists.
 //!
 //! Modules: this one holds the routes and what the pages share (access checks, the figure
-//! cells); [`overview`], [`topic`] (with its key lookup, [`lookup`]) and [`actions`] are the pages.
+//! cells); [`overview`], [`topic`] (with its key lookup, [`lookup`]) and [`actions`] are the
+//! pages.
 
 #[path = "compaction_actions.rs"]
 mod actions;
@@ -47,6 +48,7 @@ use crate::metrics::render::waiting_to_clean;
 use crate::partition::Partition;
 use crate::topics::Topic;
 
+/// The compaction pages' routes (merged by `console::routes`).
 pub fn routes() -> Router<Arc<HttpApi>> {
     Router::new()
         .route("/console/compaction", get(overview::page))

@@ -51,6 +51,14 @@ pub(super) async fn page(
 
     let mut page = Page::new(Section::Compaction, format!("Compaction of {name}"));
     page.push(&notice(q.done.as_deref()));
+    let _ = write!(
+        page.body,
+        "<p><a href=\"/console/topics/{u}\">Topic {e}</a> · \
+         <a href=\"/console/topics/{u}/messages\">Browse messages</a> · \
+         <a href=\"/console/compaction\">All compacted partitions</a></p>",
+        u = url(&name),
+        e = esc(&name)
+    );
     let ids = ticket_ids(q.tickets.as_deref());
     if !ids.is_empty() {
         let (html, pending) = tickets_table(&caller, &name, &ids);
