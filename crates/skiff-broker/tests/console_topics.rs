@@ -57,6 +57,11 @@ async fn fill(broker: &Arc<Broker>) {
     )
     .await;
     produce(broker, "orders", 2, &[(b"c", Some(b"3"))]).await;
+    // Partition 0 starts at offset 1: records are end minus start offsets.
+    let p = broker.topics.get("orders").unwrap().partition(0).unwrap();
+    tokio::task::spawn_blocking(move || p.log.delete_records_before(1).unwrap())
+        .await
+        .unwrap();
     produce(broker, "table", 0, &[(b"k", Some(b"v")), (b"k", None)]).await;
 }
 
@@ -86,7 +91,7 @@ async fn the_list_and_a_topic_show_what_the_broker_holds() {
         assert_eq!(cells[3], bytes(size), "{name}: {cells:?}");
     }
     let cells = row(&html, "topics", "href=\"/console/topics/orders\"");
-    assert_eq!((cells[2].as_str(), cells[5].as_str()), ("3", "delete"));
+    assert_eq!((cells[2].as_str(), cells[5].as_str()), ("2", "delete"));
     assert!(!cells[6].contains("retention.ms"), "{cells:?}");
     let cells = row(&html, "topics", "href=\"/console/topics/table\"");
     assert_eq!(cells[5], "compact");
@@ -100,6 +105,10 @@ async fn the_list_and_a_topic_show_what_the_broker_holds() {
     assert_eq!(r.status, 200);
     let html = r.text();
     assert!(html.contains("<h1>Topic orders</h1>"), "{html}");
+    assert!(
+        html.contains("<dt>Partitions</dt><dd>3</dd></div><div><dt>Records</dt><dd>2</dd>"),
+        "{html}"
+    );
     for p in broker.topics.get("orders").unwrap().partitions() {
         let cells = row(
             &html,
@@ -372,6 +381,14 @@ async fn the_acls_decide_what_a_user_sees_and_does() {
         .await
         .text();
     assert!(html.contains("href=\"/console/topics/secret\""), "{html}");
+    let cells = row(
+        &html,
+        "topics",
+        "href=\"/console/topics/__consumer_offsets\"",
+    );
+    assert!(cells[0].contains("internal"), "{cells:?}");
+    let cells = row(&html, "topics", "href=\"/console/topics/secret\"");
+    assert!(!cells[0].contains("internal"), "{cells:?}");
 
     // The same refusal for a topic that exists and one that does not.
     let secret = send(&api, "GET", "/console/topics/secret", Some(&alice)).await;

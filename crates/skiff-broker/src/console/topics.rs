@@ -611,6 +611,25 @@ async fn detail(
     }
     links.push_str("<li><a href=\"/console/topics\">All topics</a></li></ul>");
     page.push(&links);
+    let records: i64 = ranges.values().map(|(s, e)| (e - s).max(0)).sum();
+    let size: u64 = sizes.values().sum();
+    let rate = topic_record_rate(&caller.console()?.history, &topic)
+        .map(format::rate)
+        .unwrap_or_else(|| "-".to_string());
+    let _ = write!(
+        page.body,
+        "<dl class=\"cards\" id=\"topic-summary\">\
+         <div><dt>Partitions</dt><dd>{}</dd></div>\
+         <div><dt>Records</dt><dd>{}</dd></div>\
+         <div><dt>Size</dt><dd>{}</dd></div>\
+         <div><dt>Records produced</dt><dd>{}</dd></div>\
+         <div><dt>cleanup.policy</dt><dd>{}</dd></div></dl>",
+        format::count(i64::from(count)),
+        format::count(records),
+        esc(&format::bytes(size)),
+        esc(&rate),
+        esc(&policy),
+    );
     page.push("<h2>Partitions</h2>");
     page.push(&table_with_id(
         "partitions",
