@@ -7,6 +7,8 @@
 //!
 //! Needs `chromium` and `chromium-driver` (Debian; tests/run.sh installs them).
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 mod console_cases;
 mod console_support;

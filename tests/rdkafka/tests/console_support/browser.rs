@@ -18,6 +18,7 @@ use base64::Engine;
 use fantoccini::elements::Element;
 use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::{json, Value};
 use skiff_e2e::free_port;
 
@@ -65,8 +66,7 @@ impl Browser {
         let url = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + PAGE_TIMEOUT;
         let client = loop {
-            match ClientBuilder::rustls()
-                .context("rustls connector")?
+            match ClientBuilder::new(HttpConnector::new())
                 .capabilities(caps.clone())
                 .connect(&url)
                 .await
