@@ -41,7 +41,7 @@ use skiff_log::LogConfig;
 use super::call::Caller;
 use super::format;
 use super::page::{esc, url, PageError};
-use crate::authz::{AclOperation, ResourceType};
+use crate::authz::AclOperation;
 use crate::compaction::CompactionError;
 use crate::http::HttpApi;
 use crate::metrics::render::waiting_to_clean;
@@ -70,17 +70,10 @@ pub fn routes() -> Router<Arc<HttpApi>> {
         )
 }
 
-/// The refusal for a topic the caller may not DESCRIBE: the HTTP API's text, the same
-/// whether or not the topic exists.
-const DENIED: &str = "not authorized to access this topic";
-
-/// 403 unless the caller may DESCRIBE `topic` (checked before the topic is looked up).
+/// 403 unless the caller may DESCRIBE `topic` (checked before the topic is looked up, so
+/// the refusal is the same whether or not it exists).
 fn require_describe(caller: &Caller, topic: &str) -> Result<(), PageError> {
-    if caller.may(AclOperation::Describe, ResourceType::Topic, topic) {
-        Ok(())
-    } else {
-        Err(PageError::forbidden(DENIED))
-    }
+    super::topics::require_topic(caller, AclOperation::Describe, topic)
 }
 
 /// The topic, once the caller may DESCRIBE it: 404 when it does not exist, 409 when its

@@ -198,6 +198,7 @@ impl IntoResponse for PageError {
                      <title>{code} {reason} · Skiff</title>\
                      <link rel=\"stylesheet\" href=\"{css}\">\
                      <link rel=\"icon\" href=\"{icon}\" type=\"image/svg+xml\"></head><body>\
+                     <a class=\"skip\" href=\"#main\">Skip to content</a>\
                      <header><a class=\"brand\" href=\"/console\">Skiff</a></header>\
                      <main id=\"main\"><h1>{code} {reason}</h1>\
                      <p class=\"error\" role=\"alert\">{message}</p>\

@@ -112,10 +112,10 @@ pub fn kafka_failure(code: i16, message: Option<&str>) -> PageError {
     PageError::new(status, format!("{}: {detail}", error_name(code)))
 }
 
-/// The refusal of a topic the caller may not describe: the same text whether or not the
-/// topic exists (as the HTTP API's `topic_denied`).
+/// The refusal of a topic the caller may not describe: Kafka's error name and the same
+/// text whether or not the topic exists (as the HTTP API's `topic_denied`).
 pub fn topic_denied() -> PageError {
-    PageError::forbidden("not authorized to access this topic")
+    PageError::forbidden("TOPIC_AUTHORIZATION_FAILED: not authorized to access this topic")
 }
 
 /// The caller may do `op` on `topic`, or the refusal of [`topic_denied`].

@@ -266,8 +266,9 @@ impl Browser {
                    if (f.labels.length === 0 && !f.getAttribute('aria-label'))
                      p.push('unlabelled field ' + (f.name || f.id || f.outerHTML.slice(0, 60)));
                  });
+                 // textContent, not innerText: a link inside a closed <details> renders no text yet is named.
                  document.querySelectorAll('button, a[href]').forEach(b => {
-                   if (!(b.innerText || b.getAttribute('aria-label') || '').trim())
+                   if (!(b.textContent || b.getAttribute('aria-label') || '').trim())
                      p.push('unnamed ' + b.outerHTML.slice(0, 60));
                  });
                  document.querySelectorAll('svg[role=img]').forEach(s => {

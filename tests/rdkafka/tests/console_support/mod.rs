@@ -67,3 +67,19 @@ pub(crate) async fn check_page(browser: &Browser, name: &str) -> Result<()> {
     anyhow::ensure!(!overflows, "{name}: the page scrolls sideways on a phone");
     Ok(())
 }
+
+/// [`check_page`] for a refusal page: the browser logs the page's own 403 as an error, so
+/// those entries (and only those) are expected before the usual checks.
+pub(crate) async fn check_refusal_page(browser: &Browser, name: &str) -> Result<()> {
+    let unexpected: Vec<String> = browser
+        .console_errors()
+        .await?
+        .into_iter()
+        .filter(|e| !e.contains("status of 403"))
+        .collect();
+    anyhow::ensure!(
+        unexpected.is_empty(),
+        "{name}: browser console errors: {unexpected:#?}"
+    );
+    check_page(browser, name).await
+}
