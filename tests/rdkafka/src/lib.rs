@@ -6,6 +6,7 @@
 //! The binary comes from `E2E_SKIFF_BIN`, else `$CARGO_TARGET_DIR/debug/skiff`, else
 //! `<workspace>/target/debug/skiff`; build it first (`cargo build -p skiff`).
 
+pub mod acl;
 pub mod raw;
 
 pub use skiff_testkit::{

@@ -6,26 +6,14 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 
-use kafka_protocol::messages::create_acls_request::AclCreation;
-use kafka_protocol::messages::{ApiKey, CreateAclsRequest, CreateAclsResponse};
-use kafka_protocol::protocol::StrBytes;
 use rdkafka::admin::{AdminClient, ResourceSpecifier};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::CommitMode;
+use skiff_e2e::acl::{self, ALL, CLUSTER, DESCRIBE, GROUP, READ, TOPIC};
 
 use super::tour::{assert_reached, crawl, MAX_PAGES};
 use crate::console_support::*;
-
-/// Kafka's ACL codes (CreateAcls): resource types, pattern, operations, permission.
-const ACL_TOPIC: i8 = 2;
-const ACL_GROUP: i8 = 3;
-const ACL_CLUSTER: i8 = 4;
-const ACL_LITERAL: i8 = 3;
-const ACL_ALL: i8 = 2;
-const ACL_READ: i8 = 3;
-const ACL_DESCRIBE: i8 = 8;
-const ACL_ALLOW: i8 = 3;
 
 const VIEWER: (&str, &str) = ("viewer", "viewer-secret");
 const ADMIN: (&str, &str) = ("admin", "admin-secret");
@@ -243,29 +231,18 @@ async fn a_viewer_sees_and_does_only_what_its_acls_allow() -> Result<()> {
     commit(&plain, &group_a, &topic_a, &[(0, 1), (1, 2)])?;
     commit(&plain, &group_b, &topic_b, &[(0, 3), (1, 4)])?;
 
-    let acl = |rt: i8, name: &str, who: &str, op: i8| {
-        AclCreation::default()
-            .with_resource_type(rt)
-            .with_resource_name(StrBytes::from_string(name.to_string()))
-            .with_resource_pattern_type(ACL_LITERAL)
-            .with_principal(StrBytes::from_string(who.to_string()))
-            .with_host(StrBytes::from_static_str("*"))
-            .with_operation(op)
-            .with_permission_type(ACL_ALLOW)
-    };
-    let req = CreateAclsRequest::default().with_creations(vec![
-        acl(ACL_TOPIC, &topic_a, "User:viewer", ACL_DESCRIBE),
-        acl(ACL_TOPIC, &topic_a, "User:viewer", ACL_READ),
-        acl(ACL_GROUP, &group_a, "User:viewer", ACL_DESCRIBE),
-        acl(ACL_GROUP, &group_a, "User:viewer", ACL_READ),
-        acl(ACL_CLUSTER, "kafka-cluster", "User:admin", ACL_ALL),
-        acl(ACL_TOPIC, "*", "User:admin", ACL_ALL),
-        acl(ACL_GROUP, "*", "User:admin", ACL_ALL),
-    ]);
-    let mut raw = skiff_e2e::raw::RawClient::connect(&plain)?;
-    let r: CreateAclsResponse = raw.call(ApiKey::CreateAcls, 3, &req)?;
-    let codes: Vec<i16> = r.results.iter().map(|r| r.error_code).collect();
-    assert_eq!(codes, vec![0; 7]);
+    acl::create(
+        &plain,
+        vec![
+            acl::allow(TOPIC, &topic_a, "User:viewer", DESCRIBE),
+            acl::allow(TOPIC, &topic_a, "User:viewer", READ),
+            acl::allow(GROUP, &group_a, "User:viewer", DESCRIBE),
+            acl::allow(GROUP, &group_a, "User:viewer", READ),
+            acl::allow(CLUSTER, "kafka-cluster", "User:admin", ALL),
+            acl::allow(TOPIC, "*", "User:admin", ALL),
+            acl::allow(GROUP, "*", "User:admin", ALL),
+        ],
+    )?;
 
     // No credentials, or a wrong password: 401 with the challenge, on pages and actions.
     for (method, path) in [

@@ -1,16 +1,9 @@
 //! With SASL/PLAIN and ACLs, HTTP lookups, snapshots and compaction routes obey the same
 //! ACLs as Kafka reads.
 
-use crate::tables_support::*;
+use skiff_e2e::acl::{self, ALTER, DESCRIBE, GROUP, READ, TOPIC};
 
-/// Kafka's ACL codes (CreateAcls): resource types, pattern, operations, permission.
-const ACL_TOPIC: i8 = 2;
-const ACL_GROUP: i8 = 3;
-const ACL_LITERAL: i8 = 3;
-const ACL_READ: i8 = 3;
-const ACL_DESCRIBE: i8 = 8;
-const ACL_ALLOW: i8 = 3;
-const ACL_ALTER: i8 = 7;
+use crate::tables_support::*;
 
 /// `Authorization: Basic` values of base64("alice:alice-secret") and base64("bob:bob-secret").
 const ALICE: &str = "Basic YWxpY2U6YWxpY2Utc2VjcmV0";
@@ -20,9 +13,6 @@ const EVE: &str = "Basic ZXZlOmV2ZS1zZWNyZXQ=";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_and_kafka_reads_obey_the_same_acls() {
-    use kafka_protocol::messages::create_acls_request::AclCreation;
-    use kafka_protocol::messages::{ApiKey, CreateAclsRequest, CreateAclsResponse};
-    use kafka_protocol::protocol::StrBytes;
     use rdkafka::config::ClientConfig;
 
     let plain = format!("127.0.0.1:{}", free_port().unwrap());
@@ -77,26 +67,16 @@ async fn http_and_kafka_reads_obey_the_same_acls() {
     // alice may read the topic (READ implies DESCRIBE); bob may only describe it. Both may
     // use the consumer group the Kafka consumers below name.
     let group = format!("{topic}-g");
-    let acl = |rt: i8, name: &str, who: &str, op: i8| {
-        AclCreation::default()
-            .with_resource_type(rt)
-            .with_resource_name(StrBytes::from_string(name.to_string()))
-            .with_resource_pattern_type(ACL_LITERAL)
-            .with_principal(StrBytes::from_string(who.to_string()))
-            .with_host(StrBytes::from_static_str("*"))
-            .with_operation(op)
-            .with_permission_type(ACL_ALLOW)
-    };
-    let req = CreateAclsRequest::default().with_creations(vec![
-        acl(ACL_TOPIC, &topic, "User:alice", ACL_READ),
-        acl(ACL_TOPIC, &topic, "User:bob", ACL_DESCRIBE),
-        acl(ACL_GROUP, &group, "User:alice", ACL_READ),
-        acl(ACL_GROUP, &group, "User:bob", ACL_READ),
-    ]);
-    let mut raw = skiff_e2e::raw::RawClient::connect(&plain).unwrap();
-    let r: CreateAclsResponse = raw.call(ApiKey::CreateAcls, 3, &req).unwrap();
-    let codes: Vec<i16> = r.results.iter().map(|r| r.error_code).collect();
-    assert_eq!(codes, vec![0, 0, 0, 0]);
+    acl::create(
+        &plain,
+        vec![
+            acl::allow(TOPIC, &topic, "User:alice", READ),
+            acl::allow(TOPIC, &topic, "User:bob", DESCRIBE),
+            acl::allow(GROUP, &group, "User:alice", READ),
+            acl::allow(GROUP, &group, "User:bob", READ),
+        ],
+    )
+    .unwrap();
 
     let lookup = format!("/v1/topics/{topic}/keys/acct?partition=0");
     let snapshot = format!("/v1/topics/{topic}/snapshot");
@@ -197,10 +177,7 @@ async fn http_and_kafka_reads_obey_the_same_acls() {
     }
     let r = common::http::request(&http, "GET", &dry_run, Some(EVE)).unwrap();
     assert_eq!(r.status, 403, "eve dry run: {}", r.body);
-    let req = CreateAclsRequest::default()
-        .with_creations(vec![acl(ACL_TOPIC, &topic, "User:bob", ACL_ALTER)]);
-    let r: CreateAclsResponse = raw.call(ApiKey::CreateAcls, 3, &req).unwrap();
-    assert_eq!(r.results[0].error_code, 0);
+    acl::create(&plain, vec![acl::allow(TOPIC, &topic, "User:bob", ALTER)]).unwrap();
     let r = common::http::request(&http, "POST", &compact, Some(BOB)).unwrap();
     assert_eq!(r.status, 202, "bob compact-now with ALTER: {}", r.body);
     let ticket = r
