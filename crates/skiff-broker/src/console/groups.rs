@@ -24,16 +24,14 @@ mod group_reset;
 #[path = "groups_list.rs"]
 mod groups_list;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::routing::{get, post};
 use axum::Router;
-use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
 use kafka_protocol::messages::{
-    ApiKey, GroupId, ListGroupsRequest, ListOffsetsRequest, OffsetFetchRequest, RequestKind,
-    TopicName,
+    ApiKey, GroupId, ListGroupsRequest, OffsetFetchRequest, RequestKind,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::ResponseError;
@@ -41,14 +39,12 @@ use serde::Deserialize;
 
 use super::call::{expect_response, Caller};
 use super::page::PageError;
+use super::topics::{list_offsets, EARLIEST, LATEST};
 use crate::http::HttpApi;
 use crate::Broker;
 
 /// Groups shown (and sampled for the lag charts) at most.
 pub const MAX_GROUPS: usize = 1000;
-/// ListOffsets' special timestamps.
-const LATEST: i64 = -1;
-const EARLIEST: i64 = -2;
 /// Kafka's GROUP_AUTHORIZATION_FAILED.
 const GROUP_DENIED: i16 = 30;
 
@@ -205,54 +201,6 @@ async fn committed(
             (g.group_id.0.to_string(), (g.error_code, rows))
         })
         .collect())
-}
-
-/// The offset ListOffsets v8 (read_uncommitted) answers for `timestamp` on each partition:
-/// `Ok(offset)` (−1 when no record is that recent) or `Err(error code)`. One request.
-async fn list_offsets(
-    caller: &Caller,
-    partitions: &BTreeSet<(String, i32)>,
-    timestamp: i64,
-) -> Result<HashMap<(String, i32), Result<i64, i16>>, PageError> {
-    if partitions.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let mut topics: Vec<ListOffsetsTopic> = Vec::new();
-    for (topic, partition) in partitions {
-        if topics.last().is_none_or(|t| t.name.0.as_str() != topic) {
-            topics.push(ListOffsetsTopic::default().with_name(TopicName(sb(topic))));
-        }
-        if let Some(t) = topics.last_mut() {
-            t.partitions.push(
-                ListOffsetsPartition::default()
-                    .with_partition_index(*partition)
-                    .with_current_leader_epoch(-1)
-                    .with_timestamp(timestamp),
-            );
-        }
-    }
-    let request = ListOffsetsRequest::default()
-        .with_replica_id((-1).into())
-        .with_isolation_level(0)
-        .with_topics(topics);
-    let response = expect_response!(
-        caller
-            .kafka(ApiKey::ListOffsets, 8, RequestKind::ListOffsets(request))
-            .await?,
-        ListOffsets
-    )?;
-    let mut out = HashMap::new();
-    for t in response.topics {
-        for p in t.partitions {
-            let answer = if p.error_code == 0 {
-                Ok(p.offset)
-            } else {
-                Err(p.error_code)
-            };
-            out.insert((t.name.0.to_string(), p.partition_index), answer);
-        }
-    }
-    Ok(out)
 }
 
 /// `log end − committed`, never negative; `None` without a committed offset or a log end.

@@ -182,11 +182,12 @@ pub async fn partition_count(caller: &Caller, topic: &str) -> Result<i32, PageEr
 pub const LATEST: i64 = -1;
 pub const EARLIEST: i64 = -2;
 
-/// One ListOffsets lookup (`timestamp`: [`LATEST`], [`EARLIEST`] or epoch ms) for each
-/// `(topic, partition)`: the offset, or the Kafka error code.
-pub async fn list_offsets(
+/// One ListOffsets v8 lookup (read_uncommitted; `timestamp`: [`LATEST`], [`EARLIEST`] or
+/// epoch ms) for each `(topic, partition)`: the offset (−1 when no record is that recent),
+/// or the Kafka error code. One request, none when there is nothing to look up.
+pub async fn list_offsets<'a>(
     caller: &Caller,
-    partitions: &[(String, i32)],
+    partitions: impl IntoIterator<Item = &'a (String, i32)>,
     timestamp: i64,
 ) -> Result<HashMap<(String, i32), Result<i64, i16>>, PageError> {
     let mut by_topic: Vec<(String, Vec<i32>)> = Vec::new();
@@ -195,6 +196,9 @@ pub async fn list_offsets(
             Some((_, ps)) => ps.push(*p),
             None => by_topic.push((t.clone(), vec![*p])),
         }
+    }
+    if by_topic.is_empty() {
+        return Ok(HashMap::new());
     }
     let request = ListOffsetsRequest::default()
         .with_replica_id(BrokerId(-1))
