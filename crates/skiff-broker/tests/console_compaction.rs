@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use acl_support::{create_acls, creation, ALLOW, DESCRIBE, LITERAL, READ, TOPIC};
-use common::http::{basic, get, post_form, send, serve_api, Api, Reply};
+use common::http::{basic, get, get_ready, post_form, send, serve_api, Api};
 use common::tables::{compacted_topic, produce, topic_with};
 use hyper::header::LOCATION;
 use skiff_broker::Broker;
@@ -290,18 +290,6 @@ async fn pages_show_the_cleaner_status_dry_run_and_compact_now() {
     );
     assert_eq!(get(&api, "/console/compaction/tickets/x").await.status, 400);
     broker.shutdown().unwrap();
-}
-
-/// `GET path` until it answers something other than 503 (a key index being built).
-async fn get_ready(api: &Api, path: &str) -> Reply {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let r = get(api, path).await;
-        if r.status != 503 || Instant::now() > deadline {
-            return r;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

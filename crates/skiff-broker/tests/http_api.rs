@@ -10,7 +10,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use common::http::{get, send, serve_api, Api};
+use common::http::{get, get_ready, send, serve_api, Api};
 use common::tables::{compacted_topic, produce, topic_with};
 use http_body_util::Empty;
 use hyper::header::{CONTENT_TYPE, LOCATION};
@@ -307,18 +307,6 @@ async fn a_snapshot_over_the_limit_is_429_and_a_gone_reader_frees_its_slot() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     broker.shutdown().unwrap();
-}
-
-/// `GET path` until it answers something other than 503 `loading` (an index being built).
-async fn get_ready(api: &Api, path: &str) -> common::http::Reply {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let r = get(api, path).await;
-        if r.status != 503 || Instant::now() > deadline {
-            return r;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

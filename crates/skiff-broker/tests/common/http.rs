@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 use bytes::Bytes;
@@ -96,6 +97,19 @@ pub async fn send(api: &Api, method: &str, path: &str, auth: Option<&str>) -> Re
 
 pub async fn get(api: &Api, path: &str) -> Reply {
     send(api, "GET", path, None).await
+}
+
+/// `GET path` until it answers something other than 503 (a key index still being built), or
+/// 20 s have passed; the last reply either way.
+pub async fn get_ready(api: &Api, path: &str) -> Reply {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let r = get(api, path).await;
+        if r.status != 503 || Instant::now() > deadline {
+            return r;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 pub fn basic(user: &str, password: &str) -> String {
