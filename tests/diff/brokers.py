@@ -168,8 +168,8 @@ class Kafka:
 
 
 def warm_up(bootstrap, timeout=60.0):
-    """Wait until the group coordinator answers (Kafka creates __consumer_offsets on the first
-    FindCoordinator; Skiff at start), so group cases see a loaded coordinator on both sides and
+    """Wait until the group coordinator answers (Kafka and Skiff both create __consumer_offsets
+    on the first FindCoordinator), so group cases see a loaded coordinator on both sides and
     no test can create __consumer_offsets as an ordinary topic."""
     from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
 

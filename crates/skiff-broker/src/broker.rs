@@ -187,7 +187,7 @@ impl Broker {
             clock.clone(),
         )?;
         let producer_ids = ProducerIds::open(log_dir.root())?;
-        let txn = TxnCoordinator::start(&*storage, &config, clock.clone())?;
+        let txn = TxnCoordinator::start(storage.clone(), &config, clock.clone())?;
         // The share state topic is created on the first share fetch; when an earlier run
         // created it, it is replayed now, with the other coordinators' topics, so the first
         // share fetch after a restart does not wait for the replay.

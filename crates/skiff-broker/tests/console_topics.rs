@@ -362,6 +362,8 @@ async fn with_acls(dir: &std::path::Path) -> (Arc<Broker>, Api) {
 async fn the_acls_decide_what_a_user_sees_and_does() {
     let dir = tempfile::tempdir().unwrap();
     let (broker, api) = with_acls(dir.path()).await;
+    // As a consumer's first FindCoordinator would, so the list has an internal topic.
+    broker.coordinator.ensure_offsets_topic().unwrap();
     let alice = basic("alice", "alice-secret");
     let bob = basic("bob", "bob-secret");
     let admin = basic("admin", "admin-secret");

@@ -67,7 +67,7 @@ fn start_host_at(
     let host = Arc::new(MemHost {
         storage: storage.clone(),
         groups: start_groups_at(storage, configs, config, clock.clone()),
-        txn: TxnCoordinator::start(&**storage, config, clock).unwrap(),
+        txn: TxnCoordinator::start(storage.clone(), config, clock).unwrap(),
         next_producer_id: AtomicI64::new(7000),
     });
     txn::spawn(&host).unwrap();
@@ -106,15 +106,19 @@ fn committed(c: &Coordinator<MemStorage>, group: &str, topic: &str, p: i32) -> O
 }
 
 #[tokio::test]
-async fn offsets_topic_is_created_compacted_and_commits_survive_a_restart() {
+async fn offsets_topic_is_created_compacted_on_first_use_and_commits_survive_a_restart() {
     let storage = Arc::new(MemStorage::default());
     let groups = start_groups(&storage);
-    let configs = storage.configs(OFFSETS_TOPIC).unwrap();
-    assert_eq!(configs["cleanup.policy"], "compact");
-    assert_eq!(storage.topic_partitions(OFFSETS_TOPIC).unwrap().len(), 3);
+    // As Kafka: no group has been used, so there is no __consumer_offsets yet.
+    assert!(storage.topic_partitions(OFFSETS_TOPIC).is_none());
+    assert_eq!(committed(&groups, "g", "t", 0), None);
+    assert!(storage.topic_partitions(OFFSETS_TOPIC).is_none());
 
     let entries = vec![entry("t", 0, 42), entry("t", 1, 7)];
     groups.commit("g", "", None, -1, entries).await.unwrap();
+    let configs = storage.configs(OFFSETS_TOPIC).unwrap();
+    assert_eq!(configs["cleanup.policy"], "compact");
+    assert_eq!(storage.topic_partitions(OFFSETS_TOPIC).unwrap().len(), 3);
     assert_eq!(committed(&groups, "g", "t", 0), Some(42));
     groups
         .commit("h", "", None, -1, vec![entry("t", 0, 40)])
@@ -160,16 +164,18 @@ fn end_txn_writes_markers_and_the_state_survives_a_restart() {
     let storage = Arc::new(MemStorage::default());
     let data = storage.add_topic("t", 2);
     let host = start_host(&storage);
-    assert_eq!(
-        storage.configs(TXN_STATE_TOPIC).unwrap()["cleanup.policy"],
-        "compact"
-    );
+    assert!(storage.topic_partitions(TXN_STATE_TOPIC).is_none());
 
     let (pid, epoch) = host
         .txn
         .init_producer_id(&host, "tx", 60_000, None)
         .unwrap();
     assert_eq!((pid, epoch), (7000, 0));
+    // The first transactional write created the topic, compacted.
+    assert_eq!(
+        storage.configs(TXN_STATE_TOPIC).unwrap()["cleanup.policy"],
+        "compact"
+    );
     let parts = [("t".to_string(), 1)];
     host.txn.add_partitions("tx", pid, epoch, &parts).unwrap();
     host.txn.end_txn(&host, "tx", pid, epoch, true).unwrap();
@@ -364,6 +370,6 @@ fn transactions_time_out_and_ids_expire_at_the_next_pass_once_the_clock_moves() 
 #[test]
 fn tick_now_does_not_wait_for_a_txn_thread_that_is_not_running() {
     let storage = Arc::new(MemStorage::default());
-    let txn = TxnCoordinator::start(&*storage, &config(), clock()).unwrap();
+    let txn = TxnCoordinator::start(storage.clone(), &config(), clock()).unwrap();
     assert!(!txn.tick_now());
 }

@@ -20,6 +20,7 @@
 mod cadence;
 pub mod groups;
 pub mod host;
+pub mod internal_topic;
 pub mod share;
 pub mod share_group;
 pub mod share_state;

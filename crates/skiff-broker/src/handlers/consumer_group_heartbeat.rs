@@ -318,7 +318,10 @@ mod tests {
         assert!(bad.error_message.unwrap().contains("rx-("));
 
         // ".*" matches every topic, __consumer_offsets included (issue 12, item 2: Kafka
-        // matches regexes against every topic of its metadata image).
+        // matches regexes against every topic of its metadata image). The internal topics
+        // exist once a client's FindCoordinator has created them.
+        b.coordinator.ensure_offsets_topic().unwrap();
+        b.txn.ensure_state_topic().unwrap();
         let r = handle(&b, 1, request(0, Some(".*")), "c", "/h");
         assert_eq!(r.error_code, 0, "{:?}", r.error_message);
         assert_eq!(

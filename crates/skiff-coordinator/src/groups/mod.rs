@@ -47,6 +47,7 @@ use skiff_log::Clock;
 use tokio::sync::oneshot;
 
 use crate::host::{GroupConfigs, ShareGroupListener, StartError, Storage, TopicCatalog};
+use crate::internal_topic::InternalTopic;
 use group::{Committed, Group, GroupConfig, GroupState};
 use store::{Job, Msg};
 
@@ -84,7 +85,8 @@ impl Settings {
 /// State shared with the coordinator thread.
 pub struct Shared<S: Storage> {
     pub(crate) settings: Settings,
-    pub(crate) partitions: Vec<Arc<S::Partition>>,
+    /// `__consumer_offsets`, created on the first FindCoordinator or group write.
+    pub(crate) offsets: InternalTopic<S::Partition>,
     pub(crate) clock: Arc<dyn Clock>,
     /// Where `__consumer_offsets` lives; waits for its writes to be durable.
     storage: Arc<S>,
@@ -134,8 +136,9 @@ pub struct CommitEntry {
 }
 
 impl<S: Storage> Coordinator<S> {
-    /// Create `__consumer_offsets` if needed and start the coordinator thread, which replays
-    /// it; until then group requests get COORDINATOR_LOAD_IN_PROGRESS.
+    /// Open `__consumer_offsets` if an earlier run created it and start the coordinator
+    /// thread, which replays it; until then group requests get COORDINATOR_LOAD_IN_PROGRESS.
+    /// A missing topic is created on first use ([`Coordinator::ensure_offsets_topic`]).
     pub fn start(
         storage: Arc<S>,
         topics: Arc<dyn TopicCatalog>,
@@ -143,12 +146,15 @@ impl<S: Storage> Coordinator<S> {
         group_configs: Arc<dyn GroupConfigs>,
         clock: Arc<dyn Clock>,
     ) -> Result<Coordinator<S>, StartError> {
-        let partitions = store::open_topic(&*storage, config.offsets_topic_num_partitions)
-            .map_err(|e| StartError::Storage(Box::new(e)))?;
+        let offsets = InternalTopic::find(
+            &*storage,
+            OFFSETS_TOPIC,
+            config.offsets_topic_num_partitions,
+        );
         let (tx, rx) = mpsc::channel();
         let shared = Arc::new(Shared {
             settings: Settings::from_config(config),
-            partitions,
+            offsets,
             clock,
             storage,
             topics,
@@ -225,8 +231,17 @@ impl<S: Storage> Coordinator<S> {
 
     /// The `__consumer_offsets` partition that holds a group's records.
     pub fn partition_for(&self, group_id: &str) -> i32 {
-        let n = i32::try_from(self.shared.partitions.len()).unwrap_or(i32::MAX);
-        records::partition_for(group_id, n)
+        records::partition_for(group_id, self.shared.offsets.partition_count())
+    }
+
+    /// Creates `__consumer_offsets` if no group has used it yet (FindCoordinator does, as
+    /// Kafka's does). Blocking.
+    pub fn ensure_offsets_topic(&self) -> Result<(), String> {
+        self.shared
+            .offsets
+            .get_or_create(&*self.shared.storage)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 
     pub(crate) fn ready(&self) -> Result<MutexGuard<'_, HashMap<String, Group>>, ResponseError> {
@@ -269,9 +284,8 @@ impl<S: Storage> Shared<S> {
             }
             return;
         }
-        let n = i32::try_from(self.partitions.len()).unwrap_or(i32::MAX);
         let job = Job {
-            partition: records::partition_for(&group.id, n),
+            partition: records::partition_for(&group.id, self.offsets.partition_count()),
             records: std::mem::take(&mut group.outbox),
             done,
         };

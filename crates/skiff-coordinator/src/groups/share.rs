@@ -218,9 +218,8 @@ impl<S: Storage> Shared<S> {
                 _ => tracing::error!(group = %group_id, "unencodable share group key; not written"),
             }
         }
-        let n = i32::try_from(self.partitions.len()).unwrap_or(i32::MAX);
         let job = Job {
-            partition: records::partition_for(group_id, n),
+            partition: records::partition_for(group_id, self.offsets.partition_count()),
             records,
             done,
         };

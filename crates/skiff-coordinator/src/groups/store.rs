@@ -1,4 +1,5 @@
-//! `__consumer_offsets`: creating it, replaying it at start, and appending group records.
+//! `__consumer_offsets`: replaying it at start, and appending group records (the topic is
+//! created on first use, see `crate::internal_topic`).
 //!
 //! One named std thread ("skiff-coordinator") owns every write: jobs arrive on a channel in
 //! the order the state machine produced them (they are queued while the groups lock is held),
@@ -31,8 +32,6 @@ use super::Shared;
 use crate::host::{InternalPartition, Storage, LEADER_EPOCH};
 
 pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
-/// Kafka's `offsets.topic.segment.bytes` default: small segments so compaction runs often.
-const SEGMENT_BYTES: &str = "104857600";
 /// How often deadlines are checked: session and rebalance timeouts are seconds long, so
 /// 50 ms of lateness is invisible to clients and costs nothing when idle.
 pub const TICK: Duration = Duration::from_millis(50);
@@ -48,28 +47,6 @@ pub struct Job<P> {
     pub partition: i32,
     pub records: Vec<(Key, Option<Value>)>,
     pub done: Option<oneshot::Sender<WriteResult<P>>>,
-}
-
-/// Find or create the offsets topic; returns its partitions.
-pub fn open_topic<S: Storage>(
-    storage: &S,
-    num_partitions: i32,
-) -> Result<Vec<Arc<S::Partition>>, S::Error> {
-    if let Some(partitions) = storage.topic_partitions(OFFSETS_TOPIC) {
-        let existing = i32::try_from(partitions.len()).unwrap_or(i32::MAX);
-        if existing != num_partitions {
-            warn!(
-                existing,
-                configured = num_partitions,
-                "{OFFSETS_TOPIC} keeps its existing partition count (changing it would move groups)"
-            );
-        }
-        return Ok(partitions);
-    }
-    let mut configs = BTreeMap::new();
-    configs.insert("cleanup.policy".to_string(), "compact".to_string());
-    configs.insert("segment.bytes".to_string(), SEGMENT_BYTES.to_string());
-    storage.create_topic(OFFSETS_TOPIC, num_partitions, configs)
 }
 
 pub fn encode_records(records: &[(Key, Option<Value>)], now: i64) -> Result<Vec<u8>, String> {
@@ -177,16 +154,10 @@ pub fn run<S: Storage>(shared: Weak<Shared<S>>, msgs: Receiver<Msg<S::Partition>
 impl<S: Storage> Shared<S> {
     fn write(&self, job: Job<S::Partition>) {
         let now = self.clock.now_ms();
-        let result = match usize::try_from(job.partition)
-            .ok()
-            .and_then(|i| self.partitions.get(i))
-        {
-            Some(p) => append(p, &job.records, now),
-            None => Err(format!(
-                "{OFFSETS_TOPIC} has no partition {}",
-                job.partition
-            )),
-        };
+        let result = self
+            .offsets
+            .partition(&*self.storage, job.partition)
+            .and_then(|p| append(&p, &job.records, now));
         if let Err(e) = &result {
             tracing::error!(partition = job.partition, error = %e, "writing group records failed");
         }
@@ -222,7 +193,7 @@ fn replay<S: Storage>(s: &Shared<S>) -> (BTreeMap<String, Replayed>, u64) {
     let mut count = 0u64;
     // Transactional offset commits wait for their producer's marker (`txn_offsets.rs`).
     let mut pending = super::txn_offsets::PendingTxnOffsets::new();
-    for partition in &s.partitions {
+    for partition in s.offsets.existing() {
         let mut offset = partition.log_start_offset();
         let end = partition.log_end_offset();
         while offset < end {

@@ -52,8 +52,10 @@ impl<S: Storage> Coordinator<S> {
 
     /// The `__consumer_offsets` partition holding `group_id`'s records.
     pub fn offsets_partition(&self, group_id: &str) -> Option<Arc<S::Partition>> {
-        let i = usize::try_from(self.partition_for(group_id)).ok()?;
-        self.shared.partitions.get(i).cloned()
+        self.shared
+            .offsets
+            .partition(&*self.shared.storage, self.partition_for(group_id))
+            .ok()
     }
 
     /// Remembers records a TxnOffsetCommit wrote (after they are durable).

@@ -30,7 +30,10 @@ impl<S: Storage> TxnCoordinator<S> {
         };
         let mut removed = 0;
         for id in due {
-            match store::write_tombstone(&self.partitions, &id, now) {
+            match self
+                .state_partition(&id)
+                .and_then(|p| store::write_tombstone(&*p, &id, now))
+            {
                 Ok(()) => {
                     self.lock().remove(&id);
                     removed += 1;

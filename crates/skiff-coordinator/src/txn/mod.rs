@@ -37,8 +37,10 @@ use skiff_log::{Clock, ControlType, LogError};
 use tracing::{info, warn};
 
 use crate::cadence::Every;
+use crate::groups::records::partition_for;
 use crate::groups::{Coordinator, OFFSETS_TOPIC};
 use crate::host::{InternalPartition, StartError, Storage, LEADER_EPOCH};
+use crate::internal_topic::InternalTopic;
 use state::{InitPlan, TxnMetadata, TxnState};
 
 pub use store::TXN_STATE_TOPIC;
@@ -86,7 +88,9 @@ impl<H: TxnHost> HostRef for Arc<H> {
 }
 
 pub struct TxnCoordinator<S: Storage> {
-    partitions: Vec<Arc<S::Partition>>,
+    storage: Arc<S>,
+    /// `__transaction_state`, created on the first FindCoordinator or transactional write.
+    state: InternalTopic<S::Partition>,
     txns: Mutex<HashMap<String, TxnMetadata>>,
     loaded: AtomicBool,
     max_timeout_ms: i32,
@@ -106,16 +110,21 @@ pub struct TxnCoordinator<S: Storage> {
 }
 
 impl<S: Storage> TxnCoordinator<S> {
-    /// Finds or creates `__transaction_state`; the metadata is loaded by [`spawn`].
+    /// Opens `__transaction_state` if an earlier run created it (a missing one is created on
+    /// first use); the metadata is loaded by [`spawn`].
     pub fn start(
-        storage: &S,
+        storage: Arc<S>,
         config: &BrokerConfig,
         clock: Arc<dyn Clock>,
     ) -> Result<TxnCoordinator<S>, StartError> {
-        let partitions = store::open_topic(storage, config.transaction_state_log_num_partitions)
-            .map_err(|e| StartError::Storage(Box::new(e)))?;
+        let state = InternalTopic::find(
+            &*storage,
+            TXN_STATE_TOPIC,
+            config.transaction_state_log_num_partitions,
+        );
         Ok(TxnCoordinator {
-            partitions,
+            storage,
+            state,
             txns: Mutex::new(HashMap::new()),
             loaded: AtomicBool::new(false),
             max_timeout_ms: config.transaction_max_timeout_ms,
@@ -426,13 +435,31 @@ impl<S: Storage> TxnCoordinator<S> {
         }
     }
 
+    /// The `__transaction_state` partition of `transactional_id`, creating the topic on first
+    /// use. Blocking.
+    fn state_partition(&self, transactional_id: &str) -> Result<Arc<S::Partition>, String> {
+        let index = partition_for(transactional_id, self.state.partition_count());
+        self.state.partition(&*self.storage, index)
+    }
+
+    /// Creates `__transaction_state` if no transaction has used it yet (FindCoordinator does,
+    /// as Kafka's does). Blocking.
+    pub fn ensure_state_topic(&self) -> Result<(), String> {
+        self.state
+            .get_or_create(&*self.storage)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
     /// Appends the metadata to `__transaction_state` and waits for the fsync.
     fn persist(&self, m: &TxnMetadata) -> Result<(), ResponseError> {
-        store::write(&self.partitions, m, self.now()).map_err(|e| {
-            warn!(transactional_id = %m.transactional_id, error = %e,
+        self.state_partition(&m.transactional_id)
+            .and_then(|p| store::write(&*p, m, self.now()))
+            .map_err(|e| {
+                warn!(transactional_id = %m.transactional_id, error = %e,
                 "writing transaction state failed");
-            ResponseError::CoordinatorNotAvailable
-        })
+                ResponseError::CoordinatorNotAvailable
+            })
     }
 
     /// One round of the background thread: abort timed-out transactions, finish Prepare*
@@ -565,7 +592,7 @@ fn run<H: TxnHost>(weak: &Weak<H>, ticks: &mpsc::Receiver<mpsc::SyncSender<()>>)
     }
     let Some(b) = weak.upgrade() else { return };
     let t = b.txn();
-    let (loaded, records) = store::replay(&t.partitions);
+    let (loaded, records) = store::replay(t.state.existing());
     let count = loaded.len();
     {
         let mut txns = t.lock();

@@ -1,4 +1,5 @@
-//! `__transaction_state`: creating it, appending one record per state change or a tombstone
+//! `__transaction_state` (created on first use, see `crate::internal_topic`): appending one
+//! record per state change or a tombstone
 //! for an expired transactional id (waiting for the fsync), and replaying it at start (the latest value of each transactional id wins; a
 //! tombstone removes the id).
 //!
@@ -9,7 +10,7 @@
 //! Thread safety: callers serialise writes per transactional id (the `pending` flag); the
 //! log's own lock orders concurrent appends.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use skiff_records::{BatchBuilder, Batches, Compression};
@@ -17,61 +18,37 @@ use tracing::warn;
 
 use super::records;
 use super::state::TxnMetadata;
-use crate::groups::records::partition_for;
-use crate::host::{InternalPartition, Storage, LEADER_EPOCH};
+use crate::host::{InternalPartition, LEADER_EPOCH};
 
 pub const TXN_STATE_TOPIC: &str = "__transaction_state";
-/// Kafka's `transaction.state.log.segment.bytes` default.
-const SEGMENT_BYTES: &str = "104857600";
 /// Read size while replaying a partition.
 const REPLAY_CHUNK: usize = 4 << 20;
 /// Cap on the decompressed size of one replayed batch.
 const MAX_DECOMPRESSED: usize = 64 << 20;
 
-pub fn open_topic<S: Storage>(
-    storage: &S,
-    num_partitions: i32,
-) -> Result<Vec<Arc<S::Partition>>, S::Error> {
-    if let Some(partitions) = storage.topic_partitions(TXN_STATE_TOPIC) {
-        return Ok(partitions);
-    }
-    let mut configs = BTreeMap::new();
-    configs.insert("cleanup.policy".to_string(), "compact".to_string());
-    configs.insert("segment.bytes".to_string(), SEGMENT_BYTES.to_string());
-    storage.create_topic(TXN_STATE_TOPIC, num_partitions.max(1), configs)
-}
-
 /// Appends `m` and fsyncs it.
-pub fn write<P: InternalPartition>(
-    partitions: &[Arc<P>],
-    m: &TxnMetadata,
-    now: i64,
-) -> Result<(), String> {
+pub fn write<P: InternalPartition>(partition: &P, m: &TxnMetadata, now: i64) -> Result<(), String> {
     let value = records::encode_value(m);
-    append(partitions, &m.transactional_id, Some(&value), now)
+    append(partition, &m.transactional_id, Some(&value), now)
 }
 
 /// Appends a tombstone for `transactional_id` (an expired id) and fsyncs it: replay then
 /// forgets the id, and compaction eventually drops its records.
 pub fn write_tombstone<P: InternalPartition>(
-    partitions: &[Arc<P>],
+    partition: &P,
     transactional_id: &str,
     now: i64,
 ) -> Result<(), String> {
-    append(partitions, transactional_id, None, now)
+    append(partition, transactional_id, None, now)
 }
 
+/// Appends to `partition`, the one `abs(javaHash(transactional id)) % partitions` names.
 fn append<P: InternalPartition>(
-    partitions: &[Arc<P>],
+    partition: &P,
     transactional_id: &str,
     value: Option<&[u8]>,
     now: i64,
 ) -> Result<(), String> {
-    let n = i32::try_from(partitions.len()).unwrap_or(i32::MAX);
-    let index = usize::try_from(partition_for(transactional_id, n)).unwrap_or(0);
-    let partition = partitions
-        .get(index)
-        .ok_or_else(|| format!("{TXN_STATE_TOPIC} has no partition {index}"))?;
     let mut b = BatchBuilder::new(0, Compression::None);
     b.push(
         now,
