@@ -338,6 +338,14 @@ impl RunningBroker {
         procfs::threads_cpu_secs(self.pid()?, prefix, clk_tck)
     }
 
+    /// How many files (sockets included) the broker process has open, from `/proc/PID/fd`.
+    pub fn open_files(&self) -> Result<usize> {
+        let dir = format!("/proc/{}/fd", self.pid()?);
+        Ok(std::fs::read_dir(&dir)
+            .with_context(|| format!("reading {dir}"))?
+            .count())
+    }
+
     /// The broker's CPU time, peak and current RSS (whole process) from `/proc`.
     pub fn sample(&self, clk_tck: f64) -> Result<ProcSample> {
         procfs::sample(self.pid()?, clk_tck)

@@ -17,6 +17,7 @@ mod canvas;
 mod cleanlog;
 mod compaction;
 mod compare;
+mod connections;
 mod console;
 mod consume;
 mod http;
@@ -70,6 +71,9 @@ enum Mode {
     /// The web console's cost (issue 17): RSS with the console on and off, and the time to
     /// serve each page (see `console`).
     Console,
+    /// Idle connections (issue 18): RSS, open files and an active producer's latency with up
+    /// to --connections idle clients connected, Skiff beside Kafka (see `connections`).
+    Connections,
 }
 
 /// Throughput benchmark for the skiff broker (release binary; the bench never builds it).
@@ -99,6 +103,9 @@ struct Cli {
     /// Tiny load, one run (for CI; well under 20 s, compaction well under 30 s).
     #[arg(long)]
     smoke: bool,
+    /// Idle connections at the last step of `connections`.
+    #[arg(long, default_value_t = 10_000)]
+    connections: usize,
     #[command(flatten)]
     compaction: compaction::Args,
     #[command(flatten)]
@@ -162,6 +169,16 @@ fn real_main(cli: Cli) -> Result<()> {
     }
     if plan.mode == Mode::Console {
         return console::run(&bin, plan.runs, clk_tck);
+    }
+    if plan.mode == Mode::Connections {
+        let kafka = (!cli.compare.no_kafka).then(|| BrokerKind::Kafka {
+            scripts: cli
+                .compare
+                .kafka_scripts
+                .clone()
+                .unwrap_or_else(|| workspace_root().join("tests").join("kafka")),
+        });
+        return connections::run(&bin, kafka, cli.connections, plan.runs, clk_tck);
     }
     let mut table = Table::default();
     for run in 1..=plan.runs {
