@@ -26,6 +26,7 @@ pub mod http;
 pub mod key_indexes;
 pub mod metrics;
 pub mod net;
+pub mod open_files;
 pub mod partition;
 pub mod partitioner;
 pub mod producer_ids;

@@ -287,6 +287,7 @@ impl Topics {
             ));
         }
         let log_config = self.resolve(&overrides)?;
+        crate::open_files::check(partitions as usize).map_err(TopicError::InvalidPartitions)?;
         if validate_only {
             return Ok(Arc::new(Topic {
                 name: name.to_string(),
@@ -366,6 +367,8 @@ impl Topics {
                 "The topic {name} currently has {current} partition(s); {total} would not be an increase."
             )));
         }
+        crate::open_files::check((total - current) as usize)
+            .map_err(TopicError::InvalidPartitions)?;
         if validate_only {
             return Ok(());
         }
