@@ -4,8 +4,10 @@
 //! ApiVersions round trip, so the broker has accepted it and set it up, then stays open
 //! without traffic. At each step: the broker's RSS and open files, and the produce latency
 //! (p50, p99; acks=1, 1 KiB, a fixed rate, see `latency`) of one active librdkafka producer
-//! while the idle ones stay connected. Bytes per idle connection is the RSS growth from no
-//! idle connection to the largest step, divided by its count.
+//! while the idle ones stay connected. Bytes per idle connection is the RSS growth from one
+//! idle connection to the largest step, divided by the connections added (from one, not
+//! zero: the first step's producer and consumer make the broker create
+//! `__consumer_offsets`, which is not a connection's cost).
 //!
 //! Owns: [`run`]. Thread-safety: main thread only (the latency phase runs its own consumer
 //! thread). On-disk: the brokers' temp roots. Every connection is to 127.0.0.1 and is closed
@@ -106,7 +108,7 @@ fn measure(
 ) -> Result<()> {
     let addr = b.bootstrap();
     let mut idle: Vec<TcpStream> = Vec::new();
-    let mut rss_at_zero = None;
+    let mut rss_at_one = None;
     let max = steps.last().copied().unwrap_or(0);
     for &n in steps {
         while idle.len() < n {
@@ -157,11 +159,11 @@ fn measure(
             label,
             lat.produce.p99,
         );
-        if n == 0 {
-            rss_at_zero = Some(rss);
+        if n == 1 {
+            rss_at_one = Some(rss);
         } else if n == max {
-            if let Some(zero) = rss_at_zero {
-                let per = (rss - zero).max(0.0) / n as f64;
+            if let Some(one) = rss_at_one {
+                let per = (rss - one).max(0.0) / (n - 1) as f64;
                 m.add(
                     "per idle connection",
                     "RSS bytes",
