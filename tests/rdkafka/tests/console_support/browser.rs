@@ -147,9 +147,21 @@ impl Browser {
         Ok(self.client.find_all(Locator::Css(css)).await?)
     }
 
-    /// The visible text of the element matching `css`.
+    /// The visible text of the element matching `css`. A live page may replace the element
+    /// between finding and reading it (a ticket's state refreshing); that stale reference is
+    /// found again, a few times at most.
     pub async fn text(&self, css: &str) -> Result<String> {
-        Ok(self.find(css).await?.text().await?)
+        let mut attempts = 0;
+        loop {
+            match self.find(css).await?.text().await {
+                Ok(text) => return Ok(text),
+                Err(e) if e.is_stale_element_reference() && attempts < 5 => {
+                    attempts += 1;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     /// The rows of the table matching `css` (`<tbody>` rows), each as its cells' texts.
