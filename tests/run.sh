@@ -21,6 +21,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
 export DEBIAN_FRONTEND=noninteractive
+# A run builds from scratch or nearly so; incremental caches only cost disk (gigabytes) here.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 exec </dev/null
 
 SUDO=
@@ -55,6 +57,14 @@ if [[ ! -x $VENV/bin/python ]] || [[ ! -f $STAMP ]] || [[ $(cat "$STAMP") != "$w
     [[ -x $VENV/bin/python ]] || python3 -m venv "$VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQ"
     echo "$want_sum" >"$STAMP"
+fi
+
+# A full disk shows up later as unrelated-looking failures (the cleaner cannot write, an image
+# build stops), so say up front how much room the run has: it needs about 15 GB.
+free_gb=$(df -Pk . | awk 'NR==2 {print int($4 / 1048576)}')
+echo "free disk at $ROOT: ${free_gb} GB"
+if [[ $free_gb -lt 15 ]]; then
+    echo "WARNING: less than 15 GB free; builds, the docker image and compaction tests may fail for lack of space"
 fi
 
 # ---------- checks ----------
@@ -160,6 +170,7 @@ printf '\n==================== summary ====================\n'
 for i in "${!NAMES[@]}"; do
     printf '  %-12s %-22s %s\n' "${NAMES[$i]}" "${RESULTS[$i]}" "${TIMES[$i]}"
 done
+echo "  free disk at the end: $(df -Pk . | awk 'NR==2 {print int($4 / 1048576)}') GB"
 if [[ $FAILED -eq 0 ]]; then
     echo "ALL PASSED"
 else
