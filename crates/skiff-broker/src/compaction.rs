@@ -79,6 +79,8 @@ pub struct PassFigures {
     /// `[group, tombstones]`, most first, at most 5.
     pub holding_groups: Vec<(String, u64)>,
     pub segments_rewritten: usize,
+    /// Segments read and left as they were (nothing in them changed, nothing to merge).
+    pub segments_unchanged: usize,
     pub duration_ms: u64,
     /// Records appended to the archive topic first (`skiff.compaction.archive.topic`; always
     /// 0 for a dry run, which archives nothing) and the bytes of their batches.
@@ -102,6 +104,7 @@ impl From<&PassStats> for PassFigures {
             tombstones_held_for_consumers: s.held_for_consumers.tombstones,
             holding_groups: s.held_for_consumers.top(),
             segments_rewritten: s.segments_rewritten,
+            segments_unchanged: s.segments_unchanged,
             duration_ms: u64::try_from(s.duration.as_millis()).unwrap_or(u64::MAX),
             records_archived: s.records_archived,
             bytes_archived: s.bytes_archived,
@@ -176,7 +179,7 @@ impl From<&TicketStatus> for Ticket {
             requested_ms: t.requested_ms,
             finished_ms: t.finished_ms,
             pass: match &t.state {
-                TicketState::Done(s) => Some(PassFigures::from(s)),
+                TicketState::Done(s) => Some(PassFigures::from(s.as_ref())),
                 _ => None,
             },
             error: match &t.state {

@@ -1,6 +1,9 @@
 //! One cleaning pass over one log (Kafka's `Cleaner.doClean`): build the key → offset map over
-//! `[first dirty, first uncleanable)`, then rewrite every segment below the map's end, group by
-//! group, through `skiff-log`'s cleaned-segment writer and crash-safe swap.
+//! `[first dirty, first uncleanable)`, then filter every segment below the map's end, group by
+//! group, through `skiff-log`'s cleaned-segment writer and crash-safe swap. A segment the
+//! filter leaves exactly as it is (no key of the map, nothing expired, no horizon to stamp) and
+//! that is not merged with its neighbours is neither written nor swapped: Kafka rewrites it
+//! anyway; here it costs only its reading.
 //!
 //! Thread-safety: a pass runs on one cleaner thread and owns its map; the log serves appends
 //! and reads meanwhile (the writer and the swap take the log's lock only briefly). The shared
@@ -17,7 +20,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use skiff_log::{CleanedSegmentWriter, CleanerView, Log, LogError};
-use skiff_records::records;
+use skiff_records::{records, BatchHeader};
 
 use crate::archive::{self, ArchiveSink, ArchivedOffsets, Archiver, PassIntent};
 use crate::consumers::{ConsumerHold, HeldBack};
@@ -57,6 +60,10 @@ pub struct PassStats {
     pub tombstones_kept: u64,
     pub keyless_removed: u64,
     pub segments_rewritten: usize,
+    /// Segments read and left as they were: their group would have been rewritten
+    /// byte for byte (not counted in `bytes_before` and `bytes_written`).
+    pub segments_unchanged: usize,
+    /// Groups swapped (rewritten).
     pub groups: usize,
     /// Distinct keys in the map and its slot utilization (0..=1).
     pub map_keys: usize,
@@ -270,48 +277,59 @@ fn pass(
     let mut markers = MarkerTracker::default();
     for (gi, group) in groups.iter().enumerate() {
         if mode == Mode::DryRun {
-            let mut removed_aborts = Vec::new();
-            let written = clean_group(
-                log,
-                group,
-                None,
-                None,
-                &filter,
-                ctx,
-                &mut markers,
-                &mut removed_aborts,
-                &mut stats,
-            )?;
-            stats.bytes_written += written;
-            stats.groups += 1;
-            stats.segments_rewritten += group.len();
+            let mut out = GroupOutput::counting(group);
+            clean_group(log, &mut out, None, &filter, ctx, &mut markers, &mut stats)?;
+            match out.changed {
+                Some(c) => {
+                    stats.bytes_before += c.bytes_before;
+                    stats.bytes_written += c.bytes_written;
+                    stats.groups += 1;
+                    stats.segments_rewritten += group.len();
+                }
+                None => stats.segments_unchanged += group.len(),
+            }
             continue;
         }
-        let mut writer = log.cleaned_segment_writer(group[0]).map_err(moved_on)?;
-        let mut removed_aborts = Vec::new();
+        let mut out = GroupOutput::writing(group);
         let cleaned = clean_group(
             log,
-            group,
-            Some(&mut writer),
+            &mut out,
             archiver.as_mut(),
             &filter,
             ctx,
             &mut markers,
-            &mut removed_aborts,
             &mut stats,
         )
-        .and_then(|_| match archiver.as_mut() {
+        .and_then(|()| match archiver.as_mut() {
             // Nothing leaves the log before it is durably in the archive.
             Some(a) => a.flush_and_sync(),
             None => Ok(()),
         })
         .and_then(|()| fault_point(ctx, archiver.is_some(), FaultStep::AfterSync));
-        if let Err(e) = cleaned {
-            if let Err(ae) = writer.abort() {
-                tracing::warn!(error = %ae, "could not delete an aborted cleaned segment");
+        let (changed, writer) = match (cleaned, out.changed, out.writer) {
+            (Err(e), _, writer) => {
+                if let Some(Err(ae)) = writer.map(CleanedSegmentWriter::abort) {
+                    tracing::warn!(error = %ae, "could not delete an aborted cleaned segment");
+                }
+                return Err(e);
             }
-            return Err(e);
-        }
+            (Ok(()), None, _) => {
+                // Every batch would be copied as it is: the segments stay.
+                stats.segments_unchanged += group.len();
+                rewritten_upto = segment_end(view, group);
+                continue;
+            }
+            (Ok(()), Some(changed), Some(writer)) => (changed, writer),
+            (Ok(()), Some(_), None) => {
+                return Err(CleanerError::Aborted(format!(
+                    "{}-{}: a changed group has no cleaned segment",
+                    ctx.topic, ctx.partition
+                )))
+            }
+        };
+        let removed_aborts = changed.removed_aborts;
+        stats.bytes_before += changed.bytes_before;
+        stats.bytes_read += changed.bytes_reread;
         stats.bytes_written += writer.size();
         // The transaction index must not name an ABORT marker readers will no longer find.
         if let Err(e) = log.forget_aborted_txns(&removed_aborts) {
@@ -417,23 +435,167 @@ fn build_map(
     Ok(producers)
 }
 
-/// Filters every batch of `group` into `writer` (the caller aborts it on error), or only counts
-/// without one (dry run); returns the bytes of the output. Offsets of ABORT markers whose
-/// record went are added to `removed_aborts`.
-#[allow(clippy::too_many_arguments)]
+/// Where one group's filtered batches go. Nothing is written until the first batch whose output
+/// differs from its source: then the cleaned segment is created (when writing) and the batches
+/// before it are copied in as they were, so a lone segment that would come out byte for byte
+/// the same is never written. A group of several segments is always written ([`Self::finish`]):
+/// merging small segments is worth a rewrite.
+struct GroupOutput<'g> {
+    group: &'g [i64],
+    /// Creates the cleaned segment when the group changes; `false` for a dry run.
+    write: bool,
+    /// Bytes of the group's batches filtered so far, and of the unchanged ones among them
+    /// (what the output holds if the group changes now).
+    bytes_seen: u64,
+    /// Set at the first changed batch.
+    changed: Option<ChangedGroup>,
+    writer: Option<CleanedSegmentWriter>,
+}
+
+/// Figures of a group that is rewritten.
+#[derive(Default)]
+struct ChangedGroup {
+    bytes_before: u64,
+    bytes_written: u64,
+    /// Offsets of ABORT markers whose records all went (the transaction index forgets them).
+    removed_aborts: Vec<i64>,
+    /// Bytes read a second time to copy the unchanged batches before the first changed one.
+    bytes_reread: u64,
+}
+
+impl<'g> GroupOutput<'g> {
+    fn counting(group: &'g [i64]) -> Self {
+        GroupOutput {
+            group,
+            write: false,
+            bytes_seen: 0,
+            changed: None,
+            writer: None,
+        }
+    }
+
+    fn writing(group: &'g [i64]) -> Self {
+        GroupOutput {
+            write: true,
+            ..GroupOutput::counting(group)
+        }
+    }
+
+    /// Takes the output for the source batch `source` (of segment `segment`, at `h`); the
+    /// group's figures once it has changed.
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        log: &Log,
+        ctx: &PassContext<'_>,
+        segment: i64,
+        h: &BatchHeader,
+        source: &[u8],
+        output: &[u8],
+        copied: bool,
+    ) -> Result<Option<&mut ChangedGroup>> {
+        if self.changed.is_none() && !copied {
+            self.start_changed(log, ctx, segment, h.base_offset)?;
+        }
+        self.bytes_seen += source.len() as u64;
+        let Some(changed) = self.changed.as_mut() else {
+            return Ok(None);
+        };
+        changed.bytes_before += source.len() as u64;
+        changed.bytes_written += output.len() as u64;
+        if let (Some(w), false) = (self.writer.as_mut(), output.is_empty()) {
+            w.append_batch(output).map_err(moved_on)?;
+            ctx.throttler.acquire(output.len() as u64);
+        }
+        Ok(Some(changed))
+    }
+
+    /// Called after the whole group went through [`Self::push`].
+    fn finish(&mut self, log: &Log, ctx: &PassContext<'_>) -> Result<()> {
+        match (&self.changed, self.group.last()) {
+            (None, Some(&last)) if self.group.len() > 1 => {
+                self.start_changed(log, ctx, last, i64::MAX)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The first changed batch is at `upto` in `segment`: the batches of the group before it
+    /// go into the output unchanged.
+    fn start_changed(
+        &mut self,
+        log: &Log,
+        ctx: &PassContext<'_>,
+        segment: i64,
+        upto: i64,
+    ) -> Result<()> {
+        let mut changed = ChangedGroup {
+            bytes_before: self.bytes_seen,
+            bytes_written: self.bytes_seen,
+            removed_aborts: Vec::new(),
+            bytes_reread: 0,
+        };
+        if self.write {
+            let mut writer = log
+                .cleaned_segment_writer(self.group[0])
+                .map_err(moved_on)?;
+            match copy_prefix(log, ctx, self.group, segment, upto, &mut writer) {
+                Ok(n) => changed.bytes_reread = n,
+                Err(e) => {
+                    if let Err(ae) = writer.abort() {
+                        tracing::warn!(error = %ae, "could not delete an aborted cleaned segment");
+                    }
+                    return Err(e);
+                }
+            }
+            changed.bytes_written = writer.size();
+            self.writer = Some(writer);
+        }
+        self.changed = Some(changed);
+        Ok(())
+    }
+}
+
+/// Appends the batches of `group` below offset `upto` of `segment` to `writer` as they are;
+/// returns the bytes copied.
+fn copy_prefix(
+    log: &Log,
+    ctx: &PassContext<'_>,
+    group: &[i64],
+    segment: i64,
+    upto: i64,
+    writer: &mut CleanedSegmentWriter,
+) -> Result<u64> {
+    let mut copied = 0u64;
+    for &base in group.iter().take_while(|&&b| b <= segment) {
+        let batches = log
+            .segment_batches(base, ctx.io_buffer_size)
+            .map_err(moved_on)?;
+        for item in batches {
+            ctx.check_abort(log)?;
+            let (h, bytes) = item.map_err(moved_on)?;
+            if base == segment && h.base_offset >= upto {
+                break;
+            }
+            ctx.throttler.acquire(2 * bytes.len() as u64);
+            writer.append_batch(&bytes).map_err(moved_on)?;
+            copied += bytes.len() as u64;
+        }
+    }
+    Ok(copied)
+}
+
+/// Filters every batch of `out`'s group into it (the caller aborts its writer on error).
 fn clean_group(
     log: &Log,
-    group: &[i64],
-    mut writer: Option<&mut CleanedSegmentWriter>,
+    out: &mut GroupOutput<'_>,
     mut archiver: Option<&mut Archiver<'_>>,
     filter: &FilterContext<'_>,
     ctx: &PassContext<'_>,
     markers: &mut MarkerTracker,
-    removed_aborts: &mut Vec<i64>,
     stats: &mut PassStats,
-) -> Result<u64> {
-    let mut out_bytes = 0u64;
-    for &base in group {
+) -> Result<()> {
+    for &base in out.group {
         let batches = log
             .segment_batches(base, ctx.io_buffer_size)
             .map_err(moved_on)?;
@@ -441,7 +603,6 @@ fn clean_group(
             ctx.check_abort(log)?;
             let (h, bytes) = item.map_err(moved_on)?;
             stats.bytes_read += bytes.len() as u64;
-            stats.bytes_before += bytes.len() as u64;
             ctx.throttler.acquire(bytes.len() as u64);
             let seen = markers.observe(&h, &bytes, filter.aborted);
             let removable = matches!(seen, Seen::RemovableMarker(_));
@@ -449,12 +610,9 @@ fn clean_group(
             if let Some(a) = archiver.as_deref_mut() {
                 a.add(std::mem::take(&mut r.removed))?;
             }
-            if seen == Seen::RemovableMarker(ControlType::Abort)
+            let removed_abort = seen == Seen::RemovableMarker(ControlType::Abort)
                 && r.records_read > 0
-                && r.records_kept == 0
-            {
-                removed_aborts.push(h.base_offset);
-            }
+                && r.records_kept == 0;
             stats.records_read += r.records_read;
             stats.records_kept += r.records_kept;
             stats.tombstones_removed += r.tombstones_removed;
@@ -466,19 +624,20 @@ fn clean_group(
                 stats.next_delete_horizon_ms =
                     Some(stats.next_delete_horizon_ms.map_or(hz, |cur| cur.min(hz)));
             }
-            let out: &[u8] = match &r.output {
-                BatchOutput::Copy => &bytes,
-                BatchOutput::Rewritten(b) => b,
-                BatchOutput::Dropped => &[],
+            let (output, copied): (&[u8], bool) = match &r.output {
+                BatchOutput::Copy => (&bytes, true),
+                BatchOutput::Rewritten(b) => (b, false),
+                BatchOutput::Dropped => (&[], false),
             };
-            if let (Some(w), false) = (writer.as_deref_mut(), out.is_empty()) {
-                w.append_batch(out).map_err(moved_on)?;
+            // A removed ABORT marker always changes its batch, so the group is rewritten.
+            let copied = copied && !removed_abort;
+            let changed = out.push(log, ctx, base, &h, &bytes, output, copied)?;
+            if let (Some(c), true) = (changed, removed_abort) {
+                c.removed_aborts.push(h.base_offset);
             }
-            out_bytes += out.len() as u64;
-            ctx.throttler.acquire(out.len() as u64);
         }
     }
-    Ok(out_bytes)
+    out.finish(log, ctx)
 }
 
 /// The base offset of the segment after the last one of `group` (the log end when none).
@@ -565,6 +724,7 @@ fn log_summary(ctx: &PassContext<'_>, s: &PassStats) {
         partial = s.partial,
         records_archived = s.records_archived,
         bytes_archived = s.bytes_archived,
+        segments_unchanged = s.segments_unchanged,
         "cleaned log in {:.3} s: read {:.2} MB ({:.2} MB/s), wrote {:.2} MB ({:.2} MB/s), \
          {:.1}% size reduction of {} segments in {} groups; kept {}/{} records, removed {} \
          tombstones; map {} keys, {:.1}% full",

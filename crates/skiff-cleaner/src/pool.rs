@@ -620,7 +620,7 @@ fn clean(shared: &Shared, job: Job, map: &mut OffsetMap, io_buffer: usize) {
     }
     if let Some(id) = job.ticket {
         let outcome = match result {
-            Ok(stats) => TicketState::Done(stats),
+            Ok(stats) => TicketState::Done(Box::new(stats)),
             Err(e) => TicketState::Failed(e.to_string()),
         };
         st.tickets.finish(id, outcome, end);

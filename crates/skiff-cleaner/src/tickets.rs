@@ -33,8 +33,8 @@ pub enum TicketState {
     /// disk space, or for a resume when the partition is paused).
     Queued,
     Running,
-    /// The pass ended; its figures.
-    Done(PassStats),
+    /// The pass ended; its figures (boxed: they are most of the enum's size).
+    Done(Box<PassStats>),
     Failed(String),
     /// The log has no inactive segment: there is nothing a pass could rewrite.
     NothingToClean,

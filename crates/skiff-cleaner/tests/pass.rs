@@ -625,3 +625,69 @@ fn markers_get_a_horizon_once_their_data_is_gone_then_go_with_their_index_entrie
         .iter()
         .any(|e| e.producer_id == 5));
 }
+
+/// Inode of every segment's `.log` file by base offset.
+fn segment_inodes(t: &TestLog) -> BTreeMap<i64, u64> {
+    use std::os::unix::fs::MetadataExt;
+    t.log()
+        .cleaner_view()
+        .segments
+        .iter()
+        .map(|s| {
+            let path = t.path().join(format!("{:020}.log", s.base_offset));
+            (s.base_offset, std::fs::metadata(path).unwrap().ino())
+        })
+        .collect()
+}
+
+#[test]
+fn segments_the_pass_would_not_change_are_not_rewritten() {
+    // Each segment is over half of segment.bytes, so no two share a group.
+    let t = TestLog::new(compact_config(4096, 60_000));
+    let value = vec![b'v'; 250];
+    let mut produced = Vec::new();
+    for prefix in ["a", "b"] {
+        for i in 0..10 {
+            let key = format!("{prefix}{i}");
+            produced.extend(t.produce(&[(key.as_bytes(), Some(&value))], Compression::None));
+        }
+        t.roll();
+    }
+    let before = segment_inodes(&t);
+    // Every key is unique: nothing changes, nothing is written.
+    let first = t.clean(None, MAP);
+    assert_eq!(first.end_offset, 20);
+    assert_eq!((first.segments_rewritten, first.segments_unchanged), (0, 2));
+    assert_eq!((first.bytes_before, first.bytes_written), (0, 0));
+    assert_eq!(segment_inodes(&t), before);
+    assert_eq!(t.read_all().1, produced);
+
+    // A new value of a5 (in a segment of new keys as large) changes only the first segment,
+    // from its sixth batch: the five before are copied as they were.
+    let mut update = t.produce(&[(b"a5", Some(&value))], Compression::None);
+    for i in 0..9 {
+        let key = format!("c{i}");
+        update.extend(t.produce(&[(key.as_bytes(), Some(&value))], Compression::None));
+    }
+    t.roll();
+    let second = t.clean(Some(first.end_offset), MAP);
+    assert_eq!(second.end_offset, 30);
+    assert_eq!(
+        (second.segments_rewritten, second.segments_unchanged),
+        (1, 2)
+    );
+    let after = segment_inodes(&t);
+    assert_ne!(
+        after[&0], before[&0],
+        "the segment holding a5 was rewritten"
+    );
+    assert_eq!(
+        after[&10], before[&10],
+        "the segment of b keys was left alone"
+    );
+    assert!(second.bytes_written < second.bytes_before);
+    let mut expected = produced.clone();
+    expected.remove(5);
+    expected.extend(update);
+    assert_eq!(t.read_all().1, expected);
+}

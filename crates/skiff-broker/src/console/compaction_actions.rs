@@ -263,6 +263,7 @@ fn pass_items(p: &PassFigures) -> Vec<(&'static str, String)> {
             p.tombstones_held_for_consumers.to_string(),
         ),
         ("Segments rewritten", p.segments_rewritten.to_string()),
+        ("Segments unchanged", p.segments_unchanged.to_string()),
         (
             "Took",
             esc(&format::duration_ms(
