@@ -229,8 +229,10 @@ impl OffsetMap {
     /// Index of the slot holding `hash`, or of the empty slot where it would go.
     fn probe(&self, hash: u128) -> usize {
         let n = self.slots.len();
-        let mut idx = (hash % n as u128) as usize;
         let hash = split(hash);
+        // The high half scaled to [0, n) by a multiply (Lemire's reduction): the table size
+        // is not a power of two, and this spares every probe a 128-bit division.
+        let mut idx = ((u128::from(hash[0]) * n as u128) >> 64) as usize;
         loop {
             let s = &self.slots[idx];
             if s.offset == EMPTY || s.hash == hash {
