@@ -60,8 +60,8 @@ pub struct PassStats {
     pub tombstones_kept: u64,
     pub keyless_removed: u64,
     pub segments_rewritten: usize,
-    /// Segments read and left as they were: their group would have been rewritten
-    /// byte for byte (not counted in `bytes_before` and `bytes_written`).
+    /// Segments read and left as they were: each alone in its group, which the pass would
+    /// have copied byte for byte (not counted in `bytes_before` and `bytes_written`).
     pub segments_unchanged: usize,
     /// Groups swapped (rewritten).
     pub groups: usize,
@@ -444,8 +444,8 @@ struct GroupOutput<'g> {
     group: &'g [i64],
     /// Creates the cleaned segment when the group changes; `false` for a dry run.
     write: bool,
-    /// Bytes of the group's batches filtered so far, and of the unchanged ones among them
-    /// (what the output holds if the group changes now).
+    /// Bytes of the group's source batches filtered so far (all of them unchanged until
+    /// `changed` is set: what the output starts with when the group changes).
     bytes_seen: u64,
     /// Set at the first changed batch.
     changed: Option<ChangedGroup>,
@@ -453,7 +453,6 @@ struct GroupOutput<'g> {
 }
 
 /// Figures of a group that is rewritten.
-#[derive(Default)]
 struct ChangedGroup {
     bytes_before: u64,
     bytes_written: u64,
