@@ -132,6 +132,7 @@ impl Broker {
         let started = std::time::Instant::now();
         let config = Arc::new(config);
         let connections = ConnectionQuotas::from_config(&config).map_err(StartError::Config)?;
+        crate::open_files::configure(config.skiff_log_open_files_max);
         let root: PathBuf = config
             .log_dirs
             .first()

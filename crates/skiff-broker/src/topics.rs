@@ -217,6 +217,37 @@ impl Topics {
         skiff_config::resolve_topic_config(overrides, &config).map_err(TopicError::InvalidConfig)
     }
 
+    /// Creates the partitions `indexes` of `topic`; when one fails, the ones made before it
+    /// are closed and their directories removed, so a refused request leaves nothing behind.
+    fn open_partitions(
+        &self,
+        topic: &str,
+        indexes: std::ops::Range<i32>,
+        config: &LogConfig,
+    ) -> Result<Vec<Arc<Partition>>, TopicError> {
+        let mut opened = Vec::new();
+        for index in indexes {
+            match self.open_partition(topic, index, config.clone()) {
+                Ok(p) => opened.push(p),
+                Err(e) => {
+                    for made in opened {
+                        made.log.disable_key_index();
+                        let dir = made.log.dir().to_path_buf();
+                        let removed = made.log.close().map_err(|e| e.to_string()).and_then(|()| {
+                            std::fs::remove_dir_all(&dir).map_err(|e| e.to_string())
+                        });
+                        if let Err(why) = removed {
+                            warn!(dir = %dir.display(), error = %why,
+                                "could not remove a partition of a failed creation; the next start removes it");
+                        }
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(opened)
+    }
+
     fn open_partition(
         &self,
         topic: &str,
@@ -287,7 +318,6 @@ impl Topics {
             ));
         }
         let log_config = self.resolve(&overrides)?;
-        crate::open_files::check(partitions as usize).map_err(TopicError::InvalidPartitions)?;
         if validate_only {
             return Ok(Arc::new(Topic {
                 name: name.to_string(),
@@ -296,10 +326,7 @@ impl Topics {
                 partitions: RwLock::new(Vec::new()),
             }));
         }
-        let mut opened = Vec::new();
-        for index in 0..partitions {
-            opened.push(self.open_partition(name, index, log_config.clone())?);
-        }
+        let opened = self.open_partitions(name, 0..partitions, &log_config)?;
         let topic = Arc::new(Topic {
             name: name.to_string(),
             id: Uuid::new_v4(),
@@ -367,16 +394,11 @@ impl Topics {
                 "The topic {name} currently has {current} partition(s); {total} would not be an increase."
             )));
         }
-        crate::open_files::check((total - current) as usize)
-            .map_err(TopicError::InvalidPartitions)?;
         if validate_only {
             return Ok(());
         }
         let log_config = self.resolve(&topic.overrides())?;
-        let mut new = Vec::new();
-        for index in current..total {
-            new.push(self.open_partition(name, index, log_config.clone())?);
-        }
+        let new = self.open_partitions(name, current..total, &log_config)?;
         topic
             .partitions
             .write()

@@ -241,6 +241,9 @@ broker_keys! {
         skiff_snapshot_max_concurrent: i32 = "skiff.snapshot.max.concurrent", Int, Some("2"),
             Skiff, live: false, valid: V::AtLeast(1),
             doc: "(Skiff-only) Table snapshots that may run at once; one more is refused (busy) rather than queued.";
+        skiff_log_open_files_max: i32 = "skiff.log.open.files.max", Int, Some("0"), Skiff,
+            live: false, valid: V::AtLeast(0),
+            doc: "(Skiff-only) Segment files (logs and indexes) kept open at once; the least recently used are closed and opened again on their next use, so the partition count is not bound by the open-file limit (docs/storage.md). 0 = half of the process's soft open-file limit; at least 16.";
         skiff_key_index_memory_bytes: i64 = "skiff.key.index.memory.bytes", Long,
             Some("67108864"), Skiff, live: false, valid: V::AtLeast(0),
             doc: "(Skiff-only) Memory shared by the key indexes of every partition with skiff.key.index.enable=true (docs/key-index.md); 29 to 57 bytes per key, so 64 MiB holds 1.2 to 2.3 million keys. A partition whose index would exceed it drops its index and its lookups answer over_budget.";

@@ -18,12 +18,13 @@
 
 use crate::config::LogConfig;
 use crate::error::{LogError, Result};
+use crate::file_cache::CachedFile;
 use crate::segment::{
     segment_path, BatchMeta, SegState, Segment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX,
 };
 use bytes::Bytes;
 use skiff_records::{validate_batch, BatchHeader, HEADER_LEN, LOG_OVERHEAD};
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -197,7 +198,7 @@ pub struct CleanedSegmentWriter {
     pub(crate) config: Arc<LogConfig>,
     now_ms: i64,
     /// The log file and the facts/indexes; taken by the swap.
-    parts: Option<(File, SegState)>,
+    parts: Option<(CachedFile, SegState)>,
 }
 
 impl CleanedSegmentWriter {
@@ -208,13 +209,15 @@ impl CleanedSegmentWriter {
         now_ms: i64,
     ) -> Result<CleanedSegmentWriter> {
         let log_path = cleaned_path(dir, base_offset, LOG_SUFFIX);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&log_path)
-            .map_err(|e| LogError::io("create cleaned segment", &log_path, e))?;
+        let file = CachedFile::open_with(
+            &log_path,
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true),
+        )
+        .map_err(|e| LogError::io("create cleaned segment", &log_path, e))?;
         let mut w = CleanedSegmentWriter {
             dir: dir.to_path_buf(),
             base_offset,
@@ -271,7 +274,8 @@ impl CleanedSegmentWriter {
             )));
         }
         let pos = st.size;
-        file.write_all_at(batch, pos)
+        file.get()
+            .and_then(|f| f.write_all_at(batch, pos))
             .map_err(|e| LogError::io_at("append to", &path, pos, e))?;
         st.observe(
             &BatchMeta {
@@ -309,7 +313,7 @@ impl CleanedSegmentWriter {
     }
 
     /// Hands the file and state to the swap; Drop then deletes nothing.
-    pub(crate) fn take_parts(&mut self) -> Option<(File, SegState)> {
+    pub(crate) fn take_parts(&mut self) -> Option<(CachedFile, SegState)> {
         self.parts.take()
     }
 }

@@ -21,6 +21,7 @@ mod cleaning;
 pub mod clock;
 pub mod config;
 mod error;
+pub mod file_cache;
 pub mod fsutil;
 mod index;
 mod key_index;

@@ -11,6 +11,7 @@
 
 use crate::config::LogConfig;
 use crate::error::{LogError, Result};
+use crate::file_cache::CachedFile;
 use crate::index::OffsetIndex;
 use crate::segment::{
     segment_path, BatchMeta, SegState, Segment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX,
@@ -172,6 +173,7 @@ fn load_segment(
         .unwrap_or(now_ms);
     if !full {
         if let Some(state) = load_trusted(dir, &file, base, file_len, config, mtime_ms)? {
+            let file = CachedFile::adopt(&log_path, file);
             let seg = Segment::from_parts(base, log_path, file, config, now_ms, state);
             return Ok((seg, false));
         }
@@ -195,6 +197,7 @@ fn load_segment(
         .map_err(|e| LogError::io("fsync recovered segment", &log_path, e))?;
     state.index.sync()?;
     state.time_index.sync()?;
+    let file = CachedFile::adopt(&log_path, file);
     Ok((
         Segment::from_parts(base, log_path, file, config, now_ms, state),
         truncated,

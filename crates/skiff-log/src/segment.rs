@@ -6,14 +6,18 @@
 //! only while holding the partition's append lock) and readers. Mutable facts live behind the
 //! `state` RwLock, held only briefly; file reads and writes are positioned (`pread`/`pwrite`),
 //! so readers never wait for an append's I/O. Bytes below `state.size` are immutable.
+//!
+//! Files: the three files are [`CachedFile`]s, open only while the process-wide cache keeps
+//! them, so idle segments hold no descriptors (see `file_cache`).
 
 use crate::config::LogConfig;
 use crate::error::{LogError, Result};
+use crate::file_cache::CachedFile;
 use crate::index::OffsetIndex;
 use crate::log::AppendLocked;
 use crate::time_index::TimeIndex;
 use skiff_records::{BatchHeader, HEADER_LEN, LOG_OVERHEAD};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -127,7 +131,7 @@ impl SegState {
 pub(crate) struct Segment {
     pub base_offset: i64,
     log_path: PathBuf,
-    file: File,
+    file: CachedFile,
     created_ms: i64,
     /// Random part subtracted from `segment.ms` for this segment.
     jitter_ms: i64,
@@ -145,12 +149,11 @@ impl Segment {
         now_ms: i64,
     ) -> Result<Segment> {
         let log_path = segment_path(dir, base_offset, LOG_SUFFIX);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&log_path)
-            .map_err(|e| LogError::io("create segment", &log_path, e))?;
+        let file = CachedFile::open_with(
+            &log_path,
+            OpenOptions::new().read(true).write(true).create_new(true),
+        )
+        .map_err(|e| LogError::io("create segment", &log_path, e))?;
         let state = SegState::create_empty(
             &segment_path(dir, base_offset, INDEX_SUFFIX),
             &segment_path(dir, base_offset, TIME_INDEX_SUFFIX),
@@ -172,7 +175,7 @@ impl Segment {
     pub fn from_parts(
         base_offset: i64,
         log_path: PathBuf,
-        file: File,
+        file: CachedFile,
         config: &LogConfig,
         now_ms: i64,
         state: SegState,
@@ -226,7 +229,8 @@ impl Segment {
     ) -> Result<()> {
         let pos = self.size();
         self.file
-            .write_all_at(bytes, pos)
+            .get()
+            .and_then(|f| f.write_all_at(bytes, pos))
             .map_err(|e| LogError::io_at("append to", &self.log_path, pos, e))?;
         let mut st = write_guard(&self.state);
         for m in metas {
@@ -297,7 +301,8 @@ impl Segment {
     /// fsyncs the log data (and the indexes when `with_indexes`).
     pub fn sync(&self, with_indexes: bool) -> Result<()> {
         self.file
-            .sync_data()
+            .get()
+            .and_then(|f| f.sync_data())
             .map_err(|e| LogError::io("fsync segment", &self.log_path, e))?;
         if with_indexes {
             let st = read_guard(&self.state);
@@ -311,7 +316,8 @@ impl Segment {
     pub fn read_exact(&self, pos: u64, len: usize) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len];
         self.file
-            .read_exact_at(&mut buf, pos)
+            .get()
+            .and_then(|f| f.read_exact_at(&mut buf, pos))
             .map_err(|e| LogError::io_at("read", &self.log_path, pos, e))?;
         Ok(buf)
     }
@@ -361,25 +367,38 @@ impl Segment {
     }
 
     /// Renames the log and index files to `*.deleted` (files already missing are skipped);
-    /// returns the new paths. The open handles keep working.
+    /// returns the new paths. The files are kept_open open first, so readers still holding this
+    /// segment keep reading them after the unlink.
     pub fn rename_to_deleted(&self) -> Result<Vec<PathBuf>> {
-        let (index_path, time_path) = {
-            let st = read_guard(&self.state);
-            (
-                st.index.path().to_path_buf(),
-                st.time_index.path().to_path_buf(),
-            )
+        let st = read_guard(&self.state);
+        let keep = |p: &Path, r: std::io::Result<()>| match r {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(LogError::io("open before deletion", p, e))
+            }
+            _ => Ok(()),
         };
+        keep(&self.log_path, self.file.keep_open())?;
+        keep(&st.index.path(), st.index.keep_open())?;
+        keep(&st.time_index.path(), st.time_index.keep_open())?;
         let mut out = Vec::with_capacity(3);
-        for p in [&self.log_path, &index_path, &time_path] {
+        let log_path = self.file.path();
+        let index_path = st.index.path();
+        let time_path = st.time_index.path();
+        for (p, which) in [(&log_path, 0), (&index_path, 1), (&time_path, 2)] {
             let mut name = p.as_os_str().to_os_string();
             name.push(DELETED_SUFFIX);
             let deleted = PathBuf::from(name);
             match fs::rename(p, &deleted) {
-                Ok(()) => out.push(deleted),
+                Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(LogError::io("rename for deletion", p, e)),
             }
+            match which {
+                0 => self.file.set_path(&deleted),
+                1 => st.index.set_path(&deleted),
+                _ => st.time_index.set_path(&deleted),
+            }
+            out.push(deleted);
         }
         Ok(out)
     }

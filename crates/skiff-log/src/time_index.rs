@@ -7,7 +7,8 @@
 //! segment guards it with its state lock.
 
 use crate::error::{LogError, Result};
-use std::fs::{File, OpenOptions};
+use crate::file_cache::CachedFile;
+use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -21,8 +22,7 @@ pub(crate) struct TimeEntry {
 }
 
 pub(crate) struct TimeIndex {
-    path: PathBuf,
-    file: File,
+    file: CachedFile,
     base_offset: i64,
     entries: Vec<TimeEntry>,
     max_entries: usize,
@@ -36,22 +36,24 @@ impl TimeIndex {
         max_index_bytes: i32,
         entries: Vec<TimeEntry>,
     ) -> Result<TimeIndex> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(|e| LogError::io("create time index", path, e))?;
+        let file = CachedFile::open_with(
+            path,
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true),
+        )
+        .map_err(|e| LogError::io("create time index", path, e))?;
         let mut buf = Vec::with_capacity(entries.len() * TIME_ENTRY_LEN);
         for e in &entries {
             buf.extend_from_slice(&e.timestamp.to_be_bytes());
             buf.extend_from_slice(&e.relative_offset.to_be_bytes());
         }
-        file.write_all_at(&buf, 0)
+        file.get()
+            .and_then(|f| f.write_all_at(&buf, 0))
             .map_err(|e| LogError::io("write time index", path, e))?;
         Ok(TimeIndex {
-            path: path.to_path_buf(),
             file,
             base_offset,
             entries,
@@ -93,13 +95,10 @@ impl TimeIndex {
             }
             entries.push(e);
         }
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|e| LogError::io("open time index", path, e))?;
+        // Opened on first use: a loaded index is only written again when its segment is
+        // the active one.
+        let file = CachedFile::closed(path);
         Ok(Some(TimeIndex {
-            path: path.to_path_buf(),
             file,
             base_offset,
             entries,
@@ -127,8 +126,9 @@ impl TimeIndex {
         buf[8..].copy_from_slice(&rel.to_be_bytes());
         let at = (self.entries.len() * TIME_ENTRY_LEN) as u64;
         self.file
-            .write_all_at(&buf, at)
-            .map_err(|e| LogError::io_at("append to time index", &self.path, at, e))?;
+            .get()
+            .and_then(|f| f.write_all_at(&buf, at))
+            .map_err(|e| LogError::io_at("append to time index", &self.file.path(), at, e))?;
         self.entries.push(TimeEntry {
             timestamp,
             relative_offset: rel,
@@ -159,17 +159,24 @@ impl TimeIndex {
 
     pub fn sync(&self) -> Result<()> {
         self.file
-            .sync_all()
-            .map_err(|e| LogError::io("fsync time index", &self.path, e))
+            .get()
+            .and_then(|f| f.sync_all())
+            .map_err(|e| LogError::io("fsync time index", &self.file.path(), e))
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    pub fn path(&self) -> PathBuf {
+        self.file.path()
     }
 
-    /// Records that the file was renamed (the open handle stays valid).
-    pub fn set_path(&mut self, path: &Path) {
-        self.path = path.to_path_buf();
+    /// Records that the file was renamed, so a reopen finds it.
+    pub fn set_path(&self, path: &Path) {
+        self.file.set_path(path);
+    }
+
+    /// Keeps the file open until the index is dropped (before a rename or an unlink under
+    /// readers); see [`CachedFile::keep_open`].
+    pub fn keep_open(&self) -> std::io::Result<()> {
+        self.file.keep_open()
     }
 
     pub fn len(&self) -> usize {

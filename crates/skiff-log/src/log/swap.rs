@@ -29,12 +29,13 @@
 use super::Log;
 use crate::cleaning::{cleaned_path, remove_cleaned_files, CleanedSegmentWriter};
 use crate::error::{LogError, Result};
+use crate::file_cache::CachedFile;
 use crate::fsutil::fsync_dir;
 use crate::segment::{
     segment_path, SegState, Segment, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX,
 };
 use crate::swap_recovery::{rename, swap_path};
-use std::fs::{self, File};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
@@ -172,7 +173,7 @@ impl Log {
         &self,
         old_bases: &[i64],
         base: i64,
-        file: File,
+        file: CachedFile,
         mut state: SegState,
         last_modified: i64,
         steps: &mut Steps,
@@ -253,6 +254,7 @@ impl Log {
             );
             state.index.set_path(&index_path);
             state.time_index.set_path(&time_path);
+            file.set_path(&segment_path(&dir, base, LOG_SUFFIX));
             let seg = Arc::new(Segment::from_parts(
                 base,
                 segment_path(&dir, base, LOG_SUFFIX),
@@ -321,7 +323,7 @@ impl Log {
 fn finish_cleaned(
     dir: &Path,
     base: i64,
-    file: &File,
+    file: &CachedFile,
     state: &mut SegState,
     last_modified: i64,
 ) -> Result<()> {
@@ -329,6 +331,9 @@ fn finish_cleaned(
     state.time_index.maybe_append(ts, off, true)?;
     state.last_modified_ms = last_modified;
     let log_path = cleaned_path(dir, base, LOG_SUFFIX);
+    let file = file
+        .get()
+        .map_err(|e| LogError::io("open cleaned segment", &log_path, e))?;
     if let Ok(ms) = u64::try_from(last_modified) {
         file.set_modified(UNIX_EPOCH + Duration::from_millis(ms))
             .map_err(|e| LogError::io("set mtime of", &log_path, e))?;
