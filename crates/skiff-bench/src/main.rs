@@ -26,6 +26,7 @@ mod keyed;
 mod latency;
 mod limits;
 mod matrix;
+mod partitions;
 mod paths;
 mod plot;
 mod probe;
@@ -74,6 +75,10 @@ enum Mode {
     /// Idle connections (issue 18): RSS, open files and an active producer's latency with up
     /// to --connections idle clients connected, Skiff beside Kafka (see `connections`).
     Connections,
+    /// Idle partitions (issue 18): create time, RSS, open files, a hot producer's latency and
+    /// restart times with 1 to --max-partitions partitions, Skiff beside Kafka (see
+    /// `partitions`).
+    Partitions,
 }
 
 /// Throughput benchmark for the skiff broker (release binary; the bench never builds it).
@@ -106,6 +111,9 @@ struct Cli {
     /// Idle connections at the last step of `connections`.
     #[arg(long, default_value_t = 10_000)]
     connections: usize,
+    /// Partitions at the last step of `partitions`.
+    #[arg(long, default_value_t = 100_000)]
+    max_partitions: i32,
     #[command(flatten)]
     compaction: compaction::Args,
     #[command(flatten)]
@@ -143,6 +151,17 @@ fn main() {
     }
 }
 
+/// Apache Kafka through the repo's scripts, unless --no-kafka.
+fn kafka_kind(cli: &Cli) -> Option<BrokerKind> {
+    (!cli.compare.no_kafka).then(|| BrokerKind::Kafka {
+        scripts: cli
+            .compare
+            .kafka_scripts
+            .clone()
+            .unwrap_or_else(|| workspace_root().join("tests").join("kafka")),
+    })
+}
+
 fn real_main(cli: Cli) -> Result<()> {
     let plan = plan(&cli)?;
     let bin = cli.broker_bin.clone().unwrap_or_else(default_broker_bin);
@@ -171,14 +190,16 @@ fn real_main(cli: Cli) -> Result<()> {
         return console::run(&bin, plan.runs, clk_tck);
     }
     if plan.mode == Mode::Connections {
-        let kafka = (!cli.compare.no_kafka).then(|| BrokerKind::Kafka {
-            scripts: cli
-                .compare
-                .kafka_scripts
-                .clone()
-                .unwrap_or_else(|| workspace_root().join("tests").join("kafka")),
-        });
-        return connections::run(&bin, kafka, cli.connections, plan.runs, clk_tck);
+        return connections::run(&bin, kafka_kind(&cli), cli.connections, plan.runs, clk_tck);
+    }
+    if plan.mode == Mode::Partitions {
+        return partitions::run(
+            &bin,
+            kafka_kind(&cli),
+            cli.max_partitions,
+            plan.runs,
+            clk_tck,
+        );
     }
     let mut table = Table::default();
     for run in 1..=plan.runs {

@@ -99,6 +99,32 @@ pub fn create_topic_with(
     partitions: i32,
     configs: &[(&str, String)],
 ) -> Result<()> {
+    create_topic_within(
+        bootstrap,
+        topic,
+        partitions,
+        configs,
+        Duration::from_secs(15),
+    )
+}
+
+/// [`create_topic`] waiting up to `timeout` for the answer (a topic of very many partitions).
+pub fn create_topic_timeout(
+    bootstrap: &str,
+    topic: &str,
+    partitions: i32,
+    timeout: Duration,
+) -> Result<()> {
+    create_topic_within(bootstrap, topic, partitions, &[], timeout)
+}
+
+fn create_topic_within(
+    bootstrap: &str,
+    topic: &str,
+    partitions: i32,
+    configs: &[(&str, String)],
+    timeout: Duration,
+) -> Result<()> {
     let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .create()
@@ -111,7 +137,9 @@ pub fn create_topic_with(
     for (k, v) in configs {
         new = new.set(k, v);
     }
-    let opts = AdminOptions::new().request_timeout(Some(Duration::from_secs(15)));
+    let opts = AdminOptions::new()
+        .request_timeout(Some(timeout))
+        .operation_timeout(Some(timeout));
     let results = rt
         .block_on(admin.create_topics([&new], &opts))
         .with_context(|| format!("CreateTopics {topic}"))?;
