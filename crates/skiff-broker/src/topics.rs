@@ -170,17 +170,24 @@ impl Topics {
             topics.persist()?;
             return Ok(topics);
         };
-        for record in records {
-            let overrides = record.configs;
-            let log_config = topics.resolve(&overrides)?;
-            let mut partitions = Vec::new();
+        let mut jobs = Vec::new();
+        for record in &records {
+            let log_config = topics.resolve(&record.configs)?;
             for index in 0..record.partitions {
-                partitions.push(topics.open_partition(&record.name, index, log_config.clone())?);
+                jobs.push((record.name.as_str(), index, log_config.clone()));
             }
+        }
+        let threads = usize::try_from(config_threads(&topics)).unwrap_or(1);
+        let mut opened = topics.open_in_parallel(jobs, threads)?.into_iter();
+        for record in records {
+            let partitions: Vec<Arc<Partition>> = opened
+                .by_ref()
+                .take(usize::try_from(record.partitions).unwrap_or(0))
+                .collect();
             let topic = Topic {
                 name: record.name.clone(),
                 id: record.id,
-                overrides: RwLock::new(overrides),
+                overrides: RwLock::new(record.configs),
                 partitions: RwLock::new(partitions),
             };
             topics.write_map().insert(record.name, Arc::new(topic));
@@ -215,6 +222,63 @@ impl Topics {
             .unwrap_or_else(|e| e.into_inner())
             .clone();
         skiff_config::resolve_topic_config(overrides, &config).map_err(TopicError::InvalidConfig)
+    }
+
+    /// Opens the logs of `jobs` (topic, partition, config) on up to `threads` threads, as
+    /// Kafka's `num.recovery.threads.per.data.dir` does; the partitions come back in the
+    /// order of `jobs`. The first failure is returned once every thread has stopped.
+    fn open_in_parallel(
+        &self,
+        jobs: Vec<(&str, i32, LogConfig)>,
+        threads: usize,
+    ) -> Result<Vec<Arc<Partition>>, TopicError> {
+        let threads = threads.clamp(1, jobs.len().max(1));
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let failed = std::sync::atomic::AtomicBool::new(false);
+        let mut slots: Vec<Option<Opened>> = (0..jobs.len()).map(|_| None).collect();
+        let done: Vec<Vec<(usize, Opened)>> = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut out = Vec::new();
+                        while !failed.load(std::sync::atomic::Ordering::Relaxed) {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some((topic, index, config)) = jobs.get(i) else {
+                                break;
+                            };
+                            let r = self.open_partition(topic, *index, config.clone());
+                            if r.is_err() {
+                                failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                            }
+                            out.push((i, r));
+                        }
+                        out
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().unwrap_or_default())
+                .collect()
+        });
+        for (i, r) in done.into_iter().flatten() {
+            if let Some(slot) = slots.get_mut(i) {
+                *slot = Some(r);
+            }
+        }
+        let mut opened = Vec::with_capacity(slots.len());
+        for slot in slots {
+            match slot {
+                Some(r) => opened.push(r?),
+                None => {
+                    return Err(TopicError::Registry {
+                        path: self.registry_path(),
+                        message: "a partition was not opened (an opener thread stopped)".into(),
+                    })
+                }
+            }
+        }
+        Ok(opened)
     }
 
     /// Creates the partitions `indexes` of `topic`; when one fails, the ones made before it
@@ -531,4 +595,16 @@ pub fn validate_topic_name(name: &str) -> Result<(), TopicError> {
     Err(TopicError::InvalidName(format!(
         "Topic name is invalid: {reason}"
     )))
+}
+
+/// One partition opened at start-up, or why not.
+type Opened = Result<Arc<Partition>, TopicError>;
+
+/// `num.recovery.threads.per.data.dir` of the broker's current config.
+fn config_threads(topics: &Topics) -> i32 {
+    topics
+        .config
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .num_recovery_threads_per_data_dir
 }

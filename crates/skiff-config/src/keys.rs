@@ -109,6 +109,9 @@ broker_keys! {
             Some("9223372036854775807"), Implemented, live: false, valid: V::AtLeast(0),
             reads: [flush_ms],
             doc: "Default of flush.ms when log.flush.interval.ms is unset (read as log.flush_ms). Unlike Kafka it does not pace the flusher, which checks flush.ms every second.";
+        num_recovery_threads_per_data_dir: i32 = "num.recovery.threads.per.data.dir", Int,
+            Some("2"), Implemented, live: false, valid: V::AtLeast(1),
+            doc: "Threads that open (and after a crash recover) the partitions at start-up.";
         log_cleaner_enable: bool = "log.cleaner.enable", Boolean, Some("true"), Implemented,
             live: false,
             doc: "Run the log cleaner (compaction of cleanup.policy=compact topics).";

@@ -170,7 +170,6 @@ static ACCEPTED: &[BrokerConfigDef] = &[
     def("min.insync.replicas", Int, Some("1"), Recognised),
     def("num.io.threads", Int, Some("8"), Recognised),
     def("num.network.threads", Int, Some("3"), Recognised),
-    def("num.recovery.threads.per.data.dir", Int, Some("2"), Recognised),
     def("num.replica.alter.log.dirs.threads", Int, None, Recognised),
     def("num.replica.fetchers", Int, Some("1"), Recognised),
     def("offsets.commit.timeout.ms", Int, Some("5000"), Recognised),

@@ -171,7 +171,9 @@ fn load_segment(
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .and_then(|d| i64::try_from(d.as_millis()).ok())
         .unwrap_or(now_ms);
-    if !full {
+    // An empty log has nothing to distrust: after a crash too, its indexes only need to be
+    // empty (checked by the trusted load), and nothing needs rewriting or syncing.
+    if !full || file_len == 0 {
         if let Some(state) = load_trusted(dir, &file, base, file_len, config, mtime_ms)? {
             let file = CachedFile::adopt(&log_path, file);
             let seg = Segment::from_parts(base, log_path, file, config, now_ms, state);

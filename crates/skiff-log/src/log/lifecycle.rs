@@ -70,6 +70,13 @@ impl Log {
             return Ok(());
         }
         let active = inner.active()?;
+        if self.settled_at_open.get() == Some(&(inner.leo, active.base_offset)) {
+            // Nothing appended or rolled since an open that found everything written.
+            if inner.offline.is_none() {
+                inner.offline = Some(CLOSED.to_string());
+            }
+            return Ok(());
+        }
         active.seal()?;
         active.sync(true)?;
         if inner.offline.is_none() {

@@ -146,6 +146,10 @@ pub struct Log {
     /// Appends refused because the log was already closed: a shutdown that stops every
     /// writer before closing the logs keeps this at 0 (checked by the broker's tests).
     appends_after_close: AtomicU64,
+    /// (log end, active segment base) when the files on disk already held everything a close
+    /// writes (synced indexes, a producer snapshot at the log end): a close that finds the
+    /// log still there has nothing to write, which keeps stopping many idle partitions cheap.
+    settled_at_open: std::sync::OnceLock<(i64, i64)>,
     /// Producer-state snapshots encoded under the append lock, written (with fsync) after it
     /// is released: `(offset, bytes)`.
     pending_snapshots: Mutex<Vec<(i64, Vec<u8>)>>,
@@ -183,9 +187,16 @@ impl Log {
         recovery: Recovery,
         log_start_checkpoint: Option<i64>,
     ) -> Result<Log> {
-        std::fs::create_dir_all(dir).map_err(|e| LogError::io("create log directory", dir, e))?;
+        let existed = dir.is_dir();
+        if !existed {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| LogError::io("create log directory", dir, e))?;
+        }
         let now = clock.now_ms();
         let mut segments = load_segments(dir, &config, now, recovery)?;
+        // A clean open of an existing log changes no directory entry: skipping its fsync
+        // matters when a broker with many partitions starts.
+        let changed = !existed || segments.is_empty() || recovery != Recovery::Clean;
         if segments.is_empty() {
             let base = log_start_checkpoint.unwrap_or(0).max(0);
             segments.push(Segment::create(dir, base, &config, now)?);
@@ -198,7 +209,9 @@ impl Log {
         let first_base = segments.first().map(|s| s.base_offset).unwrap_or(0);
         let leo = segments.last().map(|s| s.next_offset()).unwrap_or(0);
         let log_start = log_start_checkpoint.unwrap_or(0).max(first_base).min(leo);
-        fsync_dir(dir)?;
+        if changed {
+            fsync_dir(dir)?;
+        }
         let segments = Arc::new(segments);
         // One per partition: DEBUG. The broker logs one INFO summary of the whole load.
         tracing::debug!(dir = %dir.display(), log_start, log_end = leo,
@@ -229,6 +242,7 @@ impl Log {
             dir_dirty: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             appends_after_close: AtomicU64::new(0),
+            settled_at_open: std::sync::OnceLock::new(),
             pending_snapshots: Mutex::new(Vec::new()),
             snapshot_writes: Mutex::new(()),
             txn_dirty: Mutex::new(BTreeSet::new()),

@@ -42,6 +42,7 @@ impl Log {
                 }
             }
         }
+        let snapshot_at_end = loaded.as_ref().is_some_and(|(o, _)| *o == leo) || leo == 0;
         let (from, entries) = loaded.unwrap_or((0, Vec::new()));
         let mut state = ProducerStateManager::from_entries(entries, from);
         let mut replayed = 0usize;
@@ -83,6 +84,11 @@ impl Log {
         inner.producers = state;
         inner.load_txn_index(from, aborted)?;
         inner.publish();
+        if snapshot_at_end {
+            if let Some(active) = inner.segments.last() {
+                let _ = self.settled_at_open.set((leo, active.base_offset));
+            }
+        }
         Ok(())
     }
 

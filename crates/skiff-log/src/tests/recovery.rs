@@ -158,6 +158,56 @@ fn missing_or_garbage_indexes_are_rebuilt() {
     );
 }
 
+/// Names and lengths of the files in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.metadata().unwrap().len(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn closing_a_log_untouched_since_a_clean_open_writes_nothing_and_an_append_is_still_kept() {
+    let c = clock();
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let log = open(dir.path(), config(), &c, Recovery::Clean);
+        log.append(&batch(2, T0), 0, &v(&c)).unwrap();
+        log.close().unwrap();
+    }
+    let snapshot = dir.path().join("00000000000000000002.snapshot");
+    let before = listing(dir.path());
+    let written_at = std::fs::metadata(&snapshot).unwrap().modified().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    {
+        let log = open(dir.path(), config(), &c, Recovery::Clean);
+        log.close().unwrap();
+    }
+    assert_eq!(listing(dir.path()), before);
+    assert_eq!(
+        std::fs::metadata(&snapshot).unwrap().modified().unwrap(),
+        written_at,
+        "the snapshot at the log end was not rewritten"
+    );
+    // An append after a settled open is closed as usual.
+    {
+        let log = open(dir.path(), config(), &c, Recovery::Clean);
+        log.append(&batch(3, T0 + 1), 0, &v(&c)).unwrap();
+        log.close().unwrap();
+    }
+    assert!(dir.path().join("00000000000000000005.snapshot").exists());
+    let log = open(dir.path(), config(), &c, Recovery::Clean);
+    assert_eq!(all_offsets(&log), vec![(0, 1), (2, 4)]);
+}
+
 #[test]
 fn leftover_files_are_cleaned_up() {
     let c = clock();
