@@ -1,7 +1,8 @@
 //! `skiff-bench partitions` (issue 18): how a broker's costs grow with its partition count,
 //! Skiff beside Apache Kafka 4.4 in one run. At each step (1, 10, 100, … up to
 //! `--max-partitions`, default 100,000) each contender gets a fresh broker and:
-//! - **create s**: one CreateTopics of a topic `idle` with N partitions, timed until all N
+//! - **create s**: CreateTopics of a topic `idle`, grown by CreatePartitions 5,000 at a time
+//!   (Kafka refuses a request of over 10,000 partitions) to N, timed until all N
 //!   partition directories exist on disk (Kafka answers CreateTopics once the controller has
 //!   the metadata and makes the logs after, so the answer alone would flatter it);
 //! - **RSS MiB** and **open files** with the N partitions idle;
@@ -38,6 +39,10 @@ const RATE: f64 = 500.0;
 const SECS: f64 = 4.0;
 /// How long creating or loading the partitions of one step may take.
 const DEADLINE: Duration = Duration::from_secs(600);
+/// Partitions asked for in one request. Kafka's controller refuses a request that would
+/// write more than 10,000 metadata records (one per partition), so larger counts are made
+/// as a topic of this size grown by CreatePartitions; both contenders get the same requests.
+const CHUNK: i32 = 5_000;
 
 /// `runs` runs of each contender at every step up to `max`; prints the matrix.
 pub fn run(
@@ -137,9 +142,15 @@ fn one(kind: &BrokerKind, label: &str, n: i32, clk_tck: f64, m: &mut Matrix) -> 
     b.stop()
 }
 
-/// CreateTopics of N partitions, then every partition directory on disk.
+/// CreateTopics of up to [`CHUNK`] partitions, CreatePartitions by [`CHUNK`] more until there
+/// are N, then every partition directory on disk.
 fn create_and_wait(b: &RunningBroker, n: i32) -> Result<()> {
-    produce::create_topic_timeout(&b.bootstrap(), IDLE_TOPIC, n, DEADLINE)?;
+    let mut made = n.min(CHUNK);
+    produce::create_topic_timeout(&b.bootstrap(), IDLE_TOPIC, made, DEADLINE)?;
+    while made < n {
+        made = n.min(made.saturating_add(CHUNK));
+        produce::grow_topic_timeout(&b.bootstrap(), IDLE_TOPIC, made, DEADLINE)?;
+    }
     let data = b.data_dir();
     let start = Instant::now();
     loop {

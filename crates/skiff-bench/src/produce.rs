@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use rdkafka::admin::{
-    AdminClient, AdminOptions, AlterConfig, NewTopic, ResourceSpecifier, TopicReplication,
+    AdminClient, AdminOptions, AlterConfig, NewPartitions, NewTopic, ResourceSpecifier,
+    TopicReplication,
 };
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
@@ -146,6 +147,37 @@ fn create_topic_within(
     for r in results {
         if let Err((name, code)) = r {
             bail!("CreateTopics {name} with {partitions} partitions failed: {code}");
+        }
+    }
+    Ok(())
+}
+
+/// CreatePartitions: grows `topic` to `total` partitions, waiting up to `timeout`.
+pub fn grow_topic_timeout(
+    bootstrap: &str,
+    topic: &str,
+    total: i32,
+    timeout: Duration,
+) -> Result<()> {
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .context("creating the admin client")?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .context("building the admin runtime")?;
+    let total_partitions = usize::try_from(total).context("a partition count below 0")?;
+    let grow = NewPartitions::new(topic, total_partitions);
+    let opts = AdminOptions::new()
+        .request_timeout(Some(timeout))
+        .operation_timeout(Some(timeout));
+    let results = rt
+        .block_on(admin.create_partitions([&grow], &opts))
+        .with_context(|| format!("CreatePartitions {topic}"))?;
+    for r in results {
+        if let Err((name, code)) = r {
+            bail!("CreatePartitions {name} to {total} partitions failed: {code}");
         }
     }
     Ok(())

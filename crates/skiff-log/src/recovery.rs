@@ -39,15 +39,24 @@ pub enum Recovery {
 /// startup memory flat.
 const SCAN_CHUNK: usize = 1 << 20;
 
+/// The segments of a log directory, and whether opening them changed or rewrote anything
+/// in it (a recovered swap, a removed file, a segment checked and synced after a crash): only
+/// then does the directory need an fsync.
+pub(crate) struct Loaded {
+    pub segments: Vec<Segment>,
+    pub dir_changed: bool,
+}
+
 /// Opens all segments of `dir` in base-offset order.
 pub(crate) fn load_segments(
     dir: &Path,
     config: &LogConfig,
     now_ms: i64,
     recovery: Recovery,
-) -> Result<Vec<Segment>> {
+) -> Result<Loaded> {
     let swapped = crate::swap_recovery::recover_swaps(dir)?;
     let (bases, orphans) = list_segment_files(dir)?;
+    let mut dir_changed = !swapped.is_empty() || !orphans.is_empty();
     for orphan in orphans {
         fs::remove_file(&orphan).map_err(|e| LogError::io("remove orphan index", &orphan, e))?;
     }
@@ -60,9 +69,10 @@ pub(crate) fn load_segments(
                 Recovery::Clean => false,
                 Recovery::FromOffset(rp) => is_last || bases.get(i + 1).is_some_and(|&n| n > rp),
             };
-        let (seg, truncated) = load_segment(dir, base, config, full, now_ms)?;
+        let (seg, checked) = load_segment(dir, base, config, full, now_ms)?;
         segments.push(seg);
-        if truncated && !is_last {
+        dir_changed |= checked != Checked::Trusted;
+        if checked == Checked::Truncated && !is_last {
             // Everything after a corrupt point is unflushed garbage: Kafka drops it too.
             for &later in bases.get(i + 1..).unwrap_or(&[]) {
                 tracing::warn!(dir = %dir.display(), base_offset = later,
@@ -84,12 +94,26 @@ pub(crate) fn load_segments(
             tracing::warn!(dir = %dir.display(), base_offset = s.base_offset,
                 "removing a segment overlapped by the cleaned segment before it");
             s.delete_files()?;
+            dir_changed = true;
         } else {
             kept.push(s);
         }
     }
-    segments = kept;
-    Ok(segments)
+    Ok(Loaded {
+        segments: kept,
+        dir_changed,
+    })
+}
+
+/// How [`load_segment`] came by a segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Checked {
+    /// Its files were taken as they are; nothing was written.
+    Trusted,
+    /// Every batch was validated, its indexes rebuilt, and the files synced.
+    Scanned,
+    /// As `Scanned`, and its log was cut at the first invalid batch.
+    Truncated,
 }
 
 /// Base offsets with a `.log` file, and index files that have none.
@@ -147,14 +171,14 @@ fn remove_segment_files(dir: &Path, base: i64) -> Result<()> {
     Ok(())
 }
 
-/// Opens one segment; returns it and whether its log file was truncated.
+/// Opens one segment; returns it and how it was checked.
 fn load_segment(
     dir: &Path,
     base: i64,
     config: &LogConfig,
     full: bool,
     now_ms: i64,
-) -> Result<(Segment, bool)> {
+) -> Result<(Segment, Checked)> {
     let log_path = segment_path(dir, base, LOG_SUFFIX);
     let file = OpenOptions::new()
         .read(true)
@@ -177,7 +201,7 @@ fn load_segment(
         if let Some(state) = load_trusted(dir, &file, base, file_len, config, mtime_ms)? {
             let file = CachedFile::adopt(&log_path, file);
             let seg = Segment::from_parts(base, log_path, file, config, now_ms, state);
-            return Ok((seg, false));
+            return Ok((seg, Checked::Trusted));
         }
         tracing::info!(segment = %log_path.display(), "index missing or inconsistent; rebuilding");
     }
@@ -200,9 +224,14 @@ fn load_segment(
     state.index.sync()?;
     state.time_index.sync()?;
     let file = CachedFile::adopt(&log_path, file);
+    let checked = if truncated {
+        Checked::Truncated
+    } else {
+        Checked::Scanned
+    };
     Ok((
         Segment::from_parts(base, log_path, file, config, now_ms, state),
-        truncated,
+        checked,
     ))
 }
 

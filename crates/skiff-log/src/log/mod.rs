@@ -193,10 +193,11 @@ impl Log {
                 .map_err(|e| LogError::io("create log directory", dir, e))?;
         }
         let now = clock.now_ms();
-        let mut segments = load_segments(dir, &config, now, recovery)?;
-        // A clean open of an existing log changes no directory entry: skipping its fsync
-        // matters when a broker with many partitions starts.
-        let changed = !existed || segments.is_empty() || recovery != Recovery::Clean;
+        let loaded = load_segments(dir, &config, now, recovery)?;
+        let mut segments = loaded.segments;
+        // An open that changed no directory entry needs no directory fsync: skipping it
+        // matters when a broker with many partitions starts, after a crash too.
+        let changed = !existed || segments.is_empty() || loaded.dir_changed;
         if segments.is_empty() {
             let base = log_start_checkpoint.unwrap_or(0).max(0);
             segments.push(Segment::create(dir, base, &config, now)?);

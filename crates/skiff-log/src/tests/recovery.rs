@@ -209,6 +209,37 @@ fn closing_a_log_untouched_since_a_clean_open_writes_nothing_and_an_append_is_st
 }
 
 #[test]
+fn an_open_reports_a_changed_directory_only_when_it_wrote_or_removed_something() {
+    let c = clock();
+    let changed = |dir: &Path, recovery| {
+        crate::recovery::load_segments(dir, &config(), T0, recovery)
+            .unwrap()
+            .dir_changed
+    };
+    let empty = tempfile::tempdir().unwrap();
+    open(empty.path(), config(), &c, Recovery::Clean)
+        .close()
+        .unwrap();
+    assert!(!changed(empty.path(), Recovery::Clean));
+    // After a crash an empty log is trusted as it is: many idle partitions start cheaply.
+    assert!(!changed(empty.path(), Recovery::FromOffset(0)));
+
+    let full = tempfile::tempdir().unwrap();
+    {
+        let log = open(full.path(), config(), &c, Recovery::Clean);
+        log.append(&batch(2, T0), 0, &v(&c)).unwrap();
+        log.close().unwrap();
+    }
+    assert!(!changed(full.path(), Recovery::Clean));
+    // After a crash the unflushed tail is scanned and synced: the directory is synced too.
+    assert!(changed(full.path(), Recovery::FromOffset(0)));
+    // An orphan index is removed.
+    std::fs::write(full.path().join("00000000000000000009.index"), b"").unwrap();
+    assert!(changed(full.path(), Recovery::Clean));
+    assert!(!changed(full.path(), Recovery::Clean));
+}
+
+#[test]
 fn leftover_files_are_cleaned_up() {
     let c = clock();
     let dir = tempfile::tempdir().unwrap();
