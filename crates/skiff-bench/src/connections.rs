@@ -39,6 +39,7 @@ pub fn run(
     max: usize,
     runs: u32,
     clk_tck: f64,
+    plot: Option<&std::path::Path>,
 ) -> Result<()> {
     if max == 0 || max > MAX_CONNECTIONS {
         bail!("--connections must be 1..={MAX_CONNECTIONS}");
@@ -69,6 +70,15 @@ pub fn run(
         "skiff-bench connections: up to {max} idle connections ({runs} runs; medians, min-max)"
     );
     print!("{}", m.render_text());
+    if let Some(path) = plot {
+        crate::scale_plot::render(
+            &m,
+            "skiff-bench connections: cost against idle connections",
+            &["RSS MiB", "open files", "produce p50 ms", "produce p99 ms"],
+            path,
+        )?;
+        println!("wrote {}", path.display());
+    }
     Ok(())
 }
 

@@ -32,6 +32,7 @@ mod plot;
 mod probe;
 mod procfs;
 mod produce;
+mod scale_plot;
 mod share;
 mod sharerows;
 mod startup;
@@ -114,6 +115,9 @@ struct Cli {
     /// Partitions at the last step of `partitions`.
     #[arg(long, default_value_t = 100_000)]
     max_partitions: i32,
+    /// `partitions` and `connections`: also draw cost against size (log scales) to this PNG.
+    #[arg(long)]
+    plot: Option<PathBuf>,
     #[command(flatten)]
     compaction: compaction::Args,
     #[command(flatten)]
@@ -190,7 +194,14 @@ fn real_main(cli: Cli) -> Result<()> {
         return console::run(&bin, plan.runs, clk_tck);
     }
     if plan.mode == Mode::Connections {
-        return connections::run(&bin, kafka_kind(&cli), cli.connections, plan.runs, clk_tck);
+        return connections::run(
+            &bin,
+            kafka_kind(&cli),
+            cli.connections,
+            plan.runs,
+            clk_tck,
+            cli.plot.as_deref(),
+        );
     }
     if plan.mode == Mode::Partitions {
         return partitions::run(
@@ -199,6 +210,7 @@ fn real_main(cli: Cli) -> Result<()> {
             cli.max_partitions,
             plan.runs,
             clk_tck,
+            cli.plot.as_deref(),
         );
     }
     let mut table = Table::default();

@@ -51,6 +51,7 @@ pub fn run(
     max: i32,
     runs: u32,
     clk_tck: f64,
+    plot: Option<&Path>,
 ) -> Result<()> {
     if !(1..=MAX_PARTITIONS).contains(&max) {
         bail!("--max-partitions must be 1..={MAX_PARTITIONS}");
@@ -85,6 +86,22 @@ pub fn run(
     println!();
     println!("skiff-bench partitions: up to {max} idle partitions ({runs} runs; medians, min-max)");
     print!("{}", m.render_text());
+    if let Some(path) = plot {
+        crate::scale_plot::render(
+            &m,
+            "skiff-bench partitions: cost against idle partitions",
+            &[
+                "create s",
+                "RSS MiB",
+                "restart s",
+                "crash restart s",
+                "open files",
+                "produce p99 ms",
+            ],
+            path,
+        )?;
+        println!("wrote {}", path.display());
+    }
     Ok(())
 }
 

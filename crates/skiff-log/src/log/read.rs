@@ -122,7 +122,7 @@ fn read_into(
         let avail = size - pos;
         let budget = max_bytes.saturating_sub(out.len()) as u64;
         let want = usize::try_from(avail.min(budget)).unwrap_or(usize::MAX);
-        let buf = seg.read_exact(pos, want)?;
+        let mut buf = seg.read_exact(pos, want)?;
         let mut it = Batches::new(&buf);
         let mut end = 0usize;
         let mut reached_leo = false;
@@ -149,7 +149,13 @@ fn read_into(
             }
             return Ok(());
         }
-        out.extend_from_slice(buf.get(..end).unwrap_or(&[]));
+        if out.is_empty() {
+            // The common case, one segment: the read buffer becomes the answer, uncopied.
+            buf.truncate(end);
+            *out = buf;
+        } else {
+            out.extend_from_slice(buf.get(..end).unwrap_or(&[]));
+        }
         if reached_leo || (end as u64) < avail {
             return Ok(());
         }
