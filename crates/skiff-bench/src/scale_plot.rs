@@ -133,7 +133,14 @@ fn panel(c: &mut Canvas, a: &Area, metric: &str, series: &[Vec<(f64, f64)>]) {
         for (&(x, y), &(_, v)) in xy.iter().zip(points) {
             c.rect(x - 3, y - 3, 7, 7, colour);
             let label = fmt_num(v);
-            c.text(x + 6, y - 12, &label, 1, colour);
+            let width = Canvas::text_width(&label, 1);
+            // Left of the point where the label would run off the panel.
+            let lx = if x + 6 + width > a.right {
+                x - 6 - width
+            } else {
+                x + 6
+            };
+            c.text(lx, y - 12, &label, 1, colour);
         }
     }
 }
