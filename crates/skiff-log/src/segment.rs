@@ -365,7 +365,7 @@ impl Segment {
     }
 
     /// Renames the log and index files to `*.deleted` (files already missing are skipped);
-    /// returns the new paths. The files are kept_open open first, so readers still holding this
+    /// returns the new paths. The files are kept open first, so readers still holding this
     /// segment keep reading them after the unlink.
     pub fn rename_to_deleted(&self) -> Result<Vec<PathBuf>> {
         let st = read_guard(&self.state);
