@@ -2,8 +2,8 @@
 //! linear), bottom panel fixed-rate latency percentiles (ms, log scale), each bar labelled
 //! with its median.
 //!
-//! Owns: [`render`] (matrix → PNG file). Pure apart from writing the PNG. Not shared between
-//! threads.
+//! Owns: [`render`] (matrix → PNG file) and the heading and colours the scaling plot shares.
+//! Pure apart from writing the PNG. Not shared between threads.
 
 use std::path::Path;
 
@@ -14,11 +14,11 @@ use crate::matrix::{fmt_num, Matrix};
 
 const W: i64 = 1400;
 const H: i64 = 900;
-const BG: Rgb = [255, 255, 255];
-const INK: Rgb = [30, 30, 30];
-const GRID: Rgb = [225, 225, 225];
+pub(crate) const BG: Rgb = [255, 255, 255];
+pub(crate) const INK: Rgb = [30, 30, 30];
+pub(crate) const GRID: Rgb = [225, 225, 225];
 /// Colours per broker column, in the matrix's column order.
-const COLOURS: [Rgb; 6] = [
+pub(crate) const COLOURS: [Rgb; 6] = [
     [214, 96, 38],
     [52, 101, 164],
     [120, 160, 210],
@@ -77,14 +77,7 @@ pub fn render(m: &Matrix, title: &str, path: &Path) -> Result<()> {
         .unwrap_or_default();
 
     let mut c = Canvas::new(W as usize, H as usize, BG);
-    c.text(20, 14, title, 2, INK);
-    // Legend.
-    let mut x = 20;
-    for (i, b) in brokers.iter().enumerate() {
-        c.rect(x, 44, 14, 14, COLOURS[i % COLOURS.len()]);
-        c.text(x + 20, 47, b, 1, INK);
-        x += 40 + Canvas::text_width(b, 1);
-    }
+    heading(&mut c, title, &brokers);
     panel(
         &mut c,
         80,
@@ -99,6 +92,17 @@ pub fn render(m: &Matrix, title: &str, path: &Path) -> Result<()> {
 }
 
 /// One bar panel at vertical offset `top` and height `height`.
+/// The title on top and, under it, one colour swatch per broker (the matrix's column order).
+pub(crate) fn heading(c: &mut Canvas, title: &str, brokers: &[String]) {
+    c.text(20, 14, title, 2, INK);
+    let mut x = 20;
+    for (i, b) in brokers.iter().enumerate() {
+        c.rect(x, 44, 14, 14, COLOURS[i % COLOURS.len()]);
+        c.text(x + 20, 47, b, 1, INK);
+        x += 40 + Canvas::text_width(b, 1);
+    }
+}
+
 fn panel(c: &mut Canvas, top: i64, height: i64, title: &str, groups: &[Group], log: bool) {
     c.text(20, top, title, 2, INK);
     let (left, right) = (70, W - 20);

@@ -126,14 +126,7 @@ fn create_topic_within(
     configs: &[(&str, String)],
     timeout: Duration,
 ) -> Result<()> {
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .create()
-        .context("creating the admin client")?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .context("building the admin runtime")?;
+    let (admin, rt) = admin_client(bootstrap)?;
     let mut new = NewTopic::new(topic, partitions, TopicReplication::Fixed(1));
     for (k, v) in configs {
         new = new.set(k, v);
@@ -152,14 +145,12 @@ fn create_topic_within(
     Ok(())
 }
 
-/// CreatePartitions: grows `topic` to `total` partitions, waiting up to `timeout`.
-pub fn grow_topic_timeout(
+/// An admin client of `bootstrap` and the small current-thread runtime its async calls are
+/// run on.
+fn admin_client(
     bootstrap: &str,
-    topic: &str,
-    total: i32,
-    timeout: Duration,
-) -> Result<()> {
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+) -> Result<(AdminClient<DefaultClientContext>, tokio::runtime::Runtime)> {
+    let admin = ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .create()
         .context("creating the admin client")?;
@@ -167,6 +158,17 @@ pub fn grow_topic_timeout(
         .enable_time()
         .build()
         .context("building the admin runtime")?;
+    Ok((admin, rt))
+}
+
+/// CreatePartitions: grows `topic` to `total` partitions, waiting up to `timeout`.
+pub fn grow_topic_timeout(
+    bootstrap: &str,
+    topic: &str,
+    total: i32,
+    timeout: Duration,
+) -> Result<()> {
+    let (admin, rt) = admin_client(bootstrap)?;
     let total_partitions = usize::try_from(total).context("a partition count below 0")?;
     let grow = NewPartitions::new(topic, total_partitions);
     let opts = AdminOptions::new()
@@ -186,14 +188,7 @@ pub fn grow_topic_timeout(
 /// Replaces the configs of `topic` with `configs` (AlterConfigs: configs not listed go back
 /// to their defaults) and waits for the broker's answer.
 pub fn alter_topic_configs(bootstrap: &str, topic: &str, configs: &[(&str, String)]) -> Result<()> {
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .create()
-        .context("creating the admin client")?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .context("building the admin runtime")?;
+    let (admin, rt) = admin_client(bootstrap)?;
     let mut alter = AlterConfig::new(ResourceSpecifier::Topic(topic));
     for (k, v) in configs {
         alter = alter.set(k, v);

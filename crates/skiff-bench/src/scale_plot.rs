@@ -12,27 +12,17 @@ use anyhow::Result;
 
 use crate::canvas::{Canvas, Rgb};
 use crate::matrix::{fmt_num, Matrix};
+use crate::plot::{heading, BG, COLOURS, GRID, INK};
 
 const W: i64 = 1400;
 const PANEL_H: i64 = 380;
-const BG: Rgb = [255, 255, 255];
-const INK: Rgb = [30, 30, 30];
-const GRID: Rgb = [225, 225, 225];
-/// Colours per broker column, in the matrix's column order (those of the comparison plot).
-const COLOURS: [Rgb; 2] = [[214, 96, 38], [52, 101, 164]];
 
 /// Draws one panel per entry of `metrics` (two per row) to `path`; `title` goes on top.
 pub fn render(m: &Matrix, title: &str, metrics: &[&str], path: &Path) -> Result<()> {
     let brokers = m.brokers().to_vec();
     let rows = i64::try_from(metrics.len().div_ceil(2)).unwrap_or(1);
     let mut c = Canvas::new(W as usize, (80 + rows * PANEL_H) as usize, BG);
-    c.text(20, 14, title, 2, INK);
-    let mut x = 20;
-    for (i, b) in brokers.iter().enumerate() {
-        c.rect(x, 44, 14, 14, COLOURS[i % COLOURS.len()]);
-        c.text(x + 20, 47, b, 1, INK);
-        x += 40 + Canvas::text_width(b, 1);
-    }
+    heading(&mut c, title, &brokers);
     for (i, metric) in metrics.iter().enumerate() {
         let i = i64::try_from(i).unwrap_or(0);
         let series: Vec<Vec<(f64, f64)>> = brokers.iter().map(|b| points(m, metric, b)).collect();
