@@ -13,7 +13,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use kafka_protocol::messages::{RequestKind, ResponseKind};
-use skiff_protocol::DecodedRequest;
+use skiff_log::FileRange;
+use skiff_protocol::{DecodedRequest, Outside};
 use tracing::Instrument;
 
 use crate::acl_operations::Principal;
@@ -24,6 +25,74 @@ use crate::handlers::*;
 
 pub type ResponseFuture = Pin<Box<dyn Future<Output = ResponseKind> + Send>>;
 
+/// A [`FileAnswer`] to come.
+pub type FileAnswerFuture = Pin<Box<dyn Future<Output = FileAnswer> + Send>>;
+
+/// A Fetch answer whose large record sets are still ranges of segment files, sent by the
+/// connection with sendfile so they never pass through the broker's memory. Only requests
+/// on a connection that can send files get one (see [`sends_files`]).
+pub struct FileAnswer {
+    pub response: ResponseKind,
+    /// Record sets outside the response, by the place of their partition in it.
+    pub outside: Vec<Outside<Vec<FileRange>>>,
+}
+
+impl FileAnswer {
+    /// Bytes of the record sets outside the response.
+    pub fn outside_bytes(&self) -> usize {
+        self.outside.iter().map(|o| o.len).sum()
+    }
+
+    /// The answer with its record sets read into the response, for a caller that reads the
+    /// response rather than sending it.
+    pub fn into_response(self) -> std::io::Result<ResponseKind> {
+        use std::os::unix::fs::FileExt;
+        let FileAnswer {
+            mut response,
+            outside,
+        } = self;
+        let ResponseKind::Fetch(fetch) = &mut response else {
+            return Ok(response);
+        };
+        let mut partitions: Vec<_> = fetch
+            .responses
+            .iter_mut()
+            .flat_map(|t| &mut t.partitions)
+            .collect();
+        for o in outside {
+            let mut buf = vec![0u8; o.len];
+            let mut at = 0;
+            for r in &o.records {
+                let piece = buf
+                    .get_mut(at..at + r.len)
+                    .ok_or(std::io::ErrorKind::InvalidData)?;
+                r.file.read_exact_at(piece, r.pos)?;
+                at += r.len;
+            }
+            let p = partitions
+                .get_mut(o.partition)
+                .ok_or(std::io::ErrorKind::InvalidData)?;
+            p.records = Some(bytes::Bytes::from(buf));
+        }
+        Ok(response)
+    }
+}
+
+tokio::task_local! {
+    /// Set around the dispatch of a request from a connection that can send file ranges.
+    static SENDS_FILES: ();
+}
+
+/// Runs `f` (a request's dispatch) as one from a connection that can send file ranges.
+pub async fn sending_files<F: Future>(f: F) -> F::Output {
+    SENDS_FILES.scope((), f).await
+}
+
+/// Whether the request being dispatched may be answered with a [`FileAnswer`].
+pub fn sends_files() -> bool {
+    SENDS_FILES.try_with(|_| ()).is_ok()
+}
+
 // Moved once per request; boxing the large variant would only add an allocation.
 #[allow(clippy::large_enum_variant)]
 pub enum Reply {
@@ -32,6 +101,8 @@ pub enum Reply {
     /// Answer when the future completes (acks=all durability, fetch long polls). Later
     /// requests on the connection are processed meanwhile; responses keep request order.
     Later(ResponseFuture),
+    /// [`Reply::Later`] for a Fetch whose record sets stay in their files until sent.
+    LaterInFiles(FileAnswerFuture),
     /// acks=0 produce that succeeded: Kafka sends nothing.
     NoResponse,
     /// Kafka closes the connection: acks=0 produce that failed (so the client notices), or
@@ -98,6 +169,7 @@ pub async fn dispatch_request(ctx: RequestContext, body: RequestKind) -> Reply {
     let metered = crate::quotas::meter(&ctx, &mut body);
     let reply = match route(&ctx, body).instrument(span.clone()).await {
         Reply::Later(future) => Reply::Later(Box::pin(future.instrument(span))),
+        Reply::LaterInFiles(future) => Reply::LaterInFiles(Box::pin(future.instrument(span))),
         reply => reply,
     };
     match metered {

@@ -410,6 +410,16 @@ async fn three_batches_per_partition(server: &Server, s: &mut TcpStream) {
 /// Fetch v12 of `t` partitions 0-2 from offset 0 with `max_bytes` in all and 1 MiB per
 /// partition; the bytes of records returned per partition.
 async fn fetch_sizes(s: &mut TcpStream, max_bytes: i32) -> Vec<usize> {
+    fetch_records(s, 12, max_bytes)
+        .await
+        .iter()
+        .map(|r| r.len())
+        .collect()
+}
+
+/// Fetch at `version` of `t` partitions 0-2 from offset 0 with `max_bytes` in all and 1 MiB
+/// per partition; the records returned per partition.
+async fn fetch_records(s: &mut TcpStream, version: i16, max_bytes: i32) -> Vec<Bytes> {
     use kafka_protocol::messages::{fetch_request, FetchRequest, FetchResponse, TopicName};
     let partitions = (0..3)
         .map(|p| {
@@ -426,19 +436,49 @@ async fn fetch_sizes(s: &mut TcpStream, max_bytes: i32) -> Vec<usize> {
         .with_topics(vec![fetch_request::FetchTopic::default()
             .with_topic(TopicName(StrBytes::from_static_str("t")))
             .with_partitions(partitions)]);
-    s.write_all(&frame(ApiKey::Fetch, 12, 100, &request))
+    s.write_all(&frame(ApiKey::Fetch, version, 100, &request))
         .await
         .unwrap();
     let mut body = read_response(s).await.unwrap();
-    ResponseHeader::decode(&mut body, 1).unwrap();
-    let response = FetchResponse::decode(&mut body, 12).unwrap();
-    let mut sizes = vec![0; 3];
+    ResponseHeader::decode(&mut body, ApiKey::Fetch.response_header_version(version)).unwrap();
+    let response = FetchResponse::decode(&mut body, version).unwrap();
+    assert!(body.is_empty(), "v{version}: bytes after the response");
+    let mut records = vec![Bytes::new(); 3];
     for p in &response.responses[0].partitions {
         assert_eq!(p.error_code, 0);
-        sizes[usize::try_from(p.partition_index).unwrap()] =
-            p.records.as_ref().map_or(0, |r| r.len());
+        records[usize::try_from(p.partition_index).unwrap()] =
+            p.records.clone().unwrap_or_default();
     }
-    sizes
+    records
+}
+
+/// On a plaintext connection large record sets are sent from their files (sendfile): the
+/// frames still decode at every version, and hold exactly the log's batches.
+#[tokio::test]
+async fn record_sets_sent_from_their_files_are_the_logs_batches_at_every_version() {
+    let server = start_with(&[]).await;
+    let mut s = TcpStream::connect(server.addr).await.unwrap();
+    three_batches_per_partition(&server, &mut s).await;
+    let topic = server._broker.topics.get("t").unwrap();
+    let logs: Vec<Bytes> = (0..3)
+        .map(|p| {
+            topic
+                .partition(p)
+                .unwrap()
+                .log
+                .read(0, usize::MAX, true)
+                .unwrap()
+                .records
+        })
+        .collect();
+    assert!(logs.iter().all(|l| l.len() > 30_000));
+    for version in 4..=12 {
+        assert_eq!(
+            fetch_records(&mut s, version, 10_000_000).await,
+            logs,
+            "v{version}"
+        );
+    }
 }
 
 #[tokio::test]

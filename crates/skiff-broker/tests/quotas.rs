@@ -47,6 +47,7 @@ async fn call_as(
     match dispatch_as(broker, request, "/127.0.0.1", "", principal).await {
         Reply::Respond(r) => r,
         Reply::Later(f) => f.await,
+        Reply::LaterInFiles(f) => f.await.into_response().unwrap(),
         _ => panic!("{key:?}: no response"),
     }
 }

@@ -112,6 +112,9 @@ async fn answer(reply: Reply) {
         Reply::Later(f) => {
             f.await;
         }
+        Reply::LaterInFiles(f) => {
+            f.await;
+        }
         Reply::NoResponse => panic!("no response"),
         Reply::Close(why) => panic!("closed: {why}"),
     }

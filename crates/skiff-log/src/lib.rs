@@ -50,7 +50,8 @@ pub use error::{LogError, Result};
 pub use fsutil::{fsync_dir, write_atomically, write_private_atomically};
 pub use key_index::{KeyIndexBudget, KeyIndexPhase, KeyIndexStatus, KeyLookup, KeyedRecord};
 pub use log::{
-    AppendInfo, AppendValidation, Log, PinnedBatches, PinnedLog, ReadInfo, RetentionOutcome,
+    AppendInfo, AppendValidation, FileRange, FileRecords, Log, PinnedBatches, PinnedLog, ReadInfo,
+    RetentionOutcome,
 };
 pub use log_dir::LogDir;
 pub use producer_state::{BatchMetadata, CompletedTxn, ControlType, ProducerEntry};

@@ -20,7 +20,7 @@ use skiff_records::{BatchHeader, HEADER_LEN, LOG_OVERHEAD};
 use std::fs::{self, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub(crate) const LOG_SUFFIX: &str = "log";
 pub(crate) const INDEX_SUFFIX: &str = "index";
@@ -310,6 +310,14 @@ impl Segment {
             st.time_index.sync()?;
         }
         Ok(())
+    }
+
+    /// The open log file, for a reader that sends a range of it as it is (sendfile). The
+    /// handle stays valid after the segment is deleted, as reads through `read_exact` do.
+    pub fn log_file(&self) -> Result<Arc<fs::File>> {
+        self.file
+            .get()
+            .map_err(|e| LogError::io("open", &self.log_path, e))
     }
 
     /// Reads exactly `len` bytes at `pos`.

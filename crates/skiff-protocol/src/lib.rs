@@ -25,7 +25,7 @@ pub use encode::{api_versions_fallback, encode_response, UNSUPPORTED_VERSION};
 pub use error::{EncodeError, FrameError, RequestError};
 pub use frame::{check_frame_size, DEFAULT_MAX_REQUEST_SIZE};
 pub use guard::{check_request_body, GuardError};
-pub use pieces::encode_response_pieces;
+pub use pieces::{encode_response_pieces, Outside, Piece};
 pub use schema::{guarded_apis, guarded_range};
 pub use supported::{api_version_entries, supported_range, SUPPORTED};
 

@@ -2,13 +2,18 @@
 //! without being copied into the frame: the pieces, written in order, are byte for byte the
 //! frame [`encode_response`](crate::encode_response) would build.
 //!
-//! kafka-protocol encodes into one contiguous buffer. Each record set worth sharing is
-//! replaced by a 16-byte marker, random per response, the (now small) response is encoded,
-//! and the frame is cut at the markers: each marker and its length prefix give way to the
-//! real length prefix and the shared record set. The frame size is patched last. Record sets
-//! are not inside any size-prefixed field (tagged fields carry their own sizes, but records
-//! are not tagged), so no other length changes. Should the markers not be found exactly as
-//! placed, the plain encoding is used.
+//! A record set is either in the response (large ones become shared pieces) or kept outside
+//! it by the caller ([`Outside`]: ranges of segment files a plaintext connection sends with
+//! sendfile), given with its length and which partition it belongs to.
+//!
+//! kafka-protocol encodes into one contiguous buffer. Each record set worth sharing, and each
+//! outside one, is replaced by a 16-byte marker, random per response, the (now small)
+//! response is encoded, and the frame is cut at the markers: each marker and its length
+//! prefix give way to the real length prefix and the record set. The frame size is patched
+//! last. Record sets are not inside any size-prefixed field (tagged fields carry their own
+//! sizes, but records are not tagged), so no other length changes. Should the markers not be
+//! found exactly as placed, the plain encoding is used when every record set is in the
+//! response, and an error is returned when one is outside it.
 //!
 //! Thread-safety: pure functions. No on-disk format.
 
@@ -30,49 +35,95 @@ const FIRST_FLEXIBLE: i16 = 12;
 
 const MARKER_LEN: usize = 16;
 
+/// One piece of a frame: bytes, or a record set kept outside the response.
+#[derive(Debug)]
+pub enum Piece<T> {
+    Bytes(Bytes),
+    Outside(T),
+}
+
+/// A Fetch record set the caller keeps outside the response: the partition's place among
+/// the response's partitions (topics in order, then their partitions), its length in bytes,
+/// and what the writer sends for it. That partition's `records` in the response are ignored.
+#[derive(Debug)]
+pub struct Outside<T> {
+    pub partition: usize,
+    pub len: usize,
+    pub records: T,
+}
+
 /// The frame of `body` as pieces to write in order. A Fetch response's large record sets are
-/// shared pieces (no copy); every other response is one piece.
-pub fn encode_response_pieces(
+/// shared pieces (no copy), and `outside` ones are pieces of their own; every other response
+/// is one piece.
+pub fn encode_response_pieces<T>(
     correlation_id: i32,
     api_key: ApiKey,
     version: i16,
     body: &ResponseKind,
-) -> Result<Vec<Bytes>, EncodeError> {
+    outside: Vec<Outside<T>>,
+) -> Result<Vec<Piece<T>>, EncodeError> {
     if let ResponseKind::Fetch(fetch) = body {
-        if let Some(pieces) = fetch_pieces(correlation_id, version, fetch)? {
+        let has_outside = !outside.is_empty();
+        if let Some(pieces) = fetch_pieces(correlation_id, version, fetch, outside)? {
             return Ok(pieces);
         }
+        if has_outside {
+            return Err(EncodeError::Body {
+                api_key: format!("{api_key:?}"),
+                version,
+                reason: "record set markers not found in the encoded frame".to_string(),
+            });
+        }
     }
-    encode_response(correlation_id, api_key, version, body).map(|frame| vec![frame])
+    encode_response(correlation_id, api_key, version, body).map(|frame| vec![Piece::Bytes(frame)])
 }
 
-/// `None` when no record set is worth sharing, or the markers were not found as placed.
-fn fetch_pieces(
+/// A record set cut out of the encoded frame.
+enum Set<T> {
+    Shared(Bytes),
+    Outside(usize, T),
+}
+
+/// `None` when no record set is worth sharing or outside, or the markers were not found as
+/// placed.
+fn fetch_pieces<T>(
     correlation_id: i32,
     version: i16,
     fetch: &FetchResponse,
-) -> Result<Option<Vec<Bytes>>, EncodeError> {
+    outside: Vec<Outside<T>>,
+) -> Result<Option<Vec<Piece<T>>>, EncodeError> {
+    let large = |r: &Bytes| r.len() >= SHARE_FROM_BYTES;
     let shared = fetch
         .responses
         .iter()
         .flat_map(|t| &t.partitions)
-        .filter(|p| {
-            p.records
-                .as_ref()
-                .is_some_and(|r| r.len() >= SHARE_FROM_BYTES)
-        })
+        .filter(|p| p.records.as_ref().is_some_and(large))
         .count();
-    if shared == 0 {
+    if shared == 0 && outside.is_empty() {
         return Ok(None);
     }
     let marker = random_marker();
     let mut light = fetch.clone();
-    let mut sets: Vec<Bytes> = Vec::with_capacity(shared);
-    for p in light.responses.iter_mut().flat_map(|t| &mut t.partitions) {
-        if let Some(records) = p.records.take_if(|r| r.len() >= SHARE_FROM_BYTES) {
-            sets.push(records);
-            p.records = Some(Bytes::copy_from_slice(&marker));
+    let mut sets: Vec<Set<T>> = Vec::with_capacity(shared + outside.len());
+    let mut outside = outside.into_iter().peekable();
+    for (i, p) in light
+        .responses
+        .iter_mut()
+        .flat_map(|t| &mut t.partitions)
+        .enumerate()
+    {
+        if let Some(o) = outside.next_if(|o| o.partition == i) {
+            sets.push(Set::Outside(o.len, o.records));
+        } else if let Some(records) = p.records.take_if(|r| large(r)) {
+            sets.push(Set::Shared(records));
+        } else {
+            continue;
         }
+        p.records = Some(Bytes::copy_from_slice(&marker));
+    }
+    if outside.next().is_some() {
+        // Outside sets must name partitions of the response, in order.
+        return Ok(None);
     }
     let frame = encode_response(
         correlation_id,
@@ -95,12 +146,19 @@ fn fetch_pieces(
         if frame.get(prefix_at..at) != Some(marker_prefix.as_slice()) || prefix_at < from {
             return Ok(None);
         }
+        let len = match &set {
+            Set::Shared(b) => b.len(),
+            Set::Outside(len, _) => *len,
+        };
         let mut head = BytesMut::with_capacity(prefix_at - from + 5);
         head.extend_from_slice(frame.get(from..prefix_at).unwrap_or(&[]));
-        head.extend_from_slice(&length_prefix(set.len(), flexible));
-        total += head.len() + set.len();
-        pieces.push(head.freeze());
-        pieces.push(set);
+        head.extend_from_slice(&length_prefix(len, flexible));
+        total += head.len() + len;
+        pieces.push(Piece::Bytes(head.freeze()));
+        pieces.push(match set {
+            Set::Shared(b) => Piece::Bytes(b),
+            Set::Outside(_, records) => Piece::Outside(records),
+        });
         from = at + MARKER_LEN;
     }
     if find(&frame, &marker, from).is_some() {
@@ -109,10 +167,10 @@ fn fetch_pieces(
     let tail = frame.slice(from..);
     total += tail.len();
     if !tail.is_empty() {
-        pieces.push(tail);
+        pieces.push(Piece::Bytes(tail));
     }
     let size = i32::try_from(total - 4).map_err(|_| EncodeError::TooLarge(total - 4))?;
-    let Some(first) = pieces.first_mut() else {
+    let Some(Piece::Bytes(first)) = pieces.first_mut() else {
         return Ok(None);
     };
     let mut patched = BytesMut::from(first.as_ref());
@@ -201,15 +259,26 @@ mod tests {
             .with_responses(vec![topic.with_partitions(partitions)])
     }
 
+    /// The bytes the pieces stand for, an outside set being the bytes it carries.
+    fn flatten(pieces: &[Piece<Bytes>]) -> Vec<u8> {
+        pieces
+            .iter()
+            .flat_map(|p| match p {
+                Piece::Bytes(b) | Piece::Outside(b) => b.to_vec(),
+            })
+            .collect()
+    }
+
     fn check(sizes: &[Option<usize>], name: &str, expect_shared: usize) {
         for version in 4..=18 {
             let body = ResponseKind::Fetch(response(sizes, name, version));
             let whole = encode_response(9, ApiKey::Fetch, version, &body).unwrap();
-            let pieces = encode_response_pieces(9, ApiKey::Fetch, version, &body).unwrap();
-            assert_eq!(pieces.concat(), whole.to_vec(), "v{version} {sizes:?}");
+            let pieces =
+                encode_response_pieces::<Bytes>(9, ApiKey::Fetch, version, &body, vec![]).unwrap();
+            assert_eq!(flatten(&pieces), whole.to_vec(), "v{version} {sizes:?}");
             let big = pieces
                 .iter()
-                .filter(|p| p.len() >= SHARE_FROM_BYTES)
+                .filter(|p| matches!(p, Piece::Bytes(b) if b.len() >= SHARE_FROM_BYTES))
                 .count();
             assert_eq!(big, expect_shared, "v{version} {sizes:?}");
         }
@@ -225,23 +294,73 @@ mod tests {
     }
 
     #[test]
+    fn outside_record_sets_take_their_place_in_the_frame() {
+        let sizes = [
+            Some(10),
+            Some(70_000),
+            Some(0),
+            Some(5000),
+            Some(3),
+            Some(200),
+        ];
+        let outside_at = [0usize, 2, 3, 5];
+        for version in 4..=18 {
+            let full = response(&sizes, "topic", version);
+            let mut light = full.clone();
+            let mut outside = Vec::new();
+            for (i, p) in light.responses[0].partitions.iter_mut().enumerate() {
+                if outside_at.contains(&i) {
+                    let records = p.records.replace(Bytes::new()).unwrap();
+                    outside.push(Outside {
+                        partition: i,
+                        len: records.len(),
+                        records,
+                    });
+                }
+            }
+            let whole =
+                encode_response(9, ApiKey::Fetch, version, &ResponseKind::Fetch(full)).unwrap();
+            let light = ResponseKind::Fetch(light);
+            let pieces =
+                encode_response_pieces(9, ApiKey::Fetch, version, &light, outside).unwrap();
+            assert_eq!(flatten(&pieces), whole.to_vec(), "v{version}");
+            let outside_pieces = pieces
+                .iter()
+                .filter(|p| matches!(p, Piece::Outside(_)))
+                .count();
+            assert_eq!(outside_pieces, outside_at.len(), "v{version}");
+        }
+    }
+
+    #[test]
+    fn an_outside_set_naming_no_partition_is_an_error() {
+        let body = ResponseKind::Fetch(response(&[Some(10)], "t", 16));
+        let outside = vec![Outside {
+            partition: 1,
+            len: 3,
+            records: Bytes::from_static(b"abc"),
+        }];
+        assert!(encode_response_pieces(1, ApiKey::Fetch, 16, &body, outside).is_err());
+    }
+
+    #[test]
     fn shared_record_sets_are_not_copied() {
         let body = ResponseKind::Fetch(response(&[Some(1 << 16)], "t", 16));
         let ResponseKind::Fetch(f) = &body else {
             unreachable!()
         };
         let original = f.responses[0].partitions[0].records.clone().unwrap();
-        let pieces = encode_response_pieces(1, ApiKey::Fetch, 16, &body).unwrap();
-        assert!(pieces
-            .iter()
-            .any(|p| p.as_ptr() == original.as_ptr() && p.len() == original.len()));
+        let pieces = encode_response_pieces::<Bytes>(1, ApiKey::Fetch, 16, &body, vec![]).unwrap();
+        assert!(pieces.iter().any(
+            |p| matches!(p, Piece::Bytes(b) if b.as_ptr() == original.as_ptr() && b.len() == original.len())
+        ));
     }
 
     #[test]
     fn other_responses_are_one_piece() {
         let body = ResponseKind::Fetch(response(&[None], "t", 12));
         assert_eq!(
-            encode_response_pieces(1, ApiKey::Fetch, 12, &body)
+            encode_response_pieces::<Bytes>(1, ApiKey::Fetch, 12, &body, vec![])
                 .unwrap()
                 .len(),
             1

@@ -106,6 +106,10 @@ impl Caller {
         match dispatch_request(ctx, body).await {
             Reply::Respond(r) => Ok(r),
             Reply::Later(f) => Ok(f.await),
+            Reply::LaterInFiles(f) => f
+                .await
+                .into_response()
+                .map_err(|e| PageError::internal(format!("{key:?} records unreadable: {e}"))),
             Reply::NoResponse => Err(PageError::internal(format!("{key:?} sent no answer"))),
             Reply::Close(why) => Err(PageError::internal(format!("{key:?} refused: {why}"))),
         }

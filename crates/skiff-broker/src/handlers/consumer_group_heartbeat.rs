@@ -503,6 +503,7 @@ mod tests {
         let response = match offset_commit::handle(&ctx, commit).await {
             Reply::Respond(r) => r,
             Reply::Later(f) => f.await,
+            Reply::LaterInFiles(f) => f.await.into_response().unwrap(),
             _ => panic!("no OffsetCommit response"),
         };
         let ResponseKind::OffsetCommit(response) = response else {

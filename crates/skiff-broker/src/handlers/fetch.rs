@@ -2,6 +2,10 @@
 //! `max_bytes` capped by the broker's `fetch.max.bytes`, and each partition's own limit),
 //! parked until `min_bytes` arrive or `max_wait_ms` passes (woken by appends, never polling).
 //!
+//! On a connection that can send file ranges (plaintext), large record sets stay in their
+//! segment files and are answered as a [`FileAnswer`]: the connection sends them with
+//! sendfile. Elsewhere (TLS, the console) they are read into the response.
+//!
 //! Fetch sessions (KIP-227) are not kept: every response carries session id 0, which tells
 //! clients to keep sending full fetch requests — what Kafka does when its session cache is
 //! full.
@@ -22,7 +26,8 @@ use kafka_protocol::messages::fetch_response::{
 use kafka_protocol::messages::{
     ApiKey, BrokerId, FetchRequest, FetchResponse, ProducerId, ResponseKind, TopicName,
 };
-use skiff_log::LogError;
+use skiff_log::{FileRange, FileRecords, LogError};
+use skiff_protocol::Outside;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
@@ -30,7 +35,7 @@ use super::LEADER_EPOCH;
 use crate::authz::{AclOperation, Authz, ResourceType};
 use crate::broker::Broker;
 use crate::context::RequestContext;
-use crate::dispatch::{blocking, Reply};
+use crate::dispatch::{blocking, sends_files, FileAnswer, Reply};
 use crate::errors::{kafka_error, BrokerError};
 use crate::partition::Partition;
 
@@ -52,21 +57,35 @@ pub async fn handle(ctx: &RequestContext, request: FetchRequest) -> Reply {
     let broker = ctx.broker.clone();
     let version = ctx.version();
     let authz = ctx.authz();
+    if sends_files() {
+        return Reply::LaterInFiles(Box::pin(async move {
+            let (response, outside) = fetch(broker, version, request, &authz, true).await;
+            FileAnswer {
+                response: ResponseKind::Fetch(response),
+                outside,
+            }
+        }));
+    }
     Reply::Later(Box::pin(async move {
-        ResponseKind::Fetch(fetch(broker, version, request, &authz).await)
+        ResponseKind::Fetch(fetch(broker, version, request, &authz, false).await.0)
     }))
 }
+
+/// A partition's read: the answer, and its record sets when they stayed in their files.
+type Read = (PartitionData, Option<FileRecords>);
 
 fn code(version: i16, err: &BrokerError) -> i16 {
     kafka_error(ApiKey::Fetch, version, err).code()
 }
 
+/// The response, and (with `in_files`) the record sets left in their files.
 async fn fetch(
     broker: Arc<Broker>,
     version: i16,
     request: FetchRequest,
     authz: &Authz,
-) -> FetchResponse {
+    in_files: bool,
+) -> (FetchResponse, Vec<Outside<Vec<FileRange>>>) {
     if version >= 7 {
         let session_error = if request.session_id != 0 {
             Some(BrokerError::UnknownFetchSession(request.session_id))
@@ -76,7 +95,10 @@ async fn fetch(
             None
         };
         if let Some(error) = session_error {
-            return FetchResponse::default().with_error_code(code(version, &error));
+            return (
+                FetchResponse::default().with_error_code(code(version, &error)),
+                Vec::new(),
+            );
         }
     }
     let read_committed = version >= 4 && request.isolation_level == READ_COMMITTED;
@@ -102,23 +124,26 @@ async fn fetch(
     let mut parked = false;
     loop {
         let w = wanted.clone();
-        let read = blocking(move || read_all(&w, version, max_bytes, read_committed)).await;
+        let read =
+            blocking(move || read_all(&w, version, max_bytes, read_committed, in_files)).await;
         let results = match read {
             Ok(results) => results,
             // A failed read fails every partition.
             Err(e) => {
                 let failed = wanted
                     .iter()
-                    .map(|w| error_data(w.index, code(version, &e)))
+                    .map(|w| (error_data(w.index, code(version, &e)), None))
                     .collect();
                 return build_response(topics, &wanted, failed, read_committed);
             }
         };
         let total: usize = results
             .iter()
-            .map(|r| r.records.as_ref().map_or(0, |b| b.len()))
+            .map(|(r, files)| {
+                r.records.as_ref().map_or(0, |b| b.len()) + files.as_ref().map_or(0, |f| f.len)
+            })
             .sum();
-        let has_error = results.iter().any(|r| r.error_code != 0);
+        let has_error = results.iter().any(|(r, _)| r.error_code != 0);
         if total >= min_bytes || has_error || tokio::time::Instant::now() >= deadline {
             return build_response(topics, &wanted, results, read_committed);
         }
@@ -227,13 +252,15 @@ fn resolve(
 /// Read every partition within the request's total budget. The first partition that has
 /// data returns at least one whole batch even when it exceeds the limits (KIP-74).
 /// read_committed reads stop at the last stable offset and carry the aborted transactions
-/// that may have data in the returned range (the client drops their batches).
+/// that may have data in the returned range (the client drops their batches). With
+/// `in_files`, large record sets are left in their files.
 fn read_all(
     wanted: &[Wanted],
     version: i16,
     max_bytes: usize,
     read_committed: bool,
-) -> Vec<PartitionData> {
+    in_files: bool,
+) -> Vec<Read> {
     let mut remaining = max_bytes;
     let mut first_data = true;
     wanted
@@ -244,19 +271,24 @@ fn read_all(
                 .with_preferred_read_replica(BrokerId(-1));
             let partition = match &w.partition {
                 Ok(p) => p,
-                Err(code) => return error_data(w.index, *code),
+                Err(code) => return (error_data(w.index, *code), None),
             };
             let limit = w.max_bytes.min(remaining);
-            match partition
-                .log
-                .read_isolated(w.offset, limit, first_data, read_committed)
-            {
-                Ok(read) => {
-                    if !read.records.is_empty() {
+            let log = &partition.log;
+            let read = if in_files {
+                log.read_in_place(w.offset, limit, first_data, read_committed)
+            } else {
+                log.read_isolated(w.offset, limit, first_data, read_committed)
+                    .map(|read| (read, None))
+            };
+            match read {
+                Ok((read, files)) => {
+                    let len = read.records.len() + files.as_ref().map_or(0, |f| f.len);
+                    if len > 0 {
                         first_data = false;
                     }
-                    remaining = remaining.saturating_sub(read.records.len());
-                    let aborted = (read_committed && !read.records.is_empty()).then(|| {
+                    remaining = remaining.saturating_sub(len);
+                    let aborted = (read_committed && len > 0).then(|| {
                         partition
                             .log
                             .aborted_transactions(w.offset, read.last_stable_offset)
@@ -268,21 +300,25 @@ fn read_all(
                             })
                             .collect()
                     });
-                    data.with_high_watermark(read.high_watermark)
+                    let data = data
+                        .with_high_watermark(read.high_watermark)
                         .with_last_stable_offset(read.last_stable_offset)
                         .with_log_start_offset(read.log_start_offset)
                         .with_aborted_transactions(aborted)
-                        .with_records(Some(read.records))
+                        .with_records(Some(read.records));
+                    (data, files)
                 }
                 Err(e) => {
                     if !matches!(e, LogError::OffsetOutOfRange { .. }) {
                         tracing::error!(topic = %partition.topic, partition = w.index, error = %e, "fetch read failed");
                     }
-                    data.with_error_code(code(version, &BrokerError::Storage(e)))
+                    let data = data
+                        .with_error_code(code(version, &BrokerError::Storage(e)))
                         .with_high_watermark(partition.log.high_watermark())
                         .with_last_stable_offset(partition.log.last_stable_offset())
                         .with_log_start_offset(partition.log.log_start_offset())
-                        .with_records(Some(Bytes::new()))
+                        .with_records(Some(Bytes::new()));
+                    (data, None)
                 }
             }
         })
@@ -301,20 +337,44 @@ fn error_data(index: i32, code: i16) -> PartitionData {
         .with_records(Some(Bytes::new()))
 }
 
+/// Puts each partition's answer under its topic, in request order; the record sets left in
+/// files are returned beside the response, by the partition's place in it.
 fn build_response(
     mut topics: Vec<FetchableTopicResponse>,
     wanted: &[Wanted],
-    results: Vec<PartitionData>,
+    results: Vec<Read>,
     read_committed: bool,
-) -> FetchResponse {
-    for (w, mut data) in wanted.iter().zip(results) {
-        if let (Ok(partition), Some(records)) = (&w.partition, &data.records) {
-            partition.counters.fetched(records);
+) -> (FetchResponse, Vec<Outside<Vec<FileRange>>>) {
+    let mut outside = Vec::new();
+    for (w, (mut data, files)) in wanted.iter().zip(results) {
+        if let Ok(partition) = &w.partition {
+            match (&files, &data.records) {
+                (Some(f), _) => partition
+                    .counters
+                    .fetched_counted(f.len as u64, f.record_count),
+                (None, Some(records)) => partition.counters.fetched(records),
+                (None, None) => {}
+            }
         }
         if read_committed && data.aborted_transactions.is_none() {
             data.aborted_transactions = Some(Vec::new());
         }
         topics[w.topic].partitions.push(data);
+        if let Some(files) = files {
+            // `resolve` lists a topic's partitions together and topics in order, so the
+            // place among the response's partitions is the count of those before it.
+            let partition = topics[..w.topic]
+                .iter()
+                .map(|t| t.partitions.len())
+                .sum::<usize>()
+                + topics[w.topic].partitions.len()
+                - 1;
+            outside.push(Outside {
+                partition,
+                len: files.len,
+                records: files.ranges,
+            });
+        }
     }
-    FetchResponse::default().with_responses(topics)
+    (FetchResponse::default().with_responses(topics), outside)
 }

@@ -38,6 +38,7 @@ async fn send(b: &Arc<Broker>, key: ApiKey, version: i16, body: RequestKind) -> 
     let response = match dispatch_request(ctx, body).await {
         Reply::Respond(r) => r,
         Reply::Later(f) => f.await,
+        Reply::LaterInFiles(f) => f.await.into_response().unwrap(),
         Reply::NoResponse => panic!("{key:?}: no response"),
         Reply::Close(why) => panic!("{key:?}: closed: {why}"),
     };

@@ -89,6 +89,7 @@ async fn answer(
     match reply(RequestContext::new(broker.clone(), key, 1)) {
         Reply::Respond(r) => r,
         Reply::Later(f) => f.await,
+        Reply::LaterInFiles(f) => f.await.into_response().unwrap(),
         _ => panic!("no answer"),
     }
 }

@@ -188,10 +188,14 @@ impl PartitionCounters {
         if batches.is_empty() {
             return;
         }
-        self.bytes_out
-            .fetch_add(batches.len() as u64, Ordering::Relaxed);
-        self.records_out
-            .fetch_add(record_count(batches), Ordering::Relaxed);
+        self.fetched_counted(batches.len() as u64, record_count(batches));
+    }
+
+    /// A fetch response carried `bytes` of this partition's batches holding `records` records
+    /// (counted by the read, for batches sent from their files).
+    pub fn fetched_counted(&self, bytes: u64, records: u64) {
+        self.bytes_out.fetch_add(bytes, Ordering::Relaxed);
+        self.records_out.fetch_add(records, Ordering::Relaxed);
     }
 
     pub fn snapshot(&self) -> TrafficSnapshot {

@@ -37,6 +37,8 @@ use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, ResponseKind};
+use skiff_log::FileRange;
+use skiff_protocol::{Outside, Piece};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
@@ -44,7 +46,7 @@ use tracing::{debug, info, warn, Instrument};
 
 use crate::acl_operations::Principal;
 use crate::broker::Broker;
-use crate::dispatch::{dispatch_as, Reply, ResponseFuture};
+use crate::dispatch::{dispatch_as, sending_files, FileAnswerFuture, Reply, ResponseFuture};
 use crate::metrics::BrokerMetrics;
 use crate::net::sasl::{Answering, Gate, SaslGate};
 use crate::sasl_setup::SaslListener;
@@ -121,6 +123,7 @@ enum FrameEnd {
 enum Outgoing {
     Now(Header, Box<ResponseKind>),
     Later(Header, ResponseFuture),
+    LaterInFiles(Header, FileAnswerFuture),
     Raw(Bytes),
     Close,
 }
@@ -248,10 +251,11 @@ async fn serve<R, W>(
     mut shutdown: watch::Receiver<bool>,
 ) where
     R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin + Send + 'static,
+    W: Sink,
 {
     {
         let _open = broker.metrics.connection_opened();
+        let sends_files = writer.socket().is_some();
         let (tx, rx) = mpsc::channel::<Outgoing>(MAX_IN_FLIGHT);
         let metrics = broker.metrics.clone();
         let activity = Arc::new(Activity::new());
@@ -377,9 +381,15 @@ async fn serve<R, W>(
                         Box::pin(dispatch_as(&broker, request, &client_host, listener, from));
                     let dispatched = crate::share::connection::scope(connection_id, dispatched);
                     let scoped = crate::quotas::mute::CURRENT.scope(mute.clone(), dispatched);
-                    match scoped.await {
+                    let reply = if sends_files {
+                        sending_files(scoped).await
+                    } else {
+                        scoped.await
+                    };
+                    match reply {
                         Reply::Respond(response) => Outgoing::Now(header, Box::new(response)),
                         Reply::Later(future) => Outgoing::Later(header, future),
+                        Reply::LaterInFiles(future) => Outgoing::LaterInFiles(header, future),
                         Reply::NoResponse => {
                             let key = header.api_key as i16;
                             broker.metrics.request_done(key, started.elapsed());
@@ -500,7 +510,7 @@ async fn read_body<R: AsyncRead + Unpin>(
     Some(body)
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(
+async fn write_loop<W: Sink>(
     mut writer: W,
     mut rx: mpsc::Receiver<Outgoing>,
     metrics: Arc<BrokerMetrics>,
@@ -510,15 +520,29 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     while let Some(outgoing) = rx.recv().await {
         let throttled = |r: &ResponseKind| crate::quotas::throttle_field::throttle_time_ms(r);
         let (frame, timing, throttle) = match outgoing {
-            Outgoing::Raw(bytes) => (Ok(vec![bytes]), None, None),
+            Outgoing::Raw(bytes) => (Ok(vec![Piece::Bytes(bytes)]), None, None),
             Outgoing::Now(h, response) => {
                 let t = throttled(&response);
-                (encode(&h, &response), Some((h.api_key, h.started)), t)
+                (
+                    encode(&h, &response, vec![]),
+                    Some((h.api_key, h.started)),
+                    t,
+                )
             }
             Outgoing::Later(h, future) => {
                 let response = future.await;
                 let t = throttled(&response);
-                (encode(&h, &response), Some((h.api_key, h.started)), t)
+                (
+                    encode(&h, &response, vec![]),
+                    Some((h.api_key, h.started)),
+                    t,
+                )
+            }
+            Outgoing::LaterInFiles(h, future) => {
+                let answer = future.await;
+                let t = throttled(&answer.response);
+                let frame = encode(&h, &answer.response, answer.outside);
+                (frame, Some((h.api_key, h.started)), t)
             }
             Outgoing::Close => break,
         };
@@ -544,26 +568,82 @@ async fn write_loop<W: AsyncWrite + Unpin>(
 }
 
 /// The response frame as pieces to write in order: a Fetch response's record sets are
-/// shared with the log read rather than copied into the frame.
-fn encode(h: &Header, response: &ResponseKind) -> Result<Vec<Bytes>, String> {
-    skiff_protocol::encode_response_pieces(h.correlation_id, h.api_key, h.version, response)
-        .map_err(|e| e.to_string())
+/// shared with the log read rather than copied into the frame, or are `outside` it.
+fn encode(
+    h: &Header,
+    response: &ResponseKind,
+    outside: Vec<Outside<Files>>,
+) -> Result<Frame, String> {
+    skiff_protocol::encode_response_pieces(
+        h.correlation_id,
+        h.api_key,
+        h.version,
+        response,
+        outside,
+    )
+    .map_err(|e| e.to_string())
 }
 
-/// Writes `pieces` in order with vectored writes (one syscall for a frame in pieces where
-/// the socket takes it all).
-async fn write_pieces<W: AsyncWrite + Unpin>(
-    writer: &mut W,
-    pieces: &[Bytes],
-) -> std::io::Result<()> {
-    if let [one] = pieces {
+/// Record sets still in segment files.
+type Files = Vec<FileRange>;
+
+/// A response frame as pieces.
+type Frame = Vec<Piece<Files>>;
+
+/// A connection's writing half, and how it sends record sets that are ranges of files.
+pub(crate) trait Sink: AsyncWrite + Unpin + Send + 'static {
+    /// The socket to `sendfile` to; `None` where bytes must pass through the writer (TLS
+    /// encrypts them), so the connection asks for no file ranges.
+    fn socket(&self) -> Option<&TcpStream> {
+        None
+    }
+}
+
+impl Sink for tokio::net::tcp::OwnedWriteHalf {
+    fn socket(&self) -> Option<&TcpStream> {
+        Some(self.as_ref())
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Send + 'static> Sink for tokio::io::WriteHalf<S> {}
+
+#[cfg(test)]
+impl Sink for tokio::io::DuplexStream {}
+
+/// Writes `pieces` in order: runs of bytes with vectored writes (one syscall for a frame in
+/// pieces where the socket takes it all), file ranges with `sendfile`.
+async fn write_pieces<W: Sink>(writer: &mut W, pieces: &[Piece<Files>]) -> std::io::Result<()> {
+    let mut rest = pieces;
+    while !rest.is_empty() {
+        let bytes = rest
+            .iter()
+            .position(|p| matches!(p, Piece::Outside(_)))
+            .unwrap_or(rest.len());
+        let (run, after) = rest.split_at(bytes);
+        write_bytes(writer, run).await?;
+        if let Some((Piece::Outside(ranges), after)) = after.split_first() {
+            for range in ranges {
+                send_range(writer, range).await?;
+            }
+            rest = after;
+        } else {
+            rest = after;
+        }
+    }
+    Ok(())
+}
+
+async fn write_bytes<W: Sink>(writer: &mut W, pieces: &[Piece<Files>]) -> std::io::Result<()> {
+    if let [Piece::Bytes(one)] = pieces {
         return writer.write_all(one).await;
     }
     // An empty slice left alone at the end would make the write return 0.
     let mut slices: Vec<std::io::IoSlice<'_>> = pieces
         .iter()
-        .filter(|p| !p.is_empty())
-        .map(|p| std::io::IoSlice::new(p))
+        .filter_map(|p| match p {
+            Piece::Bytes(b) if !b.is_empty() => Some(std::io::IoSlice::new(b)),
+            _ => None,
+        })
         .collect();
     let mut rest = slices.as_mut_slice();
     while !rest.is_empty() {
@@ -572,6 +652,34 @@ async fn write_pieces<W: AsyncWrite + Unpin>(
             return Err(std::io::ErrorKind::WriteZero.into());
         }
         std::io::IoSlice::advance_slices(&mut rest, n);
+    }
+    Ok(())
+}
+
+/// Sends a file range: `sendfile` to the socket (the kernel moves page-cache pages, nothing
+/// is copied through the broker), or, on a writer without a socket, read and written.
+async fn send_range<W: Sink>(writer: &mut W, range: &FileRange) -> std::io::Result<()> {
+    let Some(socket) = writer.socket() else {
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0u8; range.len];
+        range.file.read_exact_at(&mut buf, range.pos)?;
+        return writer.write_all(&buf).await;
+    };
+    let mut at = range.pos;
+    let end = range.pos + range.len as u64;
+    while at < end {
+        socket.writable().await?;
+        let want = usize::try_from(end - at).unwrap_or(usize::MAX);
+        let sent = socket.try_io(tokio::io::Interest::WRITABLE, || {
+            rustix::fs::sendfile(socket, &*range.file, Some(&mut at), want).map_err(Into::into)
+        });
+        match sent {
+            // The file ends before the range: bytes of the frame would be missing.
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
     }
     Ok(())
 }
@@ -619,13 +727,18 @@ mod tests {
     #[tokio::test]
     async fn pieces_are_written_whole_and_in_order_through_a_small_pipe() {
         let (mut client, mut server) = tokio::io::duplex(7);
+        let (file, ranges) = file_ranges(&[(3, 900), (2000, 7000)]);
         let pieces = vec![
-            Bytes::from(pattern(100, 1)),
-            Bytes::new(),
-            Bytes::from(pattern(5000, 2)),
-            Bytes::new(),
+            Piece::Bytes(Bytes::from(pattern(100, 1))),
+            Piece::Bytes(Bytes::new()),
+            Piece::Outside(ranges.clone()),
+            Piece::Bytes(Bytes::from(pattern(5000, 2))),
+            Piece::Bytes(Bytes::new()),
         ];
-        let expected: Vec<u8> = pieces.concat();
+        let mut expected = pattern(100, 1);
+        expected.extend_from_slice(&file[3..903]);
+        expected.extend_from_slice(&file[2000..9000]);
+        expected.extend_from_slice(&pattern(5000, 2));
         let reader = tokio::spawn(async move {
             let mut got = Vec::new();
             tokio::io::AsyncReadExt::read_to_end(&mut client, &mut got)
@@ -634,9 +747,80 @@ mod tests {
             got
         });
         write_pieces(&mut server, &pieces).await.unwrap();
-        write_pieces(&mut server, &[Bytes::new()]).await.unwrap();
+        write_pieces(&mut server, &[Piece::Bytes(Bytes::new())])
+            .await
+            .unwrap();
         drop(server);
         assert_eq!(reader.await.unwrap(), expected);
+    }
+
+    /// A file of 64 KiB of pattern bytes and ranges (position, length) of it.
+    fn file_ranges(at: &[(u64, usize)]) -> (Vec<u8>, Vec<FileRange>) {
+        let bytes = pattern(1 << 16, 9);
+        let mut f = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut f, &bytes).unwrap();
+        let file = Arc::new(f);
+        let ranges = at
+            .iter()
+            .map(|&(pos, len)| FileRange {
+                file: file.clone(),
+                pos,
+                len,
+            })
+            .collect();
+        (bytes, ranges)
+    }
+
+    #[tokio::test]
+    async fn file_ranges_are_sent_with_sendfile_between_bytes_on_a_socket() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        let (_read, mut writer) = server.into_split();
+        assert!(writer.socket().is_some());
+        // More than a socket buffer, so sendfile must wait for the reader part way.
+        let (file, ranges) = file_ranges(&[(0, 1 << 16), (10, 50_000), (65_000, 536)]);
+        let mut expected = b"head".to_vec();
+        expected.extend_from_slice(&file);
+        expected.extend_from_slice(&file[10..50_010]);
+        expected.extend_from_slice(&file[65_000..]);
+        expected.extend_from_slice(b"tail");
+        let pieces: Vec<Piece<Files>> = vec![
+            Piece::Bytes(Bytes::from_static(b"head")),
+            Piece::Outside(ranges),
+            Piece::Bytes(Bytes::from_static(b"tail")),
+        ];
+        let want = expected.len() * 20;
+        let reader = tokio::spawn(async move {
+            let mut got = vec![0u8; want];
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            client.read_exact(&mut got).await.unwrap();
+            got
+        });
+        for _ in 0..20 {
+            write_pieces(&mut writer, &pieces).await.unwrap();
+        }
+        let got = reader.await.unwrap();
+        for chunk in got.chunks(expected.len()) {
+            assert!(chunk == expected.as_slice());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_range_past_the_end_of_its_file_fails_the_write() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let _client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        let (_read, mut writer) = server.into_split();
+        let (_, ranges) = file_ranges(&[(60_000, 10_000)]);
+        let err = write_pieces(&mut writer, &[Piece::Outside(ranges)])
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof);
     }
 
     #[tokio::test]

@@ -44,6 +44,8 @@ use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 pub use manager::{MutationThrottled, QuotaKind, QuotaManager};
+use skiff_log::FileRange;
+use skiff_protocol::Outside;
 use throttle_field::raise_throttle;
 
 /// Kafka's `NanosToPercentagePerSecond`: request time as a percentage of one second.
@@ -137,7 +139,7 @@ impl Metered {
         match reply {
             Reply::Respond(mut response) => {
                 if self.fetch {
-                    self.fetch_bytes(&mut response, throttle);
+                    self.fetch_bytes(&mut response, &mut Vec::new(), throttle);
                 } else {
                     raise_throttle(&mut response, throttle);
                 }
@@ -146,11 +148,20 @@ impl Metered {
             Reply::Later(future) => Reply::Later(Box::pin(async move {
                 let mut response = future.await;
                 if self.fetch {
-                    self.fetch_bytes(&mut response, throttle);
+                    self.fetch_bytes(&mut response, &mut Vec::new(), throttle);
                 } else {
                     raise_throttle(&mut response, throttle);
                 }
                 response
+            })),
+            Reply::LaterInFiles(future) => Reply::LaterInFiles(Box::pin(async move {
+                let mut answer = future.await;
+                if self.fetch {
+                    self.fetch_bytes(&mut answer.response, &mut answer.outside, throttle);
+                } else {
+                    raise_throttle(&mut answer.response, throttle);
+                }
+                answer
             })),
             Reply::NoResponse => {
                 // acks=0: no response to carry the throttle; mute the connection now, as
@@ -164,17 +175,24 @@ impl Metered {
 
     /// Records a Fetch response's bytes; over quota (or throttled by the request quota) the
     /// records are dropped and taken back, as Kafka's `getThrottledResponse`.
-    fn fetch_bytes(&self, response: &mut ResponseKind, request_throttle: i32) {
+    /// `outside` holds the record sets still in files (see [`crate::dispatch::FileAnswer`]).
+    fn fetch_bytes(
+        &self,
+        response: &mut ResponseKind,
+        outside: &mut Vec<Outside<Vec<FileRange>>>,
+        request_throttle: i32,
+    ) {
         let ResponseKind::Fetch(fetch) = response else {
             raise_throttle(response, request_throttle);
             return;
         };
-        let bytes: usize = fetch
+        let in_response: usize = fetch
             .responses
             .iter()
             .flat_map(|t| t.partitions.iter())
             .map(|p| p.records.as_ref().map_or(0, |b| b.len()))
             .sum();
+        let bytes = in_response + outside.iter().map(|o| o.len).sum::<usize>();
         let bytes = bytes as f64;
         let m = &self.manager;
         let fetch_throttle =
@@ -183,6 +201,7 @@ impl Metered {
         if throttle > 0 {
             m.unrecord(QuotaKind::Fetch, &self.user, &self.client_id, bytes);
             fetch.responses.clear();
+            outside.clear();
         }
         raise_throttle(response, throttle);
     }

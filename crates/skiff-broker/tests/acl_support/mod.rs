@@ -80,6 +80,7 @@ pub async fn send_as(
     let response = match dispatch_request(ctx, body).await {
         Reply::Respond(r) => r,
         Reply::Later(f) => f.await,
+        Reply::LaterInFiles(f) => f.await.into_response().unwrap(),
         Reply::NoResponse => panic!("{key:?}: no response"),
         Reply::Close(why) => panic!("{key:?}: closed: {why}"),
     };

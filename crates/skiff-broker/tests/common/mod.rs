@@ -179,6 +179,7 @@ pub async fn call(
     match dispatch(broker, request, "/127.0.0.1").await {
         Reply::Respond(r) => r,
         Reply::Later(f) => f.await,
+        Reply::LaterInFiles(f) => f.await.into_response().unwrap(),
         Reply::NoResponse => panic!("{key:?} v{version}: no response"),
         Reply::Close(why) => panic!("{key:?} v{version}: closed: {why}"),
     }
@@ -210,20 +211,21 @@ pub fn request_frame<R: Encodable>(
 }
 
 /// The body of the next size-prefixed frame from `s`; `None` when the peer closed the
-/// connection or nothing came within `bound`.
+/// connection or the frame did not come whole within `bound`.
 pub async fn read_frame<S: tokio::io::AsyncRead + Unpin>(
     s: &mut S,
     bound: Duration,
 ) -> Option<Bytes> {
     use tokio::io::AsyncReadExt;
-    let mut size = [0u8; 4];
-    tokio::time::timeout(bound, s.read_exact(&mut size))
-        .await
-        .ok()?
-        .ok()?;
-    let mut body = vec![0u8; usize::try_from(i32::from_be_bytes(size)).ok()?];
-    s.read_exact(&mut body).await.ok()?;
-    Some(Bytes::from(body))
+    // The whole frame within `bound`: a frame shorter than its size prefix fails, not hangs.
+    let read = async {
+        let mut size = [0u8; 4];
+        s.read_exact(&mut size).await.ok()?;
+        let mut body = vec![0u8; usize::try_from(i32::from_be_bytes(size)).ok()?];
+        s.read_exact(&mut body).await.ok()?;
+        Some(Bytes::from(body))
+    };
+    tokio::time::timeout(bound, read).await.ok()?
 }
 
 /// A small deterministic generator (xorshift64*) for hostile-input tests, so a failing case

@@ -46,6 +46,7 @@ mod txn;
 use locked::AppendLock;
 pub(crate) use locked::AppendLocked;
 pub use pinned::{PinnedBatches, PinnedLog};
+pub use read::{FileRange, FileRecords};
 pub use retention::RetentionOutcome;
 #[cfg(test)]
 pub(crate) use swap::SwapEnd;

@@ -30,6 +30,32 @@ impl Log {
         min_one_batch: bool,
         read_committed: bool,
     ) -> Result<ReadInfo> {
+        self.read_with(offset, max_bytes, min_one_batch, read_committed, false)
+            .map(|(info, _)| info)
+    }
+
+    /// [`Log::read_isolated`] for a reader that can send file ranges as they are (sendfile on
+    /// a plaintext socket): the same batches, left in their segment files when they are large
+    /// (the `FileRecords`, with `ReadInfo::records` empty), else read into memory as
+    /// `read_isolated` does.
+    pub fn read_in_place(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one_batch: bool,
+        read_committed: bool,
+    ) -> Result<(ReadInfo, Option<FileRecords>)> {
+        self.read_with(offset, max_bytes, min_one_batch, read_committed, true)
+    }
+
+    fn read_with(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one_batch: bool,
+        read_committed: bool,
+        in_place: bool,
+    ) -> Result<(ReadInfo, Option<FileRecords>)> {
         let snap = self.snapshot();
         let lso = snap.first_unstable.map_or(snap.leo, |f| f.min(snap.leo));
         let upper = if read_committed { lso } else { snap.leo };
@@ -40,17 +66,25 @@ impl Log {
                 log_end: snap.leo,
             });
         }
-        let mut out: Vec<u8> = Vec::new();
-        if offset < upper {
-            read_into(&snap, offset, upper, max_bytes, min_one_batch, &mut out)?;
-        }
-        Ok(ReadInfo {
-            records: bytes::Bytes::from(out),
+        let mut info = ReadInfo {
+            records: bytes::Bytes::new(),
             high_watermark: snap.leo,
             log_start_offset: snap.log_start,
             log_end_offset: snap.leo,
             last_stable_offset: lso,
-        })
+        };
+        if offset >= upper {
+            return Ok((info, None));
+        }
+        if in_place {
+            if let Some(files) = file_ranges(&snap, offset, upper, max_bytes, min_one_batch)? {
+                return Ok((info, Some(files)));
+            }
+        }
+        let mut out: Vec<u8> = Vec::new();
+        read_into(&snap, offset, upper, max_bytes, min_one_batch, &mut out)?;
+        info.records = bytes::Bytes::from(out);
+        Ok((info, None))
     }
 
     /// ListOffsets by timestamp: the first record (offset >= log start) whose timestamp is
@@ -96,6 +130,108 @@ impl Log {
         })?;
         Ok(found.map(|(off, ts)| (ts, off)))
     }
+}
+
+/// Batches whose headers are walked one positioned read each: a read that would need more
+/// is of small batches, cheaper to copy than to walk.
+const MAX_HEADER_READS: usize = 128;
+
+/// A first batch smaller than this is read into memory: sending small batches from the file
+/// would save little and cost a header read per batch.
+const IN_PLACE_MIN_BATCH: usize = 4096;
+
+/// Whole batches left in segment files: the ranges, in order, hold exactly the batches
+/// [`Log::read_isolated`] would return.
+#[derive(Clone, Debug)]
+pub struct FileRecords {
+    pub ranges: Vec<FileRange>,
+    /// Total bytes of the ranges.
+    pub len: usize,
+    /// Records in the batches (their header counts).
+    pub record_count: u64,
+}
+
+/// `len` bytes at `pos` of a segment file, through a handle that stays valid if the segment
+/// is deleted or cleaned meanwhile (those bytes never change while the segment lives).
+#[derive(Clone, Debug)]
+pub struct FileRange {
+    pub file: std::sync::Arc<std::fs::File>,
+    pub pos: u64,
+    pub len: usize,
+}
+
+/// The batches [`read_into`] would copy, found by walking their headers instead: `None`
+/// when they are small (see [`IN_PLACE_MIN_BATCH`], [`MAX_HEADER_READS`]) or a header past
+/// the first does not parse (the copying read decides where such a read stops).
+fn file_ranges(
+    snap: &Snapshot,
+    offset: i64,
+    upper: i64,
+    max_bytes: usize,
+    min_one_batch: bool,
+) -> Result<Option<FileRecords>> {
+    let first = snap
+        .segments
+        .partition_point(|s| s.base_offset <= offset)
+        .saturating_sub(1);
+    let mut out = FileRecords {
+        ranges: Vec::new(),
+        len: 0,
+        record_count: 0,
+    };
+    let mut header_reads = 0usize;
+    for seg in snap.segments.iter().skip(first) {
+        let size = seg.size();
+        let Some((pos, first_h)) = seg.find_position(offset, size)? else {
+            continue;
+        };
+        if out.len == 0 && first_h.total_size() < IN_PLACE_MIN_BATCH {
+            return Ok(None);
+        }
+        let mut at = pos;
+        let mut next = Some(first_h);
+        let mut stopped = false;
+        while let Some(h) = next {
+            let end = at + h.total_size() as u64;
+            if h.base_offset >= upper || end > size {
+                stopped = true;
+                break;
+            }
+            let taken = out.len + usize::try_from(end - pos).unwrap_or(usize::MAX);
+            if taken > max_bytes {
+                // KIP-74: the very first batch goes out whole even over the budget.
+                if out.len == 0 && at == pos && min_one_batch {
+                    out.record_count += u64::try_from(h.record_count).unwrap_or(0);
+                    at = end;
+                }
+                stopped = true;
+                break;
+            }
+            out.record_count += u64::try_from(h.record_count).unwrap_or(0);
+            at = end;
+            header_reads += 1;
+            if header_reads > MAX_HEADER_READS {
+                return Ok(None);
+            }
+            next = match seg.header_at(at, size) {
+                Ok(h) => h,
+                Err(_) => return Ok(None),
+            };
+        }
+        if at > pos {
+            let len = usize::try_from(at - pos).unwrap_or(usize::MAX);
+            out.ranges.push(FileRange {
+                file: seg.log_file()?,
+                pos,
+                len,
+            });
+            out.len += len;
+        }
+        if stopped || at < size {
+            break;
+        }
+    }
+    Ok(Some(out))
 }
 
 /// Appends whole batches from `offset` (stopping before `upper`) to `out`; see [`Log::read`].

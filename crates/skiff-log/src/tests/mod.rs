@@ -4,6 +4,7 @@
 
 mod cleaning;
 mod idempotence;
+mod in_place;
 mod key_index;
 mod model;
 mod recovery;
