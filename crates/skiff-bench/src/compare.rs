@@ -72,6 +72,11 @@ pub struct Args {
     /// compaction).
     #[arg(long, conflicts_with_all = ["tls_only", "share_only"])]
     pub tables_only: bool,
+    /// Run only the start-up rows (idle RSS, empty start, restart after a clean stop and
+    /// after kill -9 with --restart-mb of data), e.g. `--restart-mb 10000` for the 10 GB
+    /// recovery row.
+    #[arg(long, conflicts_with_all = ["tls_only", "share_only", "tables_only"])]
+    pub startup_only: bool,
     /// Records of the table-read workload (200 B each, every key written records/keys
     /// times, nothing cleaned yet) [default: 1000000; smoke 2000].
     #[arg(long)]

@@ -49,12 +49,14 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
     // Every contender must at least start: a Skiff that cannot is a hard error.
     contenders[0].kind.check()?;
 
-    // --tls-only, --share-only and --tables-only each run their own section and nothing else.
+    // --tls-only, --share-only, --tables-only and --startup-only each run their own section
+    // and nothing else.
     let a = inv.args;
-    let all = !a.tls_only && !a.share_only && !a.tables_only;
-    let tls = !a.no_tls && !a.share_only && !a.tables_only;
-    let share = !a.no_share && !a.tls_only && !a.tables_only;
-    let tables = !a.no_tables && !a.tls_only && !a.share_only;
+    let all = !a.tls_only && !a.share_only && !a.tables_only && !a.startup_only;
+    let tls = !a.no_tls && !a.share_only && !a.tables_only && !a.startup_only;
+    let share = !a.no_share && !a.tls_only && !a.tables_only && !a.startup_only;
+    let tables = !a.no_tables && !a.tls_only && !a.share_only && !a.startup_only;
+    let startup = all || a.startup_only;
     let (mut lo, mut disk) = (Vec::new(), Vec::new());
     if all {
         eprintln!("physical limits ({} run(s))", plan.runs);
@@ -103,7 +105,7 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
             }
         }
     }
-    for run in (1..=plan.runs).filter(|_| all) {
+    for run in (1..=plan.runs).filter(|_| startup) {
         for c in contenders.iter().filter(|c| !c.acks_all_only) {
             eprintln!("start-up run {run}/{}: {}", plan.runs, c.label);
             startup::run(c, &plan, clk_tck, &mut m);
@@ -272,6 +274,18 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
             plan.limits_bytes / 1_000_000,
             plan.runs
         );
+    } else if a.startup_only {
+        let _ = writeln!(
+            head,
+            "--startup-only: {} run(s), medians with (min–max); per run each broker starts on \
+             an empty dir, is stopped and started again (the 'empty' row), is filled with {} MB \
+             of 1 KiB records on one partition (acks=1), stopped cleanly and started (the \
+             'clean stop' row), then killed with SIGKILL and started (the 'kill -9' row); every \
+             restart must serve the full high watermark; no limits, produce matrix, latency, \
+             compaction or targets",
+            plan.runs,
+            plan.restart_bytes / 1_000_000
+        );
     } else {
         let _ = writeln!(
             head,
@@ -287,7 +301,7 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
             plan.runs
         );
     }
-    // With --tls-only there is nothing to plot and no issue-7 target to judge.
+    // Only the full run has a plot and issue-7 targets to judge.
     let outcomes = if all { outcomes } else { Vec::new() };
 
     let mut text = String::new();
