@@ -1,6 +1,7 @@
 //! Start-up figures of the `compare` mode: time from spawn to the first served request
-//! (an ApiVersions round trip, see `probe`) on an empty data dir, and with data after a
-//! clean stop and after `kill -9`; idle RSS one second after an empty start.
+//! (an ApiVersions round trip, see `probe`) on an empty data dir, and with data: after
+//! `kill -9` straight after the writes (nothing flushed), after a clean stop, and after
+//! `kill -9` of that clean start; idle RSS one second after an empty start.
 //!
 //! Owns: [`run`] for one contender and one run. "Empty" is a restart on a data dir that the
 //! broker itself created and left empty (for Kafka: formatted by `kafka-storage format` on
@@ -73,6 +74,25 @@ fn run_inner(c: &Contender, plan: &Plan, clk_tck: f64, m: &mut Matrix) -> Result
     produce_n(&b, plan, clk_tck, TOPIC, 1024, 1, Acks::Leader, records).context("filling")?;
     let mb = plan.restart_bytes / 1_000_000;
 
+    // The harshest crash: nothing written with acks=1 has been fsynced or checkpointed, so
+    // recovery must check everything the broker does not trust.
+    let root = b.kill9_keep().context("kill -9 right after the writes")?;
+    let b = c
+        .kind
+        .launch_in(root, &c.launch)
+        .context("restart after kill -9 right after the writes")?;
+    check_high_watermark(&b.bootstrap(), records)
+        .context("after kill -9 right after the writes")?;
+    let label = format!("to first request, {mb} MB, kill -9 right after writing ms");
+    m.add(
+        "start-up",
+        &label,
+        Better::Lower,
+        c.label,
+        ms(b.started_in()),
+    );
+    eprintln!("  {}: {label}: {:.1}", c.label, ms(b.started_in()));
+
     let root = b.stop_keep().context("clean stop with data")?;
     let b = c
         .kind
@@ -95,7 +115,7 @@ fn run_inner(c: &Contender, plan: &Plan, clk_tck: f64, m: &mut Matrix) -> Result
         .launch_in(root, &c.launch)
         .context("restart after kill -9")?;
     check_high_watermark(&b.bootstrap(), records).context("after kill -9")?;
-    let label = format!("to first request, {mb} MB after kill -9 ms");
+    let label = format!("to first request, {mb} MB, kill -9 after a clean start ms");
     m.add(
         "start-up",
         &label,

@@ -279,10 +279,11 @@ pub fn run(inv: &Invocation<'_>) -> Result<()> {
             head,
             "--startup-only: {} run(s), medians with (min–max); per run each broker starts on \
              an empty dir, is stopped and started again (the 'empty' row), is filled with {} MB \
-             of 1 KiB records on one partition (acks=1), stopped cleanly and started (the \
-             'clean stop' row), then killed with SIGKILL and started (the 'kill -9' row); every \
-             restart must serve the full high watermark; no limits, produce matrix, latency, \
-             compaction or targets",
+             of 1 KiB records on one partition (acks=1), killed with SIGKILL at once and \
+             started (the 'kill -9 right after writing' row), stopped cleanly and started (the \
+             'clean stop' row), then killed with SIGKILL and started (the 'kill -9 after a \
+             clean start' row); every restart must serve the full high watermark; no limits, \
+             produce matrix, latency, compaction or targets",
             plan.runs,
             plan.restart_bytes / 1_000_000
         );
