@@ -72,9 +72,9 @@ pub struct Args {
     /// compaction).
     #[arg(long, conflicts_with_all = ["tls_only", "share_only"])]
     pub tables_only: bool,
-    /// Run only the start-up rows (idle RSS, empty start, restart after a clean stop and
-    /// after kill -9 with --restart-mb of data), e.g. `--restart-mb 10000` for the 10 GB
-    /// recovery row.
+    /// Run only the start-up rows (idle RSS, empty start, and with --restart-mb of data the
+    /// restarts after kill -9 right after writing, after a clean stop and after kill -9 of a
+    /// clean start), e.g. `--restart-mb 10000` for the 10 GB recovery rows.
     #[arg(long, conflicts_with_all = ["tls_only", "share_only", "tables_only"])]
     pub startup_only: bool,
     /// Records of the table-read workload (200 B each, every key written records/keys

@@ -18,6 +18,7 @@ use anyhow::{bail, Context, Result};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 
+use crate::broker::RunningBroker;
 use crate::compare::{first_line, produce_n, Contender, Plan};
 use crate::matrix::{Better, Matrix};
 use crate::produce::{self, Acks};
@@ -77,29 +78,30 @@ fn run_inner(c: &Contender, plan: &Plan, clk_tck: f64, m: &mut Matrix) -> Result
     // The harshest crash: nothing written with acks=1 has been fsynced or checkpointed, so
     // recovery must check everything the broker does not trust.
     let root = b.kill9_keep().context("kill -9 right after the writes")?;
-    let b = c
-        .kind
-        .launch_in(root, &c.launch)
-        .context("restart after kill -9 right after the writes")?;
-    check_high_watermark(&b.bootstrap(), records)
-        .context("after kill -9 right after the writes")?;
-    let label = format!("to first request, {mb} MB, kill -9 right after writing ms");
-    m.add(
-        "start-up",
-        &label,
-        Better::Lower,
-        c.label,
-        ms(b.started_in()),
-    );
-    eprintln!("  {}: {label}: {:.1}", c.label, ms(b.started_in()));
-
+    let b = restart_and_record(c, root, records, ", kill -9 right after writing", mb, m)?;
     let root = b.stop_keep().context("clean stop with data")?;
+    let b = restart_and_record(c, root, records, " after clean stop", mb, m)?;
+    let root = b.kill9_keep().context("kill -9")?;
+    let mut b = restart_and_record(c, root, records, ", kill -9 after a clean start", mb, m)?;
+    b.stop()
+}
+
+/// Starts `c` on the data left in `root`, checks that all `records` are served, and records
+/// the time to the first request as the row "to first request, {mb} MB{how} ms".
+fn restart_and_record(
+    c: &Contender,
+    root: tempfile::TempDir,
+    records: u64,
+    how: &str,
+    mb: u64,
+    m: &mut Matrix,
+) -> Result<RunningBroker> {
     let b = c
         .kind
         .launch_in(root, &c.launch)
-        .context("restart after a clean stop")?;
-    check_high_watermark(&b.bootstrap(), records).context("after the clean restart")?;
-    let label = format!("to first request, {mb} MB after clean stop ms");
+        .with_context(|| format!("restart{how}"))?;
+    check_high_watermark(&b.bootstrap(), records).with_context(|| format!("restart{how}"))?;
+    let label = format!("to first request, {mb} MB{how} ms");
     m.add(
         "start-up",
         &label,
@@ -108,23 +110,7 @@ fn run_inner(c: &Contender, plan: &Plan, clk_tck: f64, m: &mut Matrix) -> Result
         ms(b.started_in()),
     );
     eprintln!("  {}: {label}: {:.1}", c.label, ms(b.started_in()));
-
-    let root = b.kill9_keep().context("kill -9")?;
-    let mut b = c
-        .kind
-        .launch_in(root, &c.launch)
-        .context("restart after kill -9")?;
-    check_high_watermark(&b.bootstrap(), records).context("after kill -9")?;
-    let label = format!("to first request, {mb} MB, kill -9 after a clean start ms");
-    m.add(
-        "start-up",
-        &label,
-        Better::Lower,
-        c.label,
-        ms(b.started_in()),
-    );
-    eprintln!("  {}: {label}: {:.1}", c.label, ms(b.started_in()));
-    b.stop()
+    Ok(b)
 }
 
 fn ms(d: Duration) -> f64 {
