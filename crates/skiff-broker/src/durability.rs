@@ -135,50 +135,15 @@ fn flush_round(batch: Vec<Waiter>, metrics: &BrokerMetrics) {
 }
 
 /// Fsyncs every partition of `distinct` (results in the same order): on this thread when
-/// there is one, else spread over up to [`MAX_PARALLEL_FSYNCS`] scoped threads (partitions
-/// dealt round-robin).
+/// there is one, else spread over up to [`MAX_PARALLEL_FSYNCS`] threads, this one included.
 fn flush_all(distinct: &[&Arc<Partition>], metrics: &BrokerMetrics) -> Vec<Result<i64, String>> {
     let threads = distinct.len().min(MAX_PARALLEL_FSYNCS);
-    if threads <= 1 {
-        return distinct.iter().map(|p| flush_one(p, metrics)).collect();
-    }
-    let mut results: Vec<Result<i64, String>> = vec![Err("not flushed".into()); distinct.len()];
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                let spawned = std::thread::Builder::new()
-                    .name("skiff-fsync".into())
-                    .spawn_scoped(scope, move || {
-                        (t..distinct.len())
-                            .step_by(threads)
-                            .map(|i| (i, flush_one(distinct[i], metrics)))
-                            .collect::<Vec<_>>()
-                    });
-                (t, spawned)
-            })
-            .collect();
-        for (t, spawned) in workers {
-            let joined = spawned.map_err(|e| e.to_string()).and_then(|h| {
-                h.join()
-                    .map_err(|_| "the fsync thread panicked".to_string())
-            });
-            match joined {
-                Ok(done) => {
-                    for (i, r) in done {
-                        results[i] = r;
-                    }
-                }
-                // A thread that could not start (or died) leaves its partitions to this one.
-                Err(e) => {
-                    error!(error = %e, "parallel fsync failed; fsyncing on the flusher thread");
-                    for i in (t..distinct.len()).step_by(threads) {
-                        results[i] = flush_one(distinct[i], metrics);
-                    }
-                }
-            }
-        }
-    });
-    results
+    skiff_log::parallel::map_in_parallel(distinct, threads, "skiff-fsync", |p| {
+        flush_one(p, metrics)
+    })
+    .into_iter()
+    .map(|r| r.unwrap_or_else(|| Err("the fsync thread panicked".into())))
+    .collect()
 }
 
 /// One partition's fsync, timed into `metrics`: the durable end offset or why not.

@@ -232,53 +232,44 @@ impl Topics {
         jobs: Vec<(&str, i32, LogConfig)>,
         threads: usize,
     ) -> Result<Vec<Arc<Partition>>, TopicError> {
-        let threads = threads.clamp(1, jobs.len().max(1));
-        let next = std::sync::atomic::AtomicUsize::new(0);
         let failed = std::sync::atomic::AtomicBool::new(false);
-        let mut slots: Vec<Option<Opened>> = (0..jobs.len()).map(|_| None).collect();
-        let done: Vec<Vec<(usize, Opened)>> = std::thread::scope(|s| {
-            let workers: Vec<_> = (0..threads)
-                .map(|_| {
-                    s.spawn(|| {
-                        let mut out = Vec::new();
-                        while !failed.load(std::sync::atomic::Ordering::Relaxed) {
-                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some((topic, index, config)) = jobs.get(i) else {
-                                break;
-                            };
-                            let r = self.open_partition(topic, *index, config.clone());
-                            if r.is_err() {
-                                failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                            }
-                            out.push((i, r));
-                        }
-                        out
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .map(|w| w.join().unwrap_or_default())
-                .collect()
-        });
-        for (i, r) in done.into_iter().flatten() {
-            if let Some(slot) = slots.get_mut(i) {
-                *slot = Some(r);
-            }
-        }
-        let mut opened = Vec::with_capacity(slots.len());
-        for slot in slots {
+        // `None`: skipped because another partition failed first.
+        let opened = skiff_log::parallel::map_in_parallel(
+            &jobs,
+            threads,
+            "skiff-open",
+            |(topic, index, config)| {
+                if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                    return None;
+                }
+                let r = self.open_partition(topic, *index, config.clone());
+                if r.is_err() {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                Some(r)
+            },
+        );
+        let mut partitions = Vec::with_capacity(opened.len());
+        let mut first_error = None;
+        for slot in opened {
             match slot {
-                Some(r) => opened.push(r?),
+                Some(Some(Ok(p))) => partitions.push(p),
+                Some(Some(Err(e))) => {
+                    first_error.get_or_insert(e);
+                }
+                Some(None) => {}
                 None => {
-                    return Err(TopicError::Registry {
+                    first_error.get_or_insert(TopicError::Registry {
                         path: self.registry_path(),
-                        message: "a partition was not opened (an opener thread stopped)".into(),
-                    })
+                        message: "a partition was not opened (its opener thread panicked)".into(),
+                    });
                 }
             }
         }
-        Ok(opened)
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(partitions),
+        }
     }
 
     /// Creates the partitions `indexes` of `topic`; when one fails, the ones made before it
@@ -596,9 +587,6 @@ pub fn validate_topic_name(name: &str) -> Result<(), TopicError> {
         "Topic name is invalid: {reason}"
     )))
 }
-
-/// One partition opened at start-up, or why not.
-type Opened = Result<Arc<Partition>, TopicError>;
 
 /// `num.recovery.threads.per.data.dir` of the broker's current config.
 fn config_threads(topics: &Topics) -> i32 {

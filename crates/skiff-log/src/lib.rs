@@ -27,6 +27,7 @@ mod index;
 mod key_index;
 mod log;
 mod log_dir;
+pub mod parallel;
 mod producer_snapshot;
 pub mod producer_state;
 mod recompress;

@@ -140,6 +140,9 @@ pub struct Log {
     config: RwLock<Arc<LogConfig>>,
     /// Recovery point: every offset below it is on disk.
     flushed: AtomicI64,
+    /// Crash recovery validated segments without fsyncing them; cleared by
+    /// [`Log::take_recovered_unsynced`].
+    recovered_unsynced: AtomicBool,
     /// A segment file was created since the last directory fsync.
     dir_dirty: AtomicBool,
     /// Set by close and delete_dir, so a running cleaner pass can stop early.
@@ -240,7 +243,8 @@ impl Log {
                 next_guard: 1,
             }),
             config: RwLock::new(Arc::new(config)),
-            flushed: AtomicI64::new(leo),
+            flushed: AtomicI64::new(loaded.unsynced_from.map_or(leo, |base| base.min(leo))),
+            recovered_unsynced: AtomicBool::new(loaded.unsynced_from.is_some()),
             dir_dirty: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             appends_after_close: AtomicU64::new(0),
@@ -285,6 +289,12 @@ impl Log {
     /// Recovery point: every offset below it is durable.
     pub fn flushed_offset(&self) -> i64 {
         self.flushed.load(Ordering::Acquire)
+    }
+
+    /// True once, for a log whose open validated segments after a crash without fsyncing
+    /// them: the caller should [`Log::flush`] it soon, off the path to the first request.
+    pub fn take_recovered_unsynced(&self) -> bool {
+        self.recovered_unsynced.swap(false, Ordering::AcqRel)
     }
 
     pub fn log_start_offset(&self) -> i64 {

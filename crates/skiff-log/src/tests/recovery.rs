@@ -291,3 +291,59 @@ fn swap_file_replaces_the_segments_it_covers() {
     assert_eq!(log.segment_base_offsets(), vec![0, 2, 3]);
     assert_eq!(all_offsets(&log), vec![(0, 0), (1, 1), (2, 2), (3, 3)]);
 }
+
+#[test]
+fn crash_recovery_validates_every_distrusted_segment_and_leaves_it_for_the_next_flush() {
+    let c = clock();
+    let dir = tempfile::tempdir().unwrap();
+    let b = batch(1, T0);
+    let cfg = LogConfig {
+        segment_bytes: (b.len() * 2) as i32,
+        ..config()
+    };
+    let before;
+    {
+        let log = open(dir.path(), cfg.clone(), &c, Recovery::Clean);
+        for _ in 0..9 {
+            log.append(&b, 0, &v(&c)).unwrap();
+        }
+        assert_eq!(log.segment_base_offsets(), vec![0, 2, 4, 6, 8]);
+        before = all_offsets(&log);
+        drop(log); // crash
+    }
+    // Everything from offset 3 on is distrusted: segments 2, 4, 6 and 8 are scanned (on
+    // several threads) and found whole.
+    let log = open(dir.path(), cfg.clone(), &c, Recovery::FromOffset(3));
+    assert_eq!(all_offsets(&log), before);
+    assert_eq!(log.log_end_offset(), 9);
+    assert_eq!(
+        log.flushed_offset(),
+        2,
+        "the recovery point stays at the first segment that was validated but not synced"
+    );
+    assert!(log.take_recovered_unsynced());
+    assert!(!log.take_recovered_unsynced(), "reported once");
+    assert_eq!(log.flush().unwrap(), 9);
+    assert_eq!(log.flushed_offset(), 9);
+    drop(log);
+
+    // A clean open trusts everything and owes no flush.
+    let log = open(dir.path(), cfg, &c, Recovery::Clean);
+    assert_eq!(log.flushed_offset(), 9);
+    assert!(!log.take_recovered_unsynced());
+}
+
+#[test]
+fn crash_recovery_of_a_corrupt_segment_syncs_the_cut_and_owes_no_later_flush() {
+    let c = clock();
+    let dir = tempfile::tempdir().unwrap();
+    let (log_file, start, end) = three_batches(dir.path(), &c);
+    let mut bytes = std::fs::read(&log_file).unwrap();
+    let i = usize::try_from(end - 3).unwrap();
+    bytes[i] ^= 0xff;
+    std::fs::write(&log_file, &bytes).unwrap();
+    let log = open(dir.path(), config(), &c, Recovery::FromOffset(0));
+    assert_eq!(log.size_bytes(), start);
+    assert_eq!(log.flushed_offset(), log.log_end_offset());
+    assert!(!log.take_recovered_unsynced());
+}
