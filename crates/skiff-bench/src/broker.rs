@@ -58,6 +58,21 @@ pub enum BrokerKind {
     Tansu { bin: PathBuf },
 }
 
+/// Skiff at `skiff`, then Kafka when given: the contenders of a "Skiff beside Kafka" mode,
+/// labelled as its matrix columns.
+pub fn skiff_and_kafka(skiff: &Path, kafka: Option<BrokerKind>) -> Vec<(&'static str, BrokerKind)> {
+    let mut contenders = vec![(
+        "skiff",
+        BrokerKind::Skiff {
+            bin: skiff.to_path_buf(),
+        },
+    )];
+    if let Some(k) = kafka {
+        contenders.push(("kafka", k));
+    }
+    contenders
+}
+
 /// The broker's process: our child, or (Kafka) a JVM that `start.sh` detached.
 enum Proc {
     Child(Child),

@@ -44,15 +44,7 @@ pub fn run(
     if max == 0 || max > MAX_CONNECTIONS {
         bail!("--connections must be 1..={MAX_CONNECTIONS}");
     }
-    let mut contenders = vec![(
-        "skiff",
-        BrokerKind::Skiff {
-            bin: skiff.to_path_buf(),
-        },
-    )];
-    if let Some(k) = kafka {
-        contenders.push(("kafka", k));
-    }
+    let contenders = crate::broker::skiff_and_kafka(skiff, kafka);
     let labels: Vec<&str> = contenders.iter().map(|(l, _)| *l).collect();
     let mut m = Matrix::new(&labels, "skiff");
     let steps = steps(max);

@@ -28,6 +28,7 @@ mod limits;
 mod matrix;
 mod partitions;
 mod paths;
+mod perftest;
 mod plot;
 mod probe;
 mod procfs;
@@ -80,6 +81,10 @@ enum Mode {
     /// restart times with 1 to --max-partitions partitions, Skiff beside Kafka (see
     /// `partitions`).
     Partitions,
+    /// acks=1 and acks=all through Kafka's own ProducerPerformance (the Java client, 1 KiB):
+    /// the broker's CPU per GB and MB/s, Skiff beside Kafka (issue 18, see `perftest`);
+    /// with --out, also written to <out>/perftest.md.
+    PerfTest,
 }
 
 /// Throughput benchmark for the skiff broker (release binary; the bench never builds it).
@@ -212,6 +217,31 @@ fn real_main(cli: Cli) -> Result<()> {
             clk_tck,
             cli.plot.as_deref(),
         );
+    }
+    if plan.mode == Mode::PerfTest {
+        let workspace = workspace_root();
+        let markdown = perftest::run(
+            &bin,
+            kafka_kind(&cli),
+            &perftest::tool_script(&workspace),
+            cli.records.unwrap_or(1_000_000),
+            plan.runs,
+            clk_tck,
+        )?;
+        if let Some(dir) = &cli.compare.out {
+            let command = paths::Shown::here(&workspace).command(std::env::args());
+            std::fs::create_dir_all(dir)?;
+            let path = dir.join("perftest.md");
+            std::fs::write(
+                &path,
+                format!(
+                    "# skiff-bench perf-test\n\n- command: `{command}`\n- machine: {}\n\n{markdown}",
+                    procfs::machine_facts()
+                ),
+            )?;
+            println!("wrote {}", path.display());
+        }
+        return Ok(());
     }
     let mut table = Table::default();
     for run in 1..=plan.runs {

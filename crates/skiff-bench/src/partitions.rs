@@ -56,15 +56,7 @@ pub fn run(
     if !(1..=MAX_PARTITIONS).contains(&max) {
         bail!("--max-partitions must be 1..={MAX_PARTITIONS}");
     }
-    let mut contenders = vec![(
-        "skiff",
-        BrokerKind::Skiff {
-            bin: skiff.to_path_buf(),
-        },
-    )];
-    if let Some(k) = kafka {
-        contenders.push(("kafka", k));
-    }
+    let contenders = crate::broker::skiff_and_kafka(skiff, kafka);
     let labels: Vec<&str> = contenders.iter().map(|(l, _)| *l).collect();
     let mut m = Matrix::new(&labels, "skiff");
     for (label, kind) in &contenders {

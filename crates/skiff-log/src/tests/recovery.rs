@@ -74,15 +74,21 @@ fn crash_recovery_truncates_torn_tail_at_every_byte() {
     }
 }
 
-#[test]
-fn crash_recovery_truncates_corrupt_last_batch() {
-    let c = clock();
-    let dir = tempfile::tempdir().unwrap();
-    let (log_file, start, end) = three_batches(dir.path(), &c);
+/// [`three_batches`] with a byte of the last batch flipped; returns where that batch starts.
+fn three_batches_last_corrupt(dir: &Path, c: &Arc<ManualClock>) -> u64 {
+    let (log_file, start, end) = three_batches(dir, c);
     let mut bytes = std::fs::read(&log_file).unwrap();
     let i = usize::try_from(end - 3).unwrap();
     bytes[i] ^= 0xff;
     std::fs::write(&log_file, &bytes).unwrap();
+    start
+}
+
+#[test]
+fn crash_recovery_truncates_corrupt_last_batch() {
+    let c = clock();
+    let dir = tempfile::tempdir().unwrap();
+    let start = three_batches_last_corrupt(dir.path(), &c);
     // A clean open checks the tail too.
     let log = open(dir.path(), config(), &c, Recovery::Clean);
     assert_eq!(log.log_end_offset(), 5);
@@ -92,22 +98,32 @@ fn crash_recovery_truncates_corrupt_last_batch() {
     assert_eq!(all_offsets(&log), vec![(0, 1), (2, 4)]);
 }
 
-#[test]
-fn corrupt_middle_segment_drops_later_segments() {
-    let c = clock();
-    let dir = tempfile::tempdir().unwrap();
+/// Appends `count` one-record batches, two to a segment, then drops the log without a close
+/// (a crash). Returns the config and the offsets written.
+fn two_per_segment_then_crash(
+    dir: &Path,
+    c: &Arc<ManualClock>,
+    count: usize,
+) -> (LogConfig, Vec<(i64, i64)>) {
     let b = batch(1, T0);
     let cfg = LogConfig {
         segment_bytes: (b.len() * 2) as i32,
         ..config()
     };
-    {
-        let log = open(dir.path(), cfg.clone(), &c, Recovery::Clean);
-        for _ in 0..6 {
-            log.append(&b, 0, &v(&c)).unwrap();
-        }
-        assert_eq!(log.segment_base_offsets(), vec![0, 2, 4]);
+    let log = open(dir, cfg.clone(), c, Recovery::Clean);
+    for _ in 0..count {
+        log.append(&b, 0, &v(c)).unwrap();
     }
+    let bases: Vec<i64> = (0..count as i64).step_by(2).collect();
+    assert_eq!(log.segment_base_offsets(), bases);
+    (cfg, all_offsets(&log))
+}
+
+#[test]
+fn corrupt_middle_segment_drops_later_segments() {
+    let c = clock();
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, _) = two_per_segment_then_crash(dir.path(), &c, 6);
     let p = dir.path().join("00000000000000000002.log");
     let mut bytes = std::fs::read(&p).unwrap();
     let last = bytes.len() - 1;
@@ -296,21 +312,7 @@ fn swap_file_replaces_the_segments_it_covers() {
 fn crash_recovery_validates_every_distrusted_segment_and_leaves_it_for_the_next_flush() {
     let c = clock();
     let dir = tempfile::tempdir().unwrap();
-    let b = batch(1, T0);
-    let cfg = LogConfig {
-        segment_bytes: (b.len() * 2) as i32,
-        ..config()
-    };
-    let before;
-    {
-        let log = open(dir.path(), cfg.clone(), &c, Recovery::Clean);
-        for _ in 0..9 {
-            log.append(&b, 0, &v(&c)).unwrap();
-        }
-        assert_eq!(log.segment_base_offsets(), vec![0, 2, 4, 6, 8]);
-        before = all_offsets(&log);
-        drop(log); // crash
-    }
+    let (cfg, before) = two_per_segment_then_crash(dir.path(), &c, 9);
     // Everything from offset 3 on is distrusted: segments 2, 4, 6 and 8 are scanned (on
     // several threads) and found whole.
     let log = open(dir.path(), cfg.clone(), &c, Recovery::FromOffset(3));
@@ -337,11 +339,7 @@ fn crash_recovery_validates_every_distrusted_segment_and_leaves_it_for_the_next_
 fn crash_recovery_of_a_corrupt_segment_syncs_the_cut_and_owes_no_later_flush() {
     let c = clock();
     let dir = tempfile::tempdir().unwrap();
-    let (log_file, start, end) = three_batches(dir.path(), &c);
-    let mut bytes = std::fs::read(&log_file).unwrap();
-    let i = usize::try_from(end - 3).unwrap();
-    bytes[i] ^= 0xff;
-    std::fs::write(&log_file, &bytes).unwrap();
+    let start = three_batches_last_corrupt(dir.path(), &c);
     let log = open(dir.path(), config(), &c, Recovery::FromOffset(0));
     assert_eq!(log.size_bytes(), start);
     assert_eq!(log.flushed_offset(), log.log_end_offset());
