@@ -237,8 +237,8 @@ fn settle_session(
     let (id, epoch) = (request.session_id, request.session_epoch);
     if epoch == INITIAL_EPOCH || epoch == FINAL_EPOCH {
         // A full fetch closes the session it names.
-        if id != 0 {
-            sessions(broker).remove(id);
+        if id != 0 && sessions(broker).remove(id) {
+            tracing::debug!(session_id = id, epoch, "fetch session closed");
         }
         let mode = if epoch == INITIAL_EPOCH {
             Mode::Full
@@ -273,15 +273,30 @@ fn settle_session(
             .get_by_id(topic_id)
             .map(|t| Arc::from(t.name.as_str()))
     });
-    match begun {
+    let error = match begun {
         Ok(Begun::Incremental(ticket, partitions)) => {
-            Ok((Mode::Incremental(ticket), session_targets(partitions)))
+            tracing::trace!(
+                session_id = id,
+                epoch,
+                partitions = partitions.len(),
+                "incremental fetch"
+            );
+            return Ok((Mode::Incremental(ticket), session_targets(partitions)));
         }
-        Ok(Begun::Closed) => Ok((Mode::Sessionless, targets)),
-        Err(SessionError::NotFound) => Err(BrokerError::UnknownFetchSession(id)),
-        Err(SessionError::InvalidEpoch) => Err(BrokerError::InvalidFetchSessionEpoch(epoch)),
-        Err(SessionError::TopicIdMismatch) => Err(BrokerError::FetchSessionTopicIdMismatch(id)),
-    }
+        Ok(Begun::Closed) => {
+            tracing::debug!(
+                session_id = id,
+                epoch,
+                "fetch session closed: no partitions left"
+            );
+            return Ok((Mode::Sessionless, targets));
+        }
+        Err(SessionError::NotFound) => BrokerError::UnknownFetchSession(id),
+        Err(SessionError::InvalidEpoch) => BrokerError::InvalidFetchSessionEpoch(epoch),
+        Err(SessionError::TopicIdMismatch) => BrokerError::FetchSessionTopicIdMismatch(id),
+    };
+    tracing::debug!(session_id = id, epoch, %error, "incremental fetch refused");
+    Err(error)
 }
 
 /// The request's partitions, a response topic entry per request topic.
@@ -567,7 +582,7 @@ fn answer(
         Mode::Sessionless => build_response(version, wanted, results, None, read_committed),
         Mode::Full => {
             let uses_topic_ids = version >= 13;
-            let partitions = wanted
+            let partitions: Vec<SessionPartition> = wanted
                 .iter()
                 .zip(&outcomes)
                 .filter_map(|(w, o)| {
@@ -580,7 +595,13 @@ fn answer(
                 })
                 .collect();
             let now = broker.clock.now_ms();
+            let count = partitions.len();
             let id = sessions(broker).create(now, uses_topic_ids, partitions);
+            tracing::debug!(
+                session_id = id,
+                partitions = count,
+                "full fetch: session opened (0: none)"
+            );
             let (response, outside) =
                 build_response(version, wanted, results, None, read_committed);
             (response.with_session_id(id), outside)
