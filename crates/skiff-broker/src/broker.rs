@@ -80,6 +80,9 @@ pub struct Broker {
     pub acls: Option<Arc<skiff_acl::Acls>>,
     /// Share partitions and share sessions (KIP-932; `__share_group_state`).
     pub share: Arc<crate::share::ShareManager>,
+    /// Fetch sessions (KIP-227), sized by `max.incremental.fetch.session.cache.slots`. A std
+    /// `Mutex`: held for in-memory session updates only, never across a read or an `.await`.
+    pub fetch_sessions: Mutex<crate::fetch_sessions::FetchSessions>,
 }
 
 /// The ACLs when `authorizer.class.name` names Kafka's StandardAuthorizer; `None` when it is
@@ -200,7 +203,11 @@ impl Broker {
         ));
         share.set_settings(crate::share::settings::from_group_configs(dynamic.clone()));
         share.open_existing();
+        let fetch_sessions = Mutex::new(crate::fetch_sessions::FetchSessions::new(
+            usize::try_from(config.max_incremental_fetch_session_cache_slots).unwrap_or(0),
+        ));
         let broker = Arc::new(Broker {
+            fetch_sessions,
             scram,
             sasl,
             quota_store,

@@ -92,12 +92,21 @@ pub enum BrokerError {
     /// OffsetFetch with require_stable: an offset pending in an undecided transaction.
     #[error("offset pending in an undecided transaction")]
     UnstableOffset,
-    /// Fetch v7+: a fetch session id (Skiff keeps no sessions).
+    /// Fetch v7+: an incremental fetch naming a session the broker does not hold (never
+    /// created, closed, or evicted).
     #[error("fetch session {0} not found")]
     UnknownFetchSession(i32),
-    /// Fetch v7+: a session epoch other than initial or final.
+    /// Fetch v7+: an incremental fetch whose epoch is not the one its session expects.
     #[error("invalid fetch session epoch {0}")]
     InvalidFetchSessionEpoch(i32),
+    /// Fetch v7+: an incremental fetch naming topics by id in a session made with names, or
+    /// the other way round (the request's version decides which).
+    #[error("fetch session {0} does not use topic ids the way this request version does")]
+    FetchSessionTopicIdMismatch(i32),
+    /// Fetch by topic id: a session partition's topic name now belongs to a topic with
+    /// another id (deleted and created again).
+    #[error("topic {topic} no longer has the id {id} the fetch session knows")]
+    InconsistentTopicId { topic: String, id: Uuid },
     /// ListOffsets: a negative (special) timestamp this version does not define.
     #[error("special timestamp {0} is not defined at this version")]
     UnknownSpecialTimestamp(i64),
@@ -218,6 +227,8 @@ pub fn kafka_error(api: ApiKey, version: i16, err: &BrokerError) -> ResponseErro
         E::UnstableOffset => ResponseError::UnstableOffsetCommit,
         E::UnknownFetchSession(_) => ResponseError::FetchSessionIdNotFound,
         E::InvalidFetchSessionEpoch(_) => ResponseError::InvalidFetchSessionEpoch,
+        E::FetchSessionTopicIdMismatch(_) => ResponseError::FetchSessionTopicIdError,
+        E::InconsistentTopicId { .. } => ResponseError::InconsistentTopicId,
         E::UnknownSpecialTimestamp(_) => ResponseError::UnsupportedVersion,
         E::InvalidGroupId(_) => ResponseError::InvalidGroupId,
         E::GroupNotFound(_) => ResponseError::GroupIdNotFound,

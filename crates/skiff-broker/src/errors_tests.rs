@@ -313,6 +313,21 @@ fn table() -> Vec<Row> {
             R::InvalidFetchSessionEpoch,
         ),
         (
+            E::FetchSessionTopicIdMismatch(7),
+            A::Fetch,
+            13,
+            R::FetchSessionTopicIdError,
+        ),
+        (
+            E::InconsistentTopicId {
+                topic: "t".to_string(),
+                id: uuid::Uuid::nil(),
+            },
+            A::Fetch,
+            13,
+            R::InconsistentTopicId,
+        ),
+        (
             E::UnknownSpecialTimestamp(-9),
             A::ListOffsets,
             9,

@@ -21,6 +21,7 @@ pub mod document_file;
 pub mod durability;
 pub mod dynamic_configs;
 pub mod errors;
+pub mod fetch_sessions;
 pub mod handlers;
 pub mod http;
 pub mod key_indexes;

@@ -78,6 +78,9 @@ broker_keys! {
         fetch_max_bytes: i32 = "fetch.max.bytes", Int, Some("57671680"), Implemented, live: false,
             valid: V::AtLeast(1),
             doc: "Cap on the size of one Fetch response.";
+        max_incremental_fetch_session_cache_slots: i32 = "max.incremental.fetch.session.cache.slots",
+            Int, Some("1000"), Implemented, live: false, valid: V::AtLeast(0),
+            doc: "Fetch sessions (KIP-227) the broker keeps at once; when full, a new session may replace one unused for 2 minutes or one with fewer partitions, else the fetch is served without a session. 0 disables sessions.";
         connections_max_idle_ms: i64 = "connections.max.idle.ms", Long, Some("600000"),
             Implemented, live: false,
             doc: "A connection with no socket activity for this long is closed; negative disables the check.";

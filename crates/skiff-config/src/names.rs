@@ -153,7 +153,6 @@ static ACCEPTED: &[BrokerConfigDef] = &[
     def("log.remote.copy.lag.ms", Long, Some("0"), Recognised),
     def("max.connection.creation.rate", Int, Some("2147483647"), Recognised),
     def("max.decompressed.message.bytes", Int, Some("2147483639"), Recognised),
-    def("max.incremental.fetch.session.cache.slots", Int, Some("1000"), Recognised),
     def("max.request.partition.size.limit", Int, Some("2000"), Recognised),
     def("metadata.log.dir", String, None, Recognised),
     def("metadata.log.max.record.bytes.between.snapshots", Long, Some("20971520"), Recognised),

@@ -6,26 +6,36 @@
 //! segment files and are answered as a [`FileAnswer`]: the connection sends them with
 //! sendfile. Elsewhere (TLS, the console) they are read into the response.
 //!
-//! Fetch sessions (KIP-227) are not kept: every response carries session id 0, which tells
-//! clients to keep sending full fetch requests — what Kafka does when its session cache is
-//! full.
+//! Fetch sessions (KIP-227, v7+, held by [`crate::fetch_sessions`]): epoch 0 is a full
+//! fetch that opens a session (closing the one it names) and answers with its id, or with 0
+//! when the cache has no room; epoch -1 closes the named session and is served without one;
+//! any other epoch is an incremental fetch of the named session: the request's partitions
+//! join or update it, its forgotten ones leave it, all of its partitions are read, and only
+//! those with records, an error, or offsets other than last sent are answered. An unknown
+//! session is FETCH_SESSION_ID_NOT_FOUND, a wrong epoch INVALID_FETCH_SESSION_EPOCH, and a
+//! version that names topics otherwise than the session FETCH_SESSION_TOPIC_ID_ERROR, each
+//! for the whole request, without partitions. In a session by topic ids a partition keeps the
+//! name its id had (as Kafka's): once no topic has that name it answers
+//! UNKNOWN_TOPIC_OR_PARTITION, once that name has another id INCONSISTENT_TOPIC_ID; an id
+//! never known answers UNKNOWN_TOPIC_ID.
 //!
 //! With an authorizer (as Kafka 4's KafkaApis): each topic needs TOPIC READ, else its
 //! partitions answer TOPIC_AUTHORIZATION_FAILED (a topic id is resolved first; an unknown
 //! one stays UNKNOWN_TOPIC_ID). A fetch naming a replica id (a follower's) needs CLUSTER
 //! CLUSTER_ACTION instead, else every partition answers TOPIC_AUTHORIZATION_FAILED.
 
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
 use bytes::Bytes;
-use kafka_protocol::messages::fetch_request::FetchTopic;
+use kafka_protocol::messages::fetch_request::{FetchTopic, ForgottenTopic};
 use kafka_protocol::messages::fetch_response::{
     AbortedTransaction, FetchableTopicResponse, PartitionData,
 };
 use kafka_protocol::messages::{
     ApiKey, BrokerId, FetchRequest, FetchResponse, ProducerId, ResponseKind, TopicName,
 };
+use kafka_protocol::protocol::StrBytes;
 use skiff_log::{FileRange, FileRecords, LogError};
 use skiff_protocol::Outside;
 use tokio::sync::Notify;
@@ -37,20 +47,59 @@ use crate::broker::Broker;
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, sends_files, FileAnswer, Reply};
 use crate::errors::{kafka_error, BrokerError};
+use crate::fetch_sessions::{
+    Begun, FetchSessions, Incremental, Outcome, PartitionKey, Sent, SessionError, SessionPartition,
+    Ticket, TopicRef, Upsert, Wants, FINAL_EPOCH, INITIAL_EPOCH,
+};
 use crate::partition::Partition;
+use crate::topics::Topic;
 
-/// Session epochs with a meaning of their own (KIP-227).
-const FINAL_EPOCH: i32 = -1;
-const INITIAL_EPOCH: i32 = 0;
 const READ_COMMITTED: i8 = 1;
 
+/// One partition to fetch, from the request or from a session.
+struct Target {
+    /// The topic entry of the response it goes under: consecutive targets of one group
+    /// share an entry.
+    group: usize,
+    /// The topic's id (nil before v13).
+    topic_id: Uuid,
+    /// The topic's name when known: always before v13; from v13 on, only in a session,
+    /// where the topic is then found by this name and its id checked.
+    name: Option<Arc<str>>,
+    partition: i32,
+    wants: Wants,
+}
+
+impl Target {
+    /// The partition as a session holds it.
+    fn key(&self, uses_topic_ids: bool) -> Option<PartitionKey> {
+        let topic = if uses_topic_ids {
+            TopicRef::Id(self.topic_id)
+        } else {
+            TopicRef::Name(self.name.clone()?)
+        };
+        Some(PartitionKey {
+            topic,
+            partition: self.partition,
+        })
+    }
+}
+
 struct Wanted {
-    topic: usize,
-    index: i32,
+    /// What was asked; its `name` is the topic's name once found.
+    target: Target,
     /// The partition, or the error code it answers.
     partition: Result<Arc<Partition>, i16>,
-    offset: i64,
-    max_bytes: usize,
+}
+
+/// How a fetch uses a session.
+enum Mode {
+    /// Every partition is answered; the response's session id is 0.
+    Sessionless,
+    /// Epoch 0: every partition is answered, then a session is opened with them.
+    Full,
+    /// An incremental fetch: only the session's partitions with news are answered.
+    Incremental(Ticket),
 }
 
 pub async fn handle(ctx: &RequestContext, request: FetchRequest) -> Reply {
@@ -78,29 +127,32 @@ fn code(version: i16, err: &BrokerError) -> i16 {
     kafka_error(ApiKey::Fetch, version, err).code()
 }
 
+fn sessions(broker: &Broker) -> MutexGuard<'_, FetchSessions> {
+    broker
+        .fetch_sessions
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// A response carrying only a request-level error.
+fn refused(version: i16, error: &BrokerError, session_id: i32) -> FetchResponse {
+    FetchResponse::default()
+        .with_error_code(code(version, error))
+        .with_session_id(session_id)
+}
+
 /// The response, and (with `in_files`) the record sets left in their files.
 async fn fetch(
     broker: Arc<Broker>,
     version: i16,
-    request: FetchRequest,
+    mut request: FetchRequest,
     authz: &Authz,
     in_files: bool,
 ) -> (FetchResponse, Vec<Outside<Vec<FileRange>>>) {
-    if version >= 7 {
-        let session_error = if request.session_id != 0 {
-            Some(BrokerError::UnknownFetchSession(request.session_id))
-        } else if request.session_epoch != FINAL_EPOCH && request.session_epoch != INITIAL_EPOCH {
-            Some(BrokerError::InvalidFetchSessionEpoch(request.session_epoch))
-        } else {
-            None
-        };
-        if let Some(error) = session_error {
-            return (
-                FetchResponse::default().with_error_code(code(version, &error)),
-                Vec::new(),
-            );
-        }
-    }
+    let (mode, targets) = match settle_session(&broker, version, &mut request) {
+        Ok(settled) => settled,
+        Err(error) => return (refused(version, &error, 0), Vec::new()),
+    };
     let read_committed = version >= 4 && request.isolation_level == READ_COMMITTED;
     let replica_id = if version >= 15 {
         request.replica_state.replica_id.0
@@ -109,8 +161,7 @@ async fn fetch(
     };
     // A follower's fetch is authorized on the cluster, a consumer's per topic.
     let follower = (replica_id >= 0).then(|| authz.allows_cluster(AclOperation::ClusterAction));
-    let (topics, wanted) = resolve(&broker, version, request.topics, authz, follower);
-    let wanted = Arc::new(wanted);
+    let wanted = Arc::new(resolve(&broker, version, targets, authz, follower));
     // The broker's `fetch.max.bytes` caps what the client asks for, and min_bytes cannot
     // exceed the cap (as Kafka computes fetchMaxBytes and fetchMinBytes).
     let max_bytes =
@@ -122,7 +173,7 @@ async fn fetch(
         + Duration::from_millis(u64::try_from(request.max_wait_ms).unwrap_or(0));
     let waiter = Arc::new(Notify::new());
     let mut parked = false;
-    loop {
+    let results = loop {
         let w = wanted.clone();
         let read =
             blocking(move || read_all(&w, version, max_bytes, read_committed, in_files)).await;
@@ -130,30 +181,20 @@ async fn fetch(
             Ok(results) => results,
             // A failed read fails every partition.
             Err(e) => {
-                let failed = wanted
+                break wanted
                     .iter()
-                    .map(|w| (error_data(w.index, code(version, &e)), None))
+                    .map(|w| (error_data(w.target.partition, code(version, &e)), None))
                     .collect();
-                return build_response(topics, &wanted, failed, read_committed);
             }
         };
-        let total: usize = results
-            .iter()
-            .map(|(r, files)| {
-                r.records.as_ref().map_or(0, |b| b.len()) + files.as_ref().map_or(0, |f| f.len)
-            })
-            .sum();
+        let total: usize = results.iter().map(|(r, files)| read_len(r, files)).sum();
         let has_error = results.iter().any(|(r, _)| r.error_code != 0);
         if total >= min_bytes || has_error || tokio::time::Instant::now() >= deadline {
-            return build_response(topics, &wanted, results, read_committed);
+            break results;
         }
         if !parked {
             // Park before reading again, so an append between the read and the wait wakes us.
-            for w in wanted.iter() {
-                if let Ok(p) = &w.partition {
-                    p.park(&waiter);
-                }
-            }
+            park(&wanted, &waiter);
             parked = true;
             continue;
         }
@@ -164,89 +205,264 @@ async fn fetch(
             // Deadline passed: one last read below answers with whatever is there.
             continue;
         }
-        for w in wanted.iter() {
-            if let Ok(p) = &w.partition {
-                p.park(&waiter);
-            }
+        park(&wanted, &waiter);
+    };
+    answer(&broker, version, mode, &wanted, results, read_committed)
+}
+
+fn park(wanted: &[Wanted], waiter: &Arc<Notify>) {
+    for w in wanted {
+        if let Ok(p) = &w.partition {
+            p.park(waiter);
         }
+    }
+}
+
+/// Bytes of records a read found, in memory or left in files.
+fn read_len(data: &PartitionData, files: &Option<FileRecords>) -> usize {
+    data.records.as_ref().map_or(0, |b| b.len()) + files.as_ref().map_or(0, |f| f.len)
+}
+
+/// What the request does to its session (v7+), and the partitions to read: the request's,
+/// or for an incremental fetch the session's. Err: the whole request is refused.
+fn settle_session(
+    broker: &Broker,
+    version: i16,
+    request: &mut FetchRequest,
+) -> Result<(Mode, Vec<Target>), BrokerError> {
+    let topics = std::mem::take(&mut request.topics);
+    if version < 7 {
+        return Ok((Mode::Sessionless, request_targets(version, topics)));
+    }
+    let (id, epoch) = (request.session_id, request.session_epoch);
+    if epoch == INITIAL_EPOCH || epoch == FINAL_EPOCH {
+        // A full fetch closes the session it names.
+        if id != 0 && sessions(broker).remove(id) {
+            tracing::debug!(session_id = id, epoch, "fetch session closed");
+        }
+        let mode = if epoch == INITIAL_EPOCH {
+            Mode::Full
+        } else {
+            Mode::Sessionless
+        };
+        return Ok((mode, request_targets(version, topics)));
+    }
+    let uses_topic_ids = version >= 13;
+    let targets = request_targets(version, topics);
+    let upserts = targets
+        .iter()
+        .filter_map(|t| {
+            Some(Upsert {
+                key: t.key(uses_topic_ids)?,
+                wants: t.wants,
+            })
+        })
+        .collect();
+    let forgotten = forgotten_keys(&request.forgotten_topics_data, uses_topic_ids);
+    let incremental = Incremental {
+        id,
+        epoch,
+        uses_topic_ids,
+        upserts,
+        forgotten,
+    };
+    let now = broker.clock.now_ms();
+    let begun = sessions(broker).begin(incremental, now, |topic_id| {
+        broker
+            .topics
+            .get_by_id(topic_id)
+            .map(|t| Arc::from(t.name.as_str()))
+    });
+    let error = match begun {
+        Ok(Begun::Incremental(ticket, partitions)) => {
+            tracing::trace!(
+                session_id = id,
+                epoch,
+                partitions = partitions.len(),
+                "incremental fetch"
+            );
+            return Ok((Mode::Incremental(ticket), session_targets(partitions)));
+        }
+        Ok(Begun::Closed) => {
+            tracing::debug!(
+                session_id = id,
+                epoch,
+                "fetch session closed: no partitions left"
+            );
+            return Ok((Mode::Sessionless, targets));
+        }
+        Err(SessionError::NotFound) => BrokerError::UnknownFetchSession(id),
+        Err(SessionError::InvalidEpoch) => BrokerError::InvalidFetchSessionEpoch(epoch),
+        Err(SessionError::TopicIdMismatch) => BrokerError::FetchSessionTopicIdMismatch(id),
+    };
+    tracing::debug!(session_id = id, epoch, %error, "incremental fetch refused");
+    Err(error)
+}
+
+/// The request's partitions, a response topic entry per request topic.
+fn request_targets(version: i16, topics: Vec<FetchTopic>) -> Vec<Target> {
+    let mut targets = Vec::new();
+    for (group, t) in topics.into_iter().enumerate() {
+        let (topic_id, name) = if version >= 13 {
+            (t.topic_id, None)
+        } else {
+            (Uuid::nil(), Some(Arc::<str>::from(&*t.topic.0)))
+        };
+        for p in t.partitions {
+            targets.push(Target {
+                group,
+                topic_id,
+                name: name.clone(),
+                partition: p.partition,
+                wants: Wants {
+                    fetch_offset: p.fetch_offset,
+                    max_bytes: p.partition_max_bytes,
+                    leader_epoch: p.current_leader_epoch,
+                },
+            });
+        }
+    }
+    targets
+}
+
+/// A session's partitions, in its order; a response topic entry per run of one topic.
+fn session_targets(partitions: Vec<SessionPartition>) -> Vec<Target> {
+    let mut group = 0;
+    let mut last: Option<TopicRef> = None;
+    partitions
+        .into_iter()
+        .map(|p| {
+            if last.as_ref().is_some_and(|l| *l != p.key.topic) {
+                group += 1;
+            }
+            let name = p.name().cloned();
+            let topic_id = match &p.key.topic {
+                TopicRef::Id(id) => *id,
+                TopicRef::Name(_) => Uuid::nil(),
+            };
+            last = Some(p.key.topic);
+            Target {
+                group,
+                topic_id,
+                name,
+                partition: p.key.partition,
+                wants: p.wants,
+            }
+        })
+        .collect()
+}
+
+fn forgotten_keys(forgotten: &[ForgottenTopic], uses_topic_ids: bool) -> Vec<PartitionKey> {
+    forgotten
+        .iter()
+        .flat_map(|t| {
+            let topic = if uses_topic_ids {
+                TopicRef::Id(t.topic_id)
+            } else {
+                TopicRef::Name(Arc::from(&*t.topic.0))
+            };
+            t.partitions.iter().map(move |&partition| PartitionKey {
+                topic: topic.clone(),
+                partition,
+            })
+        })
+        .collect()
+}
+
+/// Why a topic's partitions cannot be read, before looking at each partition.
+enum Missing {
+    /// Named by an id no topic has.
+    Id(Uuid),
+    /// Named by a name no topic has.
+    Name(Arc<str>),
+}
+
+/// A topic looked up for a group of targets.
+struct Lookup {
+    group: usize,
+    found: Result<Arc<Topic>, Missing>,
+    /// The topic's name, when known.
+    name: Option<Arc<str>>,
+    denied: bool,
+}
+
+fn lookup(broker: &Broker, t: &Target, authz: &Authz, follower: Option<bool>) -> Lookup {
+    let found = match &t.name {
+        None => broker
+            .topics
+            .get_by_id(t.topic_id)
+            .ok_or(Missing::Id(t.topic_id)),
+        Some(name) => broker.topics.get(name).ok_or(Missing::Name(name.clone())),
+    };
+    let name = match &found {
+        Ok(topic) => Some(Arc::from(topic.name.as_str())),
+        Err(_) => t.name.clone(),
+    };
+    let denied = match follower {
+        Some(allowed) => !allowed,
+        None => name
+            .as_deref()
+            .is_some_and(|n| !authz.allows(AclOperation::Read, ResourceType::Topic, n)),
+    };
+    Lookup {
+        group: t.group,
+        found,
+        name,
+        denied,
     }
 }
 
 fn resolve(
     broker: &Broker,
     version: i16,
-    topics: Vec<FetchTopic>,
+    targets: Vec<Target>,
     authz: &Authz,
     follower: Option<bool>,
-) -> (Vec<FetchableTopicResponse>, Vec<Wanted>) {
-    let mut responses = Vec::new();
-    let mut wanted = Vec::new();
-    for (i, t) in topics.into_iter().enumerate() {
-        let (topic, missing) = if version >= 13 {
-            (
-                broker.topics.get_by_id(t.topic_id),
-                BrokerError::UnknownTopic(t.topic_id.to_string()),
-            )
-        } else {
-            (
-                broker.topics.get(&t.topic.0),
-                BrokerError::UnknownTopic(t.topic.0.to_string()),
-            )
-        };
-        responses.push(
-            FetchableTopicResponse::default()
-                .with_topic(if version >= 13 {
-                    TopicName::default()
-                } else {
-                    t.topic.clone()
-                })
-                .with_topic_id(if version >= 13 {
-                    t.topic_id
-                } else {
-                    Uuid::nil()
+) -> Vec<Wanted> {
+    // Targets of one group share a topic: it is looked up once per group.
+    let mut current: Option<Lookup> = None;
+    targets
+        .into_iter()
+        .map(|mut t| {
+            if current.as_ref().is_some_and(|c| c.group != t.group) {
+                current = None;
+            }
+            let topic = current.get_or_insert_with(|| lookup(broker, &t, authz, follower));
+            let index = t.partition;
+            let error = |e: BrokerError| Err(code(version, &e));
+            // A session by ids finds its topics by the names their ids had.
+            let by_old_name = t.name.is_some() && !t.topic_id.is_nil();
+            let partition = match &topic.found {
+                _ if topic.denied => error(BrokerError::Unauthorized(ResourceType::Topic)),
+                Err(Missing::Id(id)) => error(BrokerError::UnknownTopicId(*id)),
+                Err(Missing::Name(name)) => error(BrokerError::UnknownPartition {
+                    topic: name.to_string(),
+                    partition: index,
                 }),
-        );
-        let name = match &topic {
-            Some(topic) => Some(topic.name.as_str()),
-            None if version < 13 => Some(&*t.topic.0),
-            None => None,
-        };
-        let denied = match follower {
-            Some(allowed) => !allowed,
-            None => name.is_some_and(|n| !authz.allows(AclOperation::Read, ResourceType::Topic, n)),
-        };
-        for p in t.partitions {
-            let partition = match &topic {
-                _ if denied => Err(code(
-                    version,
-                    &BrokerError::Unauthorized(ResourceType::Topic),
-                )),
-                None => Err(code(version, &missing)),
-                Some(topic) => match topic.partition(p.partition) {
-                    None => Err(code(
-                        version,
-                        &BrokerError::UnknownPartition {
-                            topic: topic.name.clone(),
-                            partition: p.partition,
-                        },
-                    )),
-                    Some(_) if p.current_leader_epoch > LEADER_EPOCH => Err(code(
-                        version,
-                        &BrokerError::UnknownLeaderEpoch(p.current_leader_epoch),
-                    )),
+                Ok(found) => match found.partition(index) {
+                    None => error(BrokerError::UnknownPartition {
+                        topic: found.name.clone(),
+                        partition: index,
+                    }),
+                    Some(_) if by_old_name && found.id != t.topic_id => {
+                        error(BrokerError::InconsistentTopicId {
+                            topic: found.name.clone(),
+                            id: t.topic_id,
+                        })
+                    }
+                    Some(_) if t.wants.leader_epoch > LEADER_EPOCH => {
+                        error(BrokerError::UnknownLeaderEpoch(t.wants.leader_epoch))
+                    }
                     Some(partition) => Ok(partition),
                 },
             };
-            wanted.push(Wanted {
-                topic: i,
-                index: p.partition,
+            t.name.clone_from(&topic.name);
+            Wanted {
+                target: t,
                 partition,
-                offset: p.fetch_offset,
-                max_bytes: usize::try_from(p.partition_max_bytes).unwrap_or(0),
-            });
-        }
-    }
-    (responses, wanted)
+            }
+        })
+        .collect()
 }
 
 /// Read every partition within the request's total budget. The first partition that has
@@ -266,19 +482,22 @@ fn read_all(
     wanted
         .iter()
         .map(|w| {
+            let (index, offset) = (w.target.partition, w.target.wants.fetch_offset);
             let data = PartitionData::default()
-                .with_partition_index(w.index)
+                .with_partition_index(index)
                 .with_preferred_read_replica(BrokerId(-1));
             let partition = match &w.partition {
                 Ok(p) => p,
-                Err(code) => return (error_data(w.index, *code), None),
+                Err(code) => return (error_data(index, *code), None),
             };
-            let limit = w.max_bytes.min(remaining);
+            let limit = usize::try_from(w.target.wants.max_bytes)
+                .unwrap_or(0)
+                .min(remaining);
             let log = &partition.log;
             let read = if in_files {
-                log.read_in_place(w.offset, limit, first_data, read_committed)
+                log.read_in_place(offset, limit, first_data, read_committed)
             } else {
-                log.read_isolated(w.offset, limit, first_data, read_committed)
+                log.read_isolated(offset, limit, first_data, read_committed)
                     .map(|read| (read, None))
             };
             match read {
@@ -291,7 +510,7 @@ fn read_all(
                     let aborted = (read_committed && len > 0).then(|| {
                         partition
                             .log
-                            .aborted_transactions(w.offset, read.last_stable_offset)
+                            .aborted_transactions(offset, read.last_stable_offset)
                             .into_iter()
                             .map(|(pid, first)| {
                                 AbortedTransaction::default()
@@ -310,7 +529,7 @@ fn read_all(
                 }
                 Err(e) => {
                     if !matches!(e, LogError::OffsetOutOfRange { .. }) {
-                        tracing::error!(topic = %partition.topic, partition = w.index, error = %e, "fetch read failed");
+                        tracing::error!(topic = %partition.topic, partition = index, error = %e, "fetch read failed");
                     }
                     let data = data
                         .with_error_code(code(version, &BrokerError::Storage(e)))
@@ -337,16 +556,101 @@ fn error_data(index: i32, code: i16) -> PartitionData {
         .with_records(Some(Bytes::new()))
 }
 
-/// Puts each partition's answer under its topic, in request order; the record sets left in
-/// files are returned beside the response, by the partition's place in it.
-fn build_response(
-    mut topics: Vec<FetchableTopicResponse>,
+/// The answer to send, by the fetch's mode: every partition (with a new session's id for a
+/// full fetch), or an incremental fetch's partitions with news.
+fn answer(
+    broker: &Broker,
+    version: i16,
+    mode: Mode,
     wanted: &[Wanted],
     results: Vec<Read>,
     read_committed: bool,
 ) -> (FetchResponse, Vec<Outside<Vec<FileRange>>>) {
+    let outcomes: Vec<Outcome> = results
+        .iter()
+        .map(|(data, files)| Outcome {
+            sent: Sent {
+                high_watermark: data.high_watermark,
+                last_stable_offset: data.last_stable_offset,
+                log_start_offset: data.log_start_offset,
+            },
+            has_records: read_len(data, files) > 0,
+            error: data.error_code != 0,
+        })
+        .collect();
+    match mode {
+        Mode::Sessionless => build_response(version, wanted, results, None, read_committed),
+        Mode::Full => {
+            let uses_topic_ids = version >= 13;
+            let partitions: Vec<SessionPartition> = wanted
+                .iter()
+                .zip(&outcomes)
+                .filter_map(|(w, o)| {
+                    Some(SessionPartition {
+                        key: w.target.key(uses_topic_ids)?,
+                        resolved_name: w.target.name.clone().filter(|_| uses_topic_ids),
+                        wants: w.target.wants,
+                        sent: o.sent,
+                    })
+                })
+                .collect();
+            let now = broker.clock.now_ms();
+            let count = partitions.len();
+            let id = sessions(broker).create(now, uses_topic_ids, partitions);
+            tracing::debug!(
+                session_id = id,
+                partitions = count,
+                "full fetch: session opened (0: none)"
+            );
+            let (response, outside) =
+                build_response(version, wanted, results, None, read_committed);
+            (response.with_session_id(id), outside)
+        }
+        Mode::Incremental(ticket) => {
+            let finished = sessions(broker).finish(&ticket, &outcomes);
+            match finished {
+                Ok(send) => {
+                    let (response, outside) =
+                        build_response(version, wanted, results, Some(&send), read_committed);
+                    (response.with_session_id(ticket.id), outside)
+                }
+                // Closed or evicted while this fetch waited.
+                Err(SessionError::NotFound) => (
+                    refused(version, &BrokerError::UnknownFetchSession(ticket.id), 0),
+                    Vec::new(),
+                ),
+                // Used by another request meanwhile (Kafka answers with the session's id).
+                Err(_) => (
+                    refused(
+                        version,
+                        &BrokerError::InvalidFetchSessionEpoch(0),
+                        ticket.id,
+                    ),
+                    Vec::new(),
+                ),
+            }
+        }
+    }
+}
+
+/// Puts the answers (those `send` keeps, or all) under their topics: consecutive answers of
+/// one target group share a topic entry. The record sets left in files are returned beside
+/// the response, by the partition's place among the partitions placed in it.
+fn build_response(
+    version: i16,
+    wanted: &[Wanted],
+    results: Vec<Read>,
+    send: Option<&[bool]>,
+    read_committed: bool,
+) -> (FetchResponse, Vec<Outside<Vec<FileRange>>>) {
+    let mut topics: Vec<FetchableTopicResponse> = Vec::new();
     let mut outside = Vec::new();
-    for (w, (mut data, files)) in wanted.iter().zip(results) {
+    let mut placed = 0;
+    let mut group = None;
+    for (i, (w, (mut data, files))) in wanted.iter().zip(results).enumerate() {
+        if send.is_some_and(|send| !send.get(i).copied().unwrap_or(true)) {
+            continue;
+        }
         if let Ok(partition) = &w.partition {
             match (&files, &data.records) {
                 (Some(f), _) => partition
@@ -359,22 +663,32 @@ fn build_response(
         if read_committed && data.aborted_transactions.is_none() {
             data.aborted_transactions = Some(Vec::new());
         }
-        topics[w.topic].partitions.push(data);
+        if group != Some(w.target.group) {
+            group = Some(w.target.group);
+            topics.push(topic_entry(version, &w.target));
+        }
+        if let Some(topic) = topics.last_mut() {
+            topic.partitions.push(data);
+        }
         if let Some(files) = files {
-            // `resolve` lists a topic's partitions together and topics in order, so the
-            // place among the response's partitions is the count of those before it.
-            let partition = topics[..w.topic]
-                .iter()
-                .map(|t| t.partitions.len())
-                .sum::<usize>()
-                + topics[w.topic].partitions.len()
-                - 1;
             outside.push(Outside {
-                partition,
+                partition: placed,
                 len: files.len,
                 records: files.ranges,
             });
         }
+        placed += 1;
     }
     (FetchResponse::default().with_responses(topics), outside)
+}
+
+/// A response topic entry: named by id from v13 on, by name before.
+fn topic_entry(version: i16, target: &Target) -> FetchableTopicResponse {
+    if version >= 13 {
+        FetchableTopicResponse::default().with_topic_id(target.topic_id)
+    } else {
+        let name = target.name.as_deref().unwrap_or_default();
+        FetchableTopicResponse::default()
+            .with_topic(TopicName(StrBytes::from_string(name.to_string())))
+    }
 }
