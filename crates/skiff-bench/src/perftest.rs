@@ -91,13 +91,7 @@ fn one(kind: &BrokerKind, tool: &Path, records: u64, acks: &str, clk_tck: f64) -
     Ok(sent)
 }
 
-fn measure(
-    b: &RunningBroker,
-    tool: &Path,
-    records: u64,
-    acks: &str,
-    clk_tck: f64,
-) -> Result<Sent> {
+fn measure(b: &RunningBroker, tool: &Path, records: u64, acks: &str, clk_tck: f64) -> Result<Sent> {
     let addr = b.bootstrap();
     produce::create_topic(&addr, TOPIC, 1)?;
     let before = b.sample(clk_tck)?.cpu_secs;
@@ -129,8 +123,7 @@ fn perf_test(tool: &Path, bootstrap: &str, records: u64, acks: &str) -> Result<S
         .spawn()
         .context("starting kafka-producer-perf-test")?;
     // At least 2 MB/s, plus the JVM's start: a broker slower than that is broken.
-    let deadline =
-        Instant::now() + Duration::from_secs(60 + records * RECORD_BYTES / 2_000_000);
+    let deadline = Instant::now() + Duration::from_secs(60 + records * RECORD_BYTES / 2_000_000);
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break status;

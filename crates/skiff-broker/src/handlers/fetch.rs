@@ -24,11 +24,10 @@
 //! one stays UNKNOWN_TOPIC_ID). A fetch naming a replica id (a follower's) needs CLUSTER
 //! CLUSTER_ACTION instead, else every partition answers TOPIC_AUTHORIZATION_FAILED.
 
-use std::sync::{Arc, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use kafka_protocol::messages::fetch_request::{FetchTopic, ForgottenTopic};
 use kafka_protocol::messages::fetch_response::{
     AbortedTransaction, FetchableTopicResponse, PartitionData,
 };
@@ -47,59 +46,21 @@ use crate::broker::Broker;
 use crate::context::RequestContext;
 use crate::dispatch::{blocking, sends_files, FileAnswer, Reply};
 use crate::errors::{kafka_error, BrokerError};
-use crate::fetch_sessions::{
-    Begun, FetchSessions, Incremental, Outcome, PartitionKey, Sent, SessionError, SessionPartition,
-    Ticket, TopicRef, Upsert, Wants, FINAL_EPOCH, INITIAL_EPOCH,
-};
+use crate::fetch_sessions::{Outcome, Sent, SessionError, SessionPartition};
 use crate::partition::Partition;
 use crate::topics::Topic;
 
+mod targets;
+
+use targets::{sessions, settle_session, Mode, Target};
+
 const READ_COMMITTED: i8 = 1;
-
-/// One partition to fetch, from the request or from a session.
-struct Target {
-    /// The topic entry of the response it goes under: consecutive targets of one group
-    /// share an entry.
-    group: usize,
-    /// The topic's id (nil before v13).
-    topic_id: Uuid,
-    /// The topic's name when known: always before v13; from v13 on, only in a session,
-    /// where the topic is then found by this name and its id checked.
-    name: Option<Arc<str>>,
-    partition: i32,
-    wants: Wants,
-}
-
-impl Target {
-    /// The partition as a session holds it.
-    fn key(&self, uses_topic_ids: bool) -> Option<PartitionKey> {
-        let topic = if uses_topic_ids {
-            TopicRef::Id(self.topic_id)
-        } else {
-            TopicRef::Name(self.name.clone()?)
-        };
-        Some(PartitionKey {
-            topic,
-            partition: self.partition,
-        })
-    }
-}
 
 struct Wanted {
     /// What was asked; its `name` is the topic's name once found.
     target: Target,
     /// The partition, or the error code it answers.
     partition: Result<Arc<Partition>, i16>,
-}
-
-/// How a fetch uses a session.
-enum Mode {
-    /// Every partition is answered; the response's session id is 0.
-    Sessionless,
-    /// Epoch 0: every partition is answered, then a session is opened with them.
-    Full,
-    /// An incremental fetch: only the session's partitions with news are answered.
-    Incremental(Ticket),
 }
 
 pub async fn handle(ctx: &RequestContext, request: FetchRequest) -> Reply {
@@ -125,13 +86,6 @@ type Read = (PartitionData, Option<FileRecords>);
 
 fn code(version: i16, err: &BrokerError) -> i16 {
     kafka_error(ApiKey::Fetch, version, err).code()
-}
-
-fn sessions(broker: &Broker) -> MutexGuard<'_, FetchSessions> {
-    broker
-        .fetch_sessions
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
 }
 
 /// A response carrying only a request-level error.
@@ -221,152 +175,6 @@ fn park(wanted: &[Wanted], waiter: &Arc<Notify>) {
 /// Bytes of records a read found, in memory or left in files.
 fn read_len(data: &PartitionData, files: &Option<FileRecords>) -> usize {
     data.records.as_ref().map_or(0, |b| b.len()) + files.as_ref().map_or(0, |f| f.len)
-}
-
-/// What the request does to its session (v7+), and the partitions to read: the request's,
-/// or for an incremental fetch the session's. Err: the whole request is refused.
-fn settle_session(
-    broker: &Broker,
-    version: i16,
-    request: &mut FetchRequest,
-) -> Result<(Mode, Vec<Target>), BrokerError> {
-    let topics = std::mem::take(&mut request.topics);
-    if version < 7 {
-        return Ok((Mode::Sessionless, request_targets(version, topics)));
-    }
-    let (id, epoch) = (request.session_id, request.session_epoch);
-    if epoch == INITIAL_EPOCH || epoch == FINAL_EPOCH {
-        // A full fetch closes the session it names.
-        if id != 0 && sessions(broker).remove(id) {
-            tracing::debug!(session_id = id, epoch, "fetch session closed");
-        }
-        let mode = if epoch == INITIAL_EPOCH {
-            Mode::Full
-        } else {
-            Mode::Sessionless
-        };
-        return Ok((mode, request_targets(version, topics)));
-    }
-    let uses_topic_ids = version >= 13;
-    let targets = request_targets(version, topics);
-    let upserts = targets
-        .iter()
-        .filter_map(|t| {
-            Some(Upsert {
-                key: t.key(uses_topic_ids)?,
-                wants: t.wants,
-            })
-        })
-        .collect();
-    let forgotten = forgotten_keys(&request.forgotten_topics_data, uses_topic_ids);
-    let incremental = Incremental {
-        id,
-        epoch,
-        uses_topic_ids,
-        upserts,
-        forgotten,
-    };
-    let now = broker.clock.now_ms();
-    let begun = sessions(broker).begin(incremental, now, |topic_id| {
-        broker
-            .topics
-            .get_by_id(topic_id)
-            .map(|t| Arc::from(t.name.as_str()))
-    });
-    let error = match begun {
-        Ok(Begun::Incremental(ticket, partitions)) => {
-            tracing::trace!(
-                session_id = id,
-                epoch,
-                partitions = partitions.len(),
-                "incremental fetch"
-            );
-            return Ok((Mode::Incremental(ticket), session_targets(partitions)));
-        }
-        Ok(Begun::Closed) => {
-            tracing::debug!(
-                session_id = id,
-                epoch,
-                "fetch session closed: no partitions left"
-            );
-            return Ok((Mode::Sessionless, targets));
-        }
-        Err(SessionError::NotFound) => BrokerError::UnknownFetchSession(id),
-        Err(SessionError::InvalidEpoch) => BrokerError::InvalidFetchSessionEpoch(epoch),
-        Err(SessionError::TopicIdMismatch) => BrokerError::FetchSessionTopicIdMismatch(id),
-    };
-    tracing::debug!(session_id = id, epoch, %error, "incremental fetch refused");
-    Err(error)
-}
-
-/// The request's partitions, a response topic entry per request topic.
-fn request_targets(version: i16, topics: Vec<FetchTopic>) -> Vec<Target> {
-    let mut targets = Vec::new();
-    for (group, t) in topics.into_iter().enumerate() {
-        let (topic_id, name) = if version >= 13 {
-            (t.topic_id, None)
-        } else {
-            (Uuid::nil(), Some(Arc::<str>::from(&*t.topic.0)))
-        };
-        for p in t.partitions {
-            targets.push(Target {
-                group,
-                topic_id,
-                name: name.clone(),
-                partition: p.partition,
-                wants: Wants {
-                    fetch_offset: p.fetch_offset,
-                    max_bytes: p.partition_max_bytes,
-                    leader_epoch: p.current_leader_epoch,
-                },
-            });
-        }
-    }
-    targets
-}
-
-/// A session's partitions, in its order; a response topic entry per run of one topic.
-fn session_targets(partitions: Vec<SessionPartition>) -> Vec<Target> {
-    let mut group = 0;
-    let mut last: Option<TopicRef> = None;
-    partitions
-        .into_iter()
-        .map(|p| {
-            if last.as_ref().is_some_and(|l| *l != p.key.topic) {
-                group += 1;
-            }
-            let name = p.name().cloned();
-            let topic_id = match &p.key.topic {
-                TopicRef::Id(id) => *id,
-                TopicRef::Name(_) => Uuid::nil(),
-            };
-            last = Some(p.key.topic);
-            Target {
-                group,
-                topic_id,
-                name,
-                partition: p.key.partition,
-                wants: p.wants,
-            }
-        })
-        .collect()
-}
-
-fn forgotten_keys(forgotten: &[ForgottenTopic], uses_topic_ids: bool) -> Vec<PartitionKey> {
-    forgotten
-        .iter()
-        .flat_map(|t| {
-            let topic = if uses_topic_ids {
-                TopicRef::Id(t.topic_id)
-            } else {
-                TopicRef::Name(Arc::from(&*t.topic.0))
-            };
-            t.partitions.iter().map(move |&partition| PartitionKey {
-                topic: topic.clone(),
-                partition,
-            })
-        })
-        .collect()
 }
 
 /// Why a topic's partitions cannot be read, before looking at each partition.
