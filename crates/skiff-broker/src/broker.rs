@@ -83,6 +83,8 @@ pub struct Broker {
     /// Fetch sessions (KIP-227), sized by `max.incremental.fetch.session.cache.slots`. A std
     /// `Mutex`: held for in-memory session updates only, never across a read or an `.await`.
     pub fetch_sessions: Mutex<crate::fetch_sessions::FetchSessions>,
+    /// Appends running on worker threads now ([`crate::dispatch::quick_or_blocking`]).
+    pub quick_appends: std::sync::atomic::AtomicUsize,
 }
 
 /// The ACLs when `authorizer.class.name` names Kafka's StandardAuthorizer; `None` when it is
@@ -208,6 +210,7 @@ impl Broker {
         ));
         let broker = Arc::new(Broker {
             fetch_sessions,
+            quick_appends: std::sync::atomic::AtomicUsize::new(0),
             scram,
             sasl,
             quota_store,

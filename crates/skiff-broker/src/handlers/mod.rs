@@ -20,6 +20,11 @@
 //! - transaction coordinator calls that write `__transaction_state` or markers
 //!   (`init_producer_id`, `add_partitions`, `end_txn`, `verify_partitions`).
 //!
+//! The one exception: a small non-transactional produce whose logs say the append only
+//! copies into the page cache (`Log::append_is_light`: no roll, no `flush.messages` fsync)
+//! appends on the worker through [`crate::dispatch::quick_or_blocking`], which keeps at least
+//! one worker free of such appends.
+//!
 //! What may stay on the worker: lookups in the in-memory topic map, the log's published
 //! snapshot (`log_start_offset`, `log_end_offset`, `high_watermark`, `last_stable_offset`,
 //! `size_bytes`, `config`), group coordinator calls (they only queue records for the

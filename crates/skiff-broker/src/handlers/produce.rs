@@ -33,7 +33,7 @@ use super::{str_bytes, LEADER_EPOCH};
 use crate::authz::{AclOperation, Authz, ResourceType};
 use crate::broker::Broker;
 use crate::context::RequestContext;
-use crate::dispatch::{blocking, Reply};
+use crate::dispatch::{quick_or_blocking, Reply};
 use crate::errors::{kafka_error, BrokerError};
 use crate::partition::Partition;
 
@@ -46,6 +46,22 @@ struct Target {
     index: i32,
     partition: Result<Arc<Partition>, BrokerError>,
     records: Option<bytes::Bytes>,
+}
+
+/// Largest produce (per partition) appended on the worker thread: a default-size batch of
+/// the Java client or librdkafka is far below it.
+const QUICK_APPEND_MAX: usize = 1 << 20;
+
+impl Target {
+    /// Whether appending this target's records only copies them into the page cache (see
+    /// `handlers` on the blocking pool). A target that fails before any append is light.
+    fn is_light(&self) -> bool {
+        let len = self.records.as_ref().map_or(0, |r| r.len());
+        match &self.partition {
+            Err(_) => true,
+            Ok(p) => len <= QUICK_APPEND_MAX && p.log.append_is_light(len),
+        }
+    }
 }
 
 struct Outcome {
@@ -87,9 +103,10 @@ pub async fn handle(ctx: &RequestContext, request: ProduceRequest) -> Reply {
         transactional_id,
         mixed_producers: mixed,
     };
+    let quick = txn.transactional_id.is_none() && targets.iter().all(Target::is_light);
     let b = broker.clone();
     let slots: Vec<(usize, i32)> = targets.iter().map(|t| (t.topic, t.index)).collect();
-    let outcomes = blocking(move || {
+    let outcomes = quick_or_blocking(&broker.quick_appends, quick, move || {
         targets
             .into_iter()
             .map(|t| append_one(&b, t, acks, version, &txn))

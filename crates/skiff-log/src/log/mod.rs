@@ -305,6 +305,27 @@ impl Log {
         self.snapshot().leo
     }
 
+    /// Whether appending `bytes` now is expected to only copy them into the page cache: no
+    /// roll of the active segment (by size, time, full index or offset range) and no
+    /// `flush.messages` fsync. A guess from the published snapshot, without the append lock:
+    /// the broker uses it to choose the thread an append runs on, never for correctness.
+    pub fn append_is_light(&self, bytes: usize) -> bool {
+        let config = self.config_arc();
+        if config.flush_messages != i64::MAX {
+            return false;
+        }
+        let snapshot = self.snapshot();
+        let Some(active) = snapshot.segments.last() else {
+            return false;
+        };
+        let now = self.clock.now_ms();
+        // Offsets of a batch are at most its byte count past the log end.
+        let last_offset = snapshot
+            .leo
+            .saturating_add(i64::try_from(bytes).unwrap_or(i64::MAX));
+        !active.should_roll(bytes as u64, now, last_offset, &config, now)
+    }
+
     /// Equal to the log end offset on a single node (no followers).
     pub fn high_watermark(&self) -> i64 {
         self.snapshot().leo

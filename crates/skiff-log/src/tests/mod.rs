@@ -392,6 +392,35 @@ fn flush_advances_the_recovery_point() {
 }
 
 #[test]
+fn an_append_is_light_until_it_would_roll_or_fsync() {
+    let c = clock();
+    let dir = tempfile::tempdir().unwrap();
+    let b = batch(1, T0);
+    let cfg = LogConfig {
+        segment_bytes: (b.len() * 2) as i32,
+        ..config()
+    };
+    let log = open(dir.path(), cfg.clone(), &c, Recovery::Clean);
+    assert!(log.append_is_light(b.len()), "an empty segment never rolls");
+    log.append(&b, 0, &v(&c)).unwrap();
+    assert!(log.append_is_light(b.len()), "the second batch still fits");
+    log.append(&b, 0, &v(&c)).unwrap();
+    assert!(
+        !log.append_is_light(b.len()),
+        "a third would roll the full segment"
+    );
+    let rolled = log.segment_base_offsets().len();
+    log.append(&b, 0, &v(&c)).unwrap();
+    assert_eq!(log.segment_base_offsets().len(), rolled + 1, "and it did");
+    assert!(log.append_is_light(b.len()));
+    log.update_config(LogConfig {
+        flush_messages: 1_000,
+        ..cfg
+    });
+    assert!(!log.append_is_light(b.len()), "flush.messages may fsync");
+}
+
+#[test]
 fn delete_dir_removes_the_partition() {
     let c = clock();
     let root = tempfile::tempdir().unwrap();
