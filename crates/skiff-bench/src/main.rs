@@ -33,7 +33,9 @@ mod plot;
 mod probe;
 mod procfs;
 mod produce;
+mod rawconn;
 mod scale_plot;
+mod sessions;
 mod share;
 mod sharerows;
 mod startup;
@@ -85,6 +87,10 @@ enum Mode {
     /// the broker's CPU per GB and MB/s, Skiff beside Kafka (issue 18, see `perftest`);
     /// with --out, also written to <out>/perftest.md.
     PerfTest,
+    /// A consumer of --partitions partitions (default here 2,000), few with data: broker CPU
+    /// and bytes per fetch with full fetches and with an incremental fetch session (KIP-227),
+    /// Skiff beside Kafka (issue 19, see `sessions`); --records is the fetches per way.
+    FetchSessions,
 }
 
 /// Throughput benchmark for the skiff broker (release binary; the bench never builds it).
@@ -216,6 +222,22 @@ fn real_main(cli: Cli) -> Result<()> {
             plan.runs,
             clk_tck,
             cli.plot.as_deref(),
+        );
+    }
+    if plan.mode == Mode::FetchSessions {
+        // --partitions defaults to 1 for the produce modes; a session is about many.
+        let partitions = if cli.partitions == 1 {
+            2_000
+        } else {
+            cli.partitions
+        };
+        return sessions::run(
+            &bin,
+            kafka_kind(&cli),
+            partitions,
+            cli.records.unwrap_or(2_000),
+            plan.runs,
+            clk_tck,
         );
     }
     if plan.mode == Mode::PerfTest {

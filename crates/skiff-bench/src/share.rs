@@ -20,16 +20,15 @@
 //!
 //! Thread-safety: single-threaded, one connection. Writes nothing to disk.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
-use bytes::{Buf, BytesMut};
 use kafka_protocol::error::ParseResponseErrorCode;
 use kafka_protocol::messages::*;
-use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafka_protocol::protocol::StrBytes;
 use uuid::Uuid;
+
+use crate::rawconn::Conn;
 
 /// How the records are acknowledged in the timed part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,11 +71,6 @@ const MAX_WAIT_MS: i32 = 500;
 const MIN_BYTES: i32 = 1;
 /// 500 records of up to ~16 KiB fit; the broker may return less.
 const MAX_BYTES: i32 = 8 << 20;
-/// A response larger than this is refused before its bytes are read: a ShareFetch answer is
-/// bounded by MAX_BYTES plus per-batch overhead, the other answers are tiny.
-const MAX_FRAME: usize = 64 << 20;
-/// Per-read bound: longer than MaxWaitMs and a loaded JVM's pauses, short enough to fail.
-const READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// ACCEPT in KIP-932's acknowledge types (1 accept, 2 release, 3 reject).
 const ACCEPT: i8 = 1;
 /// IncrementalAlterConfigs/DescribeConfigs resource type of a group.
@@ -428,90 +422,7 @@ impl Session {
     }
 }
 
-/// One blocking connection with its correlation ids.
-struct Conn {
-    stream: TcpStream,
-    correlation: i32,
-    client_id: StrBytes,
-}
-
 impl Conn {
-    fn connect(bootstrap: &str) -> Result<Conn> {
-        let addr = bootstrap.split(',').next().unwrap_or(bootstrap);
-        let stream = TcpStream::connect(addr).with_context(|| format!("connecting to {addr}"))?;
-        stream.set_nodelay(true).context("TCP_NODELAY")?;
-        stream
-            .set_read_timeout(Some(READ_TIMEOUT))
-            .context("socket read timeout")?;
-        stream
-            .set_write_timeout(Some(READ_TIMEOUT))
-            .context("socket write timeout")?;
-        Ok(Conn {
-            stream,
-            correlation: 0,
-            client_id: StrBytes::from_static_str("skiff-bench-share"),
-        })
-    }
-
-    /// Sends `req` as `key` v`version` and decodes the answer, checking its correlation id.
-    fn call<Req: Encodable, Resp: Decodable>(
-        &mut self,
-        key: ApiKey,
-        version: i16,
-        req: &Req,
-    ) -> Result<Resp> {
-        self.correlation = self.correlation.wrapping_add(1);
-        let header = RequestHeader::default()
-            .with_request_api_key(key as i16)
-            .with_request_api_version(version)
-            .with_correlation_id(self.correlation)
-            .with_client_id(Some(self.client_id.clone()));
-        let mut body = BytesMut::new();
-        header
-            .encode(&mut body, key.request_header_version(version))
-            .with_context(|| format!("encoding the {key:?} header"))?;
-        req.encode(&mut body, version)
-            .with_context(|| format!("encoding {key:?} v{version}"))?;
-        let len = i32::try_from(body.len()).context("request larger than 2 GiB")?;
-        let mut frame = Vec::with_capacity(4 + body.len());
-        frame.extend_from_slice(&len.to_be_bytes());
-        frame.extend_from_slice(&body);
-        self.stream
-            .write_all(&frame)
-            .with_context(|| format!("sending {key:?}"))?;
-
-        let mut size = [0u8; 4];
-        self.stream
-            .read_exact(&mut size)
-            .with_context(|| format!("reading the {key:?} answer's size"))?;
-        let size = i32::from_be_bytes(size);
-        let size = usize::try_from(size)
-            .ok()
-            .filter(|&s| (4..=MAX_FRAME).contains(&s))
-            .with_context(|| format!("{key:?} answer of {size} bytes is out of bounds"))?;
-        let mut buf = vec![0u8; size];
-        self.stream
-            .read_exact(&mut buf)
-            .with_context(|| format!("reading the {key:?} answer ({size} bytes)"))?;
-        let mut buf = bytes::Bytes::from(buf);
-        let rh = ResponseHeader::decode(&mut buf, key.response_header_version(version))
-            .with_context(|| format!("decoding the {key:?} answer's header"))?;
-        ensure!(
-            rh.correlation_id == self.correlation,
-            "{key:?}: answer has correlation id {}, expected {}",
-            rh.correlation_id,
-            self.correlation
-        );
-        let resp = Resp::decode(&mut buf, version)
-            .with_context(|| format!("decoding the {key:?} v{version} answer"))?;
-        ensure!(
-            !buf.has_remaining(),
-            "{key:?}: {} bytes left after the answer",
-            buf.remaining()
-        );
-        Ok(resp)
-    }
-
     /// The broker must advertise v1 of the three share APIs this client speaks.
     fn check_versions(&mut self) -> Result<()> {
         let req = ApiVersionsRequest::default()
@@ -641,6 +552,7 @@ impl Conn {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use std::io::{Read, Write};
 
     #[test]
     fn ranges_count_inclusively() {

@@ -101,7 +101,7 @@ impl Client {
             .map(|&p| {
                 produce_request::PartitionProduceData::default()
                     .with_index(p)
-                    .with_records(Some(batch(value_len)))
+                    .with_records(Some(common::one_record_batch(value_len)))
             })
             .collect();
         let produce = ProduceRequest::default()
@@ -121,17 +121,6 @@ impl Client {
 
 fn name(topic: &str) -> TopicName {
     TopicName(StrBytes::from_string(topic.to_string()))
-}
-
-fn batch(value_len: usize) -> Bytes {
-    let mut b = skiff_records::BatchBuilder::new(0, skiff_records::Compression::None);
-    b.push(
-        1_700_000_000_000,
-        Some(b"k"),
-        Some(&vec![b'v'; value_len]),
-        &[],
-    );
-    Bytes::from(b.build().unwrap())
 }
 
 /// A topic of a request: by id from v13 on, else by name.

@@ -366,18 +366,6 @@ async fn a_connection_over_the_per_ip_limit_is_accepted_and_closed() {
     }
 }
 
-/// One uncompressed batch holding a single record with a `value_len`-byte value.
-fn batch(value_len: usize) -> Bytes {
-    let mut b = skiff_records::BatchBuilder::new(0, skiff_records::Compression::None);
-    b.push(
-        1_700_000_000_000,
-        Some(b"k"),
-        Some(&vec![b'v'; value_len]),
-        &[],
-    );
-    Bytes::from(b.build().unwrap())
-}
-
 /// Produces three 10 kB batches to each of the 3 partitions of a new topic `t`.
 async fn three_batches_per_partition(server: &Server, s: &mut TcpStream) {
     use kafka_protocol::messages::{produce_request, ProduceRequest, TopicName};
@@ -391,7 +379,7 @@ async fn three_batches_per_partition(server: &Server, s: &mut TcpStream) {
             .map(|p| {
                 produce_request::PartitionProduceData::default()
                     .with_index(p)
-                    .with_records(Some(batch(10_000)))
+                    .with_records(Some(common::one_record_batch(10_000)))
             })
             .collect();
         let produce = ProduceRequest::default()
@@ -483,7 +471,7 @@ async fn record_sets_sent_from_their_files_are_the_logs_batches_at_every_version
 
 #[tokio::test]
 async fn fetch_max_bytes_caps_a_multi_partition_fetch() {
-    let one = batch(10_000).len();
+    let one = common::one_record_batch(10_000).len();
     // 15,000 bytes hold one ~10 kB batch: the first partition's; the next would overflow.
     // 1,000 bytes hold none, but the first batch of the first partition with data is still
     // returned (KIP-74), and nothing else.

@@ -369,17 +369,6 @@ async fn alter_then_describe_round_trip_with_match_types_defaults_and_restart() 
     common::stop(broker).await;
 }
 
-fn batch(value_len: usize) -> Bytes {
-    let mut b = skiff_records::BatchBuilder::new(0, skiff_records::Compression::None);
-    b.push(
-        1_700_000_000_000,
-        Some(b"k"),
-        Some(&vec![b'v'; value_len]),
-        &[],
-    );
-    Bytes::from(b.build().unwrap())
-}
-
 fn produce(topic: &str, value_len: usize) -> ProduceRequest {
     use produce_request::*;
     ProduceRequest::default()
@@ -389,7 +378,7 @@ fn produce(topic: &str, value_len: usize) -> ProduceRequest {
             .with_name(TopicName(s(topic)))
             .with_partition_data(vec![PartitionProduceData::default()
                 .with_index(0)
-                .with_records(Some(batch(value_len)))])])
+                .with_records(Some(common::one_record_batch(value_len)))])])
 }
 
 fn frame<R: Encodable>(

@@ -585,16 +585,9 @@ async fn sasl_ssl_runs_sasl_inside_tls() {
 
 /// A one-partition Produce of one record with a `value_len`-byte value.
 fn produce(topic: &str, value_len: usize) -> ProduceRequest {
-    let mut b = skiff_records::BatchBuilder::new(0, skiff_records::Compression::None);
-    b.push(
-        1_700_000_000_000,
-        Some(b"k"),
-        Some(&vec![b'v'; value_len]),
-        &[],
-    );
     let partition = produce_request::PartitionProduceData::default()
         .with_index(0)
-        .with_records(Some(Bytes::from(b.build().unwrap())));
+        .with_records(Some(common::one_record_batch(value_len)));
     ProduceRequest::default()
         .with_acks(1)
         .with_timeout_ms(5000)

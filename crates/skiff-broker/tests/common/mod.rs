@@ -259,3 +259,15 @@ impl Noise {
         t
     }
 }
+
+/// One uncompressed batch holding a single record (key `k`) with a `value_len`-byte value.
+pub fn one_record_batch(value_len: usize) -> Bytes {
+    let mut b = skiff_records::BatchBuilder::new(0, skiff_records::Compression::None);
+    b.push(
+        1_700_000_000_000,
+        Some(b"k"),
+        Some(&vec![b'v'; value_len]),
+        &[],
+    );
+    Bytes::from(b.build().unwrap())
+}
