@@ -157,6 +157,18 @@ impl BrokerKind {
         self.launch_in(root, opts)
     }
 
+    /// Checks the broker can run, starts a fresh one with default settings, runs `measure`
+    /// on it and stops it. The measurement's error comes first; a failed stop fails too.
+    pub fn with_fresh<T>(&self, measure: impl FnOnce(&RunningBroker) -> Result<T>) -> Result<T> {
+        self.check()?;
+        let mut b = self.launch_with(&Launch::default())?;
+        let result = measure(&b);
+        let stopped = b.stop();
+        let value = result?;
+        stopped?;
+        Ok(value)
+    }
+
     /// Starts the broker on the data already under `root` (a restart), on a new free port.
     pub fn launch_in(&self, root: TempDir, opts: &Launch) -> Result<RunningBroker> {
         let root_path = root.path().to_path_buf();

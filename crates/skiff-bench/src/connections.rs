@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use crate::broker::{BrokerKind, Launch, RunningBroker};
+use crate::broker::{BrokerKind, RunningBroker};
 use crate::latency::{self, LatencySpec};
 use crate::matrix::{Better, Matrix};
 use crate::produce::{self, Acks};
@@ -51,7 +51,7 @@ pub fn run(
     for run in 1..=runs {
         for (label, kind) in &contenders {
             eprintln!("run {run}/{runs}: {label}");
-            if let Err(e) = one(kind, label, &steps, clk_tck, &mut m) {
+            if let Err(e) = kind.with_fresh(|b| measure(b, label, &steps, clk_tck, &mut m)) {
                 eprintln!("  {label}: {e:#}");
                 m.not_run(label, &format!("failed in run {run}: {e}"));
             }
@@ -84,21 +84,6 @@ fn steps(max: usize) -> Vec<usize> {
     }
     s.push(max);
     s
-}
-
-fn one(
-    kind: &BrokerKind,
-    label: &str,
-    steps: &[usize],
-    clk_tck: f64,
-    m: &mut Matrix,
-) -> Result<()> {
-    kind.check()?;
-    let mut b = kind.launch_with(&Launch::default())?;
-    let result = measure(&b, label, steps, clk_tck, m);
-    let stopped = b.stop();
-    result?;
-    stopped
 }
 
 fn measure(

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::broker::{BrokerKind, Launch, RunningBroker};
+use crate::broker::{BrokerKind, RunningBroker};
 use crate::matrix::{Better, Matrix};
 use crate::produce;
 
@@ -53,7 +53,7 @@ pub fn run(
         for (label, kind) in &contenders {
             for acks in ["1", "all"] {
                 eprintln!("run {run}/{runs}: {label}, acks={acks}");
-                match one(kind, tool, records, acks, clk_tck) {
+                match kind.with_fresh(|b| measure(b, tool, records, acks, clk_tck)) {
                     Ok(sent) => {
                         let scenario = format!("ProducerPerformance 1 KiB, acks={acks}");
                         m.add(&scenario, "MB/s", Better::Higher, label, sent.mb_per_sec);
@@ -79,16 +79,6 @@ pub fn run(
     );
     print!("{}", m.render_text());
     Ok(m.render_markdown())
-}
-
-fn one(kind: &BrokerKind, tool: &Path, records: u64, acks: &str, clk_tck: f64) -> Result<Sent> {
-    kind.check()?;
-    let mut b = kind.launch_with(&Launch::default())?;
-    let result = measure(&b, tool, records, acks, clk_tck);
-    let stopped = b.stop();
-    let sent = result?;
-    stopped?;
-    Ok(sent)
 }
 
 fn measure(b: &RunningBroker, tool: &Path, records: u64, acks: &str, clk_tck: f64) -> Result<Sent> {

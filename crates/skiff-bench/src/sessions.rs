@@ -29,7 +29,7 @@ use kafka_protocol::records::{
     Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
 
-use crate::broker::{BrokerKind, Launch, RunningBroker};
+use crate::broker::{BrokerKind, RunningBroker};
 use crate::matrix::{Better, Matrix};
 use crate::produce;
 use crate::rawconn::Conn;
@@ -65,7 +65,9 @@ pub fn run(
     for run in 1..=runs {
         for (label, kind) in &contenders {
             eprintln!("run {run}/{runs}: {label}");
-            if let Err(e) = one(kind, label, partitions, fetches, clk_tck, &mut m) {
+            if let Err(e) =
+                kind.with_fresh(|b| measure(b, label, partitions, fetches, clk_tck, &mut m))
+            {
                 eprintln!("  {label}: {e:#}");
                 m.not_run(label, &format!("failed in run {run}: {e}"));
             }
@@ -78,22 +80,6 @@ pub fn run(
     );
     print!("{}", m.render_text());
     Ok(())
-}
-
-fn one(
-    kind: &BrokerKind,
-    label: &str,
-    partitions: i32,
-    fetches: u64,
-    clk_tck: f64,
-    m: &mut Matrix,
-) -> Result<()> {
-    kind.check()?;
-    let mut b = kind.launch_with(&Launch::default())?;
-    let result = measure(&b, label, partitions, fetches, clk_tck, m);
-    let stopped = b.stop();
-    result?;
-    stopped
 }
 
 fn measure(
