@@ -19,6 +19,12 @@
 //! UNKNOWN_TOPIC_OR_PARTITION, once that name has another id INCONSISTENT_TOPIC_ID; an id
 //! never known answers UNKNOWN_TOPIC_ID.
 //!
+//! Client quotas ([`crate::quotas`]): once the records are read, the response's bytes are
+//! judged before the session learns anything. A throttled fetch answers without partitions
+//! and, as Kafka's `getThrottledResponse`, opens no session (full fetch) or leaves its
+//! session's "last sent" figures alone (incremental fetch), so nothing the client never saw
+//! counts as sent.
+//!
 //! With an authorizer (as Kafka 4's KafkaApis): each topic needs TOPIC READ, else its
 //! partitions answer TOPIC_AUTHORIZATION_FAILED (a topic id is resolved first; an unknown
 //! one stays UNKNOWN_TOPIC_ID). A fetch naming a replica id (a follower's) needs CLUSTER
@@ -48,6 +54,7 @@ use crate::dispatch::{blocking, sends_files, FileAnswer, Reply};
 use crate::errors::{kafka_error, BrokerError};
 use crate::fetch_sessions::{Outcome, Sent, SessionError, SessionPartition};
 use crate::partition::Partition;
+use crate::quotas::FetchQuota;
 use crate::topics::Topic;
 
 mod targets;
@@ -67,9 +74,10 @@ pub async fn handle(ctx: &RequestContext, request: FetchRequest) -> Reply {
     let broker = ctx.broker.clone();
     let version = ctx.version();
     let authz = ctx.authz();
+    let quota = ctx.fetch_quota.clone();
     if sends_files() {
         return Reply::LaterInFiles(Box::pin(async move {
-            let (response, outside) = fetch(broker, version, request, &authz, true).await;
+            let (response, outside) = fetch(broker, version, request, &authz, quota, true).await;
             FileAnswer {
                 response: ResponseKind::Fetch(response),
                 outside,
@@ -77,7 +85,11 @@ pub async fn handle(ctx: &RequestContext, request: FetchRequest) -> Reply {
         }));
     }
     Reply::Later(Box::pin(async move {
-        ResponseKind::Fetch(fetch(broker, version, request, &authz, false).await.0)
+        ResponseKind::Fetch(
+            fetch(broker, version, request, &authz, quota, false)
+                .await
+                .0,
+        )
     }))
 }
 
@@ -101,6 +113,7 @@ async fn fetch(
     version: i16,
     mut request: FetchRequest,
     authz: &Authz,
+    quota: Option<FetchQuota>,
     in_files: bool,
 ) -> (FetchResponse, Vec<Outside<Vec<FileRange>>>) {
     let (mode, targets) = match settle_session(&broker, version, &mut request) {
@@ -161,7 +174,33 @@ async fn fetch(
         }
         park(&wanted, &waiter);
     };
+    let bytes = results.iter().map(|(r, files)| read_len(r, files)).sum();
+    if let Some(throttle) = quota.map(|q| q.judge(bytes)).filter(|&ms| ms > 0) {
+        return (throttled(&broker, version, mode, throttle), Vec::new());
+    }
     answer(&broker, version, mode, &wanted, results, read_committed)
+}
+
+/// The answer to a fetch over its client quota (Kafka's `getThrottledResponse`): no
+/// partitions, so nothing was sent. A full fetch opens no session; an incremental one names
+/// its session, whose "last sent" figures stay as they were (its epoch has moved on), unless
+/// another request used it meanwhile.
+fn throttled(broker: &Broker, version: i16, mode: Mode, throttle_ms: i32) -> FetchResponse {
+    let response = match mode {
+        Mode::Sessionless | Mode::Full => FetchResponse::default(),
+        Mode::Incremental(ticket) => match sessions(broker).check(&ticket) {
+            Ok(()) => FetchResponse::default().with_session_id(ticket.id),
+            Err(SessionError::NotFound) => {
+                refused(version, &BrokerError::UnknownFetchSession(ticket.id), 0)
+            }
+            Err(_) => refused(
+                version,
+                &BrokerError::InvalidFetchSessionEpoch(0),
+                ticket.id,
+            ),
+        },
+    };
+    response.with_throttle_time_ms(throttle_ms)
 }
 
 fn park(wanted: &[Wanted], waiter: &Arc<Notify>) {
