@@ -1,6 +1,8 @@
 //! Fetch: whole batches from each requested partition within the byte budgets (the request's
 //! `max_bytes` capped by the broker's `fetch.max.bytes`, and each partition's own limit),
 //! parked until `min_bytes` arrive or `max_wait_ms` passes (woken by appends, never polling).
+//! A failed read answers at once; a partition refused before reading (unknown, denied) does
+//! not cut the others' wait short, unless no partition is left to read (as Kafka).
 //!
 //! On a connection that can send file ranges (plaintext), large record sets stay in their
 //! segment files and are answered as a [`FileAnswer`]: the connection sends them with
@@ -155,8 +157,11 @@ async fn fetch(
             }
         };
         let total: usize = results.iter().map(|(r, files)| read_len(r, files)).sum();
-        let has_error = results.iter().any(|(r, _)| r.error_code != 0);
-        if total >= min_bytes || has_error || tokio::time::Instant::now() >= deadline {
+        if total >= min_bytes
+            || read_failed(&wanted, &results)
+            || nothing_to_read(&wanted)
+            || tokio::time::Instant::now() >= deadline
+        {
             break results;
         }
         if !parked {
@@ -201,6 +206,22 @@ fn throttled(broker: &Broker, version: i16, mode: Mode, throttle_ms: i32) -> Fet
         },
     };
     response.with_throttle_time_ms(throttle_ms)
+}
+
+/// Whether reading a partition failed: the fetch answers at once (Kafka's "error while
+/// reading data"). Partitions refused before any read (an unknown topic or partition, a
+/// denied topic) do not end the wait: Kafka sets them aside before it reads the others.
+fn read_failed(wanted: &[Wanted], results: &[Read]) -> bool {
+    wanted
+        .iter()
+        .zip(results)
+        .any(|(w, (data, _))| w.partition.is_ok() && data.error_code != 0)
+}
+
+/// Whether no partition is readable: with nothing to wait for, the fetch answers at once, as
+/// Kafka answers a fetch whose every partition was refused before the read.
+fn nothing_to_read(wanted: &[Wanted]) -> bool {
+    wanted.iter().all(|w| w.partition.is_err())
 }
 
 fn park(wanted: &[Wanted], waiter: &Arc<Notify>) {
