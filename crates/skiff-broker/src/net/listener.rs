@@ -94,8 +94,13 @@ pub async fn serve_listener(
             let sasl = sasl.clone();
             async move {
                 match tls {
+                    // Boxed: a TLS connection's future is twice the size of a plaintext one's
+                    // (the handshake and the TLS stream), and every connection's task would
+                    // otherwise be sized for it, idle plaintext ones included.
                     Some(tls) => {
-                        connection::run_tls(stream, peer, &name, tls, sasl, broker, shutdown).await
+                        let tls =
+                            connection::run_tls(stream, peer, &name, tls, sasl, broker, shutdown);
+                        Box::pin(tls).await
                     }
                     None => connection::run(stream, peer, &name, sasl, broker, shutdown).await,
                 }
@@ -148,7 +153,10 @@ pub(crate) async fn accept_bounded<F, Fut>(
                 backoff = ACCEPT_BACKOFF_MIN;
                 match quotas.admit(permit, peer.ip()) {
                     Ok(slot) => {
-                        let served = serve(stream, peer);
+                        // Boxed: an async block that awaits a future it captured keeps room for
+                        // it twice (the capture and the awaited value), which doubled every
+                        // connection's task.
+                        let served = Box::pin(serve(stream, peer));
                         tasks.spawn(async move {
                             served.await;
                             drop(slot);
