@@ -30,6 +30,8 @@ mod wire;
 #[cfg(test)]
 mod host_tests;
 #[cfg(test)]
+mod migration_host_tests;
+#[cfg(test)]
 mod memory;
 
 pub use host::{
