@@ -149,6 +149,18 @@ class MigrationTest {
         assertEquals(want, d.type(), step + ": describeConsumerGroups type");
     }
 
+    /** Members the describe reports as using the consumer protocol (member type 1). */
+    private static int upgraded(ConsumerGroupDescription d) {
+        int n = 0;
+        for (var m : d.members()) {
+            if (m.upgraded().orElse(false)) {
+                n++;
+            }
+        }
+        System.out.printf("group %s: %d members, %d on the consumer protocol%n", d.type(), d.members().size(), n);
+        return n;
+    }
+
     /** Every worker holds a partition, together all of them, and has polled since. */
     private static void waitConverged(Worker[] workers, String step) throws InterruptedException {
         long[] before = new long[workers.length];
@@ -222,6 +234,7 @@ class MigrationTest {
                 ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all()
                         .get(30, TimeUnit.SECONDS).get(group);
                 assertEquals(3, d.members().size(), "upgrade step " + (i + 1) + ": classic members listed too");
+                assertEquals(i + 1, upgraded(d), "upgrade step " + (i + 1) + ": consumer-protocol members");
             }
 
             // Downgrade, one consumer at a time: the group stays a consumer group while one
@@ -232,6 +245,12 @@ class MigrationTest {
                 waitConverged(workers, "downgrade step " + (i + 1));
                 GroupType want = i < 2 ? GroupType.CONSUMER : GroupType.CLASSIC;
                 expectType(admin, group, want, "downgrade step " + (i + 1));
+                if (want == GroupType.CONSUMER) {
+                    ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all()
+                            .get(30, TimeUnit.SECONDS).get(group);
+                    assertEquals(3, d.members().size(), "downgrade step " + (i + 1));
+                    assertEquals(2 - i, upgraded(d), "downgrade step " + (i + 1) + ": consumer-protocol members");
+                }
             }
 
             producing.set(false);
