@@ -244,7 +244,10 @@ fn validate(name: &str, v: &Parsed, validator: Validator) -> Result<(), TopicCon
             Err(TopicConfigError::invalid(
                 name,
                 s,
-                &format!("String must be one of (case insensitive): {}", choices.join(", ")),
+                &format!(
+                    "String must be one of (case insensitive): {}",
+                    choices.join(", ")
+                ),
             ))
         }
         (Validator::ListOf(choices), Parsed::List(items)) => {

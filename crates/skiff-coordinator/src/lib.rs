@@ -30,9 +30,9 @@ mod wire;
 #[cfg(test)]
 mod host_tests;
 #[cfg(test)]
-mod migration_host_tests;
-#[cfg(test)]
 mod memory;
+#[cfg(test)]
+mod migration_host_tests;
 
 pub use host::{
     GroupConfigs, InternalPartition, ShareGroupListener, StartError, Storage, TopicCatalog,

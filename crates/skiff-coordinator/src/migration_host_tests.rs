@@ -82,7 +82,12 @@ fn consumer_hb(id: &str, epoch: i32) -> Heartbeat {
 }
 
 fn group_type(c: &Coordinator<MemStorage>) -> &'static str {
-    c.list().unwrap().into_iter().find(|l| l.id == "g").unwrap().group_type
+    c.list()
+        .unwrap()
+        .into_iter()
+        .find(|l| l.id == "g")
+        .unwrap()
+        .group_type
 }
 
 fn all_of_t() -> Assignment {
@@ -104,13 +109,13 @@ async fn upgrade_restart_rebalance_downgrade_restart() {
     let a = joined.member_id.clone();
     assert_eq!(joined.generation_id, 1);
     let mine = vec![(a.clone(), encode_assignment(1, &all_of_t()))];
-    let SyncOutcome::Wait(rx) = c
-        .sync("g", &a, None, 1, None, None, mine)
-        .unwrap()
-    else {
+    let SyncOutcome::Wait(rx) = c.sync("g", &a, None, 1, None, None, mine).unwrap() else {
         panic!("the leader's sync completes through its waiter")
     };
-    assert_eq!(parse_assignment(&rx.await.unwrap().assignment).unwrap(), all_of_t());
+    assert_eq!(
+        parse_assignment(&rx.await.unwrap().assignment).unwrap(),
+        all_of_t()
+    );
     let entry = CommitEntry {
         topic: "t".into(),
         partition: 0,
@@ -125,10 +130,19 @@ async fn upgrade_restart_rebalance_downgrade_restart() {
     // A consumer-protocol member joins: the group is a consumer group now.
     let parts = |t: &str| (t == "t").then_some(4);
     let z = c
-        .consumer_heartbeat("g", consumer_hb("", 0), parts, std::collections::BTreeSet::new)
+        .consumer_heartbeat(
+            "g",
+            consumer_hb("", 0),
+            parts,
+            std::collections::BTreeSet::new,
+        )
         .unwrap();
     assert_eq!(group_type(&c), "consumer");
-    assert_eq!(z.assignment, Some(Assignment::new()), "a still holds everything");
+    assert_eq!(
+        z.assignment,
+        Some(Assignment::new()),
+        "a still holds everything"
+    );
     c.stop();
 
     // Restart: still a consumer group, a still a classic member holding its partitions.
@@ -146,13 +160,24 @@ async fn upgrade_restart_rebalance_downgrade_restart() {
     assert_eq!(fetched[0].2.as_ref().map(|o| o.offset), Some(42));
 
     // a learns about the rebalance from its heartbeat and rejoins (eagerly: owning nothing).
-    assert_eq!(c.heartbeat("g", &a, None, 1), Err(ResponseError::RebalanceInProgress));
+    assert_eq!(
+        c.heartbeat("g", &a, None, 1),
+        Err(ResponseError::RebalanceInProgress)
+    );
     let JoinOutcome::Ready(j) = c.join("g", join_req(&a)).unwrap() else {
         panic!("a classic member of a consumer group is answered at once")
     };
     assert_eq!((j.error, j.leader.as_str()), (0, ""));
     let SyncOutcome::Ready(s) = c
-        .sync("g", &a, None, j.generation_id, Some("consumer"), Some("range"), vec![])
+        .sync(
+            "g",
+            &a,
+            None,
+            j.generation_id,
+            Some("consumer"),
+            Some("range"),
+            vec![],
+        )
         .unwrap()
     else {
         panic!("a classic member's sync is answered at once")
@@ -163,10 +188,17 @@ async fn upgrade_restart_rebalance_downgrade_restart() {
 
     // z leaves: every member left is classic, so the group is classic again.
     let z_epoch = c
-        .with_group("g", |g| g.unwrap().consumer.as_ref().unwrap().members[&z.member_id].epoch)
+        .with_group("g", |g| {
+            g.unwrap().consumer.as_ref().unwrap().members[&z.member_id].epoch
+        })
         .unwrap();
     let left = c
-        .consumer_heartbeat("g", consumer_hb(&z.member_id, LEAVE), parts, std::collections::BTreeSet::new)
+        .consumer_heartbeat(
+            "g",
+            consumer_hb(&z.member_id, LEAVE),
+            parts,
+            std::collections::BTreeSet::new,
+        )
         .unwrap();
     assert_eq!(left.member_epoch, LEAVE);
     assert!(z_epoch >= 0);

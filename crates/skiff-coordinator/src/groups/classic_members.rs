@@ -23,7 +23,10 @@ pub const CONSUMER_PROTOCOL_TYPE: &str = "consumer";
 impl ConsumerState {
     /// How many members speak the classic protocol.
     pub fn classic_count(&self) -> usize {
-        self.members.values().filter(|m| m.classic.is_some()).count()
+        self.members
+            .values()
+            .filter(|m| m.classic.is_some())
+            .count()
     }
 
     /// Kafka's check before a classic member joins: the "consumer" protocol type, and (once
@@ -83,13 +86,16 @@ impl ConsumerState {
             return Err(ResponseError::InconsistentGroupProtocol);
         }
         let unknown = req.member_id.is_empty();
-        let mut member_id = if unknown {
+        let member_id = if unknown {
             uuid::Uuid::new_v4().to_string()
         } else {
             req.member_id.clone()
         };
         if unknown && req.require_known_member_id && req.group_instance_id.is_none() {
-            return Ok(JoinResult::error(ResponseError::MemberIdRequired, &member_id));
+            return Ok(JoinResult::error(
+                ResponseError::MemberIdRequired,
+                &member_id,
+            ));
         }
         let sub = req
             .protocols
@@ -117,7 +123,7 @@ impl ConsumerState {
                 return Err(ResponseError::UnknownMemberId);
             }
         }
-        let changed = self.upsert_classic(&mut member_id, &req, &sub, inherited, now);
+        let changed = self.upsert_classic(&member_id, &req, &sub, inherited, now);
         if changed {
             self.epoch += 1;
         }
@@ -147,7 +153,7 @@ impl ConsumerState {
     /// (which bumps the group epoch).
     fn upsert_classic(
         &mut self,
-        member_id: &mut String,
+        member_id: &str,
         req: &JoinRequest,
         sub: &Subscription,
         inherited: Option<ConsumerMember>,
@@ -165,7 +171,7 @@ impl ConsumerState {
             .into_iter()
             .cloned()
             .collect();
-        if let Some(m) = self.members.get_mut(member_id.as_str()) {
+        if let Some(m) = self.members.get_mut(member_id) {
             let changed = m.subscribed != topics;
             m.subscribed = topics;
             m.rebalance_timeout_ms = req.rebalance_timeout_ms;
@@ -179,9 +185,9 @@ impl ConsumerState {
         }
         let assigned = inherited.map(|m| m.assigned).unwrap_or_default();
         self.members.insert(
-            member_id.clone(),
+            member_id.to_string(),
             ConsumerMember {
-                id: member_id.clone(),
+                id: member_id.to_string(),
                 instance_id: req.group_instance_id.clone(),
                 rack_id: sub.rack_id.clone(),
                 client_id: req.client_id.clone(),

@@ -120,7 +120,14 @@ fn join_sync(g: &mut Group, id: &str, owned: &[i32], now: i64) -> (i32, Assignme
     assert_eq!(j.protocol_name.as_deref(), Some("range"));
     assert_eq!(j.leader, "", "no classic member is the leader");
     let s = c
-        .classic_sync(id, None, j.generation_id, Some("consumer"), Some("range"), now)
+        .classic_sync(
+            id,
+            None,
+            j.generation_id,
+            Some("consumer"),
+            Some("range"),
+            now,
+        )
         .unwrap();
     (j.generation_id, parse_assignment(&s.assignment).unwrap())
 }
@@ -137,7 +144,10 @@ fn upgraded() -> Group {
 fn upgrade_keeps_members_generation_assignments_and_writes_records() {
     let g = upgraded();
     assert!(g.is_consumer_group());
-    assert!(g.members.is_empty(), "no classic members left in the classic part");
+    assert!(
+        g.members.is_empty(),
+        "no classic members left in the classic part"
+    );
     assert_eq!(g.state_name(), "Stable");
     let c = g.consumer.as_ref().unwrap();
     assert_eq!((c.epoch, c.assignment_epoch), (5, 5));
@@ -147,11 +157,16 @@ fn upgrade_keeps_members_generation_assignments_and_writes_records() {
     assert_eq!(c.members["a"].epoch, 5);
     assert_eq!(c.members["a"].subscribed, vec!["t".to_string()]);
     assert!(
-        g.outbox.iter().any(|(k, v)| matches!(k, Key::Group { .. }) && v.is_none()),
+        g.outbox
+            .iter()
+            .any(|(k, v)| matches!(k, Key::Group { .. }) && v.is_none()),
         "the classic group metadata is tombstoned"
     );
     // Persisted with the classic member metadata, and read back after a "restart".
-    assert!(g.outbox.iter().any(|(k, v)| matches!(k, Key::Consumer(_)) && v.is_some()));
+    assert!(g
+        .outbox
+        .iter()
+        .any(|(k, v)| matches!(k, Key::Consumer(_)) && v.is_some()));
     let written: consumer_store::Persisted = g.consumer_persisted.clone();
     let r = consumer_store::restore(
         &written,
@@ -162,7 +177,10 @@ fn upgrade_keeps_members_generation_assignments_and_writes_records() {
     )
     .unwrap();
     let a = &r.members["a"];
-    let classic = a.classic.as_ref().expect("still a classic member after replay");
+    let classic = a
+        .classic
+        .as_ref()
+        .expect("still a classic member after replay");
     assert_eq!(classic.session_timeout_ms, SESSION);
     assert_eq!(classic.protocols[0].0, "range");
     assert_eq!(a.assigned, parts(&[0, 1]));
@@ -175,7 +193,9 @@ fn classic_members_rebalance_with_the_server_assignor() {
     let c = g.consumer.as_mut().unwrap();
     // A consumer-protocol member joins: new epoch, target over a, b, z. Everything is still
     // held by the classic members, so it gets nothing yet.
-    let z = c.heartbeat(consumer_join("z"), &counts(), 45_000, 2).unwrap();
+    let z = c
+        .heartbeat(consumer_join("z"), &counts(), 45_000, 2)
+        .unwrap();
     assert_eq!(c.epoch, 6);
     assert_eq!(z.assignment, Some(Assignment::new()));
     // The classic members learn about it from their heartbeat.
@@ -183,8 +203,14 @@ fn classic_members_rebalance_with_the_server_assignor() {
         c.classic_heartbeat("a", None, 5, 3),
         Err(ResponseError::RebalanceInProgress)
     );
-    assert_eq!(c.classic_heartbeat("a", None, 4, 3), Err(ResponseError::IllegalGeneration));
-    assert_eq!(c.classic_heartbeat("z", None, 6, 3), Err(ResponseError::UnknownMemberId));
+    assert_eq!(
+        c.classic_heartbeat("a", None, 4, 3),
+        Err(ResponseError::IllegalGeneration)
+    );
+    assert_eq!(
+        c.classic_heartbeat("z", None, 6, 3),
+        Err(ResponseError::UnknownMemberId)
+    );
     // a (eager: owns nothing when it rejoins) keeps what stays its own, must give up the rest.
     let (gen, got) = join_sync(&mut g, "a", &[], 4);
     assert_eq!(gen, 5, "still revoking: its epoch does not move");
@@ -215,17 +241,27 @@ fn classic_members_rebalance_with_the_server_assignor() {
     let c = g.consumer.as_ref().unwrap();
     assert_eq!(c.state_name(), "Stable");
     for id in ["a", "b", "z"] {
-        assert_eq!(c.members[id].assigned, c.target[id], "{id} reached its target");
+        assert_eq!(
+            c.members[id].assigned, c.target[id],
+            "{id} reached its target"
+        );
         assert_eq!(c.members[id].epoch, 6);
     }
-    let all: BTreeSet<i32> = c.members.values().flat_map(|m| m.assigned["t"].clone()).collect();
+    let all: BTreeSet<i32> = c
+        .members
+        .values()
+        .flat_map(|m| m.assigned["t"].clone())
+        .collect();
     assert_eq!(all, BTreeSet::from([0, 1, 2, 3]));
     // Stable classic members heartbeat fine and commit with their generation.
     let mut g = g;
     let c = g.consumer.as_mut().unwrap();
     assert_eq!(c.classic_heartbeat("b", None, 6, 20), Ok(()));
     assert_eq!(c.validate_commit("b", 6), Ok(()));
-    assert_eq!(c.validate_commit("b", 5), Err(ResponseError::IllegalGeneration));
+    assert_eq!(
+        c.validate_commit("b", 5),
+        Err(ResponseError::IllegalGeneration)
+    );
 }
 
 #[test]
@@ -245,7 +281,14 @@ fn new_classic_member_join_sync_and_leave() {
     assert_eq!(j.error, 0);
     assert_eq!(c.epoch, 6, "a new member bumps the group epoch");
     assert_eq!(
-        c.classic_sync(&id, None, j.generation_id, Some("consumer"), Some("roundrobin"), 2),
+        c.classic_sync(
+            &id,
+            None,
+            j.generation_id,
+            Some("consumer"),
+            Some("roundrobin"),
+            2
+        ),
         Err(ResponseError::InconsistentGroupProtocol)
     );
     let s = c
@@ -253,12 +296,20 @@ fn new_classic_member_join_sync_and_leave() {
         .unwrap();
     assert_eq!(s.protocol_type.as_deref(), Some("consumer"));
     assert_eq!(parse_subscription(&subscription(&[])).unwrap().version, 1);
-    assert_eq!(&s.assignment[..2], &[0, 1], "assignment in the subscription's version");
+    assert_eq!(
+        &s.assignment[..2],
+        &[0, 1],
+        "assignment in the subscription's version"
+    );
     assert_eq!(c.classic_leave(&id, None), Ok(id.clone()));
     assert_eq!(c.epoch, 7);
     assert!(!c.members.contains_key(&id));
-    assert_eq!(c.classic_leave(&id, None), Err(ResponseError::UnknownMemberId));
-    c.heartbeat(consumer_join("z"), &counts(), 45_000, 3).unwrap();
+    assert_eq!(
+        c.classic_leave(&id, None),
+        Err(ResponseError::UnknownMemberId)
+    );
+    c.heartbeat(consumer_join("z"), &counts(), 45_000, 3)
+        .unwrap();
     assert_eq!(
         c.classic_leave("z", None),
         Err(ResponseError::UnknownMemberId),
@@ -270,7 +321,8 @@ fn new_classic_member_join_sync_and_leave() {
 fn classic_member_that_never_syncs_is_removed() {
     let mut g = upgraded();
     let c = g.consumer.as_mut().unwrap();
-    c.classic_join(join_req("a", &[0, 1]), &counts(), 10).unwrap();
+    c.classic_join(join_req("a", &[0, 1]), &counts(), 10)
+        .unwrap();
     // Both keep heartbeating; a never sends SyncGroup.
     let limit = 10 + i64::from(REBALANCE);
     let mut t = 10;
@@ -294,9 +346,13 @@ fn classic_member_that_never_syncs_is_removed() {
 fn downgrade_when_the_last_consumer_member_leaves() {
     let mut g = upgraded();
     let c = g.consumer.as_mut().unwrap();
-    c.heartbeat(consumer_join("z"), &counts(), 45_000, 2).unwrap();
+    c.heartbeat(consumer_join("z"), &counts(), 45_000, 2)
+        .unwrap();
     let epoch = c.epoch;
-    assert!(!g.should_downgrade("a", MigrationPolicy::Bidirectional), "z is not classic");
+    assert!(
+        !g.should_downgrade("a", MigrationPolicy::Bidirectional),
+        "z is not classic"
+    );
     assert!(g.should_downgrade("z", MigrationPolicy::Bidirectional));
     assert!(g.should_downgrade("z", MigrationPolicy::Downgrade));
     assert!(!g.should_downgrade("z", MigrationPolicy::Upgrade));
@@ -308,11 +364,22 @@ fn downgrade_when_the_last_consumer_member_leaves() {
     assert_eq!(g.generation, epoch);
     assert_eq!(g.protocol_type.as_deref(), Some("consumer"));
     assert_eq!(g.protocol.as_deref(), Some("range"));
-    assert_eq!(g.state, GroupState::PreparingRebalance, "members must rejoin");
+    assert_eq!(
+        g.state,
+        GroupState::PreparingRebalance,
+        "members must rejoin"
+    );
     assert_eq!(g.members.len(), 2);
-    assert!(g.outbox.iter().any(|(k, v)| matches!(k, Key::Group { .. }) && v.is_some()));
+    assert!(g
+        .outbox
+        .iter()
+        .any(|(k, v)| matches!(k, Key::Group { .. }) && v.is_some()));
     assert!(
-        g.outbox.iter().filter(|(k, v)| matches!(k, Key::Consumer(_)) && v.is_none()).count() >= 2,
+        g.outbox
+            .iter()
+            .filter(|(k, v)| matches!(k, Key::Consumer(_)) && v.is_none())
+            .count()
+            >= 2,
         "the consumer group records are tombstoned"
     );
     // They rebalance as a classic group: heartbeat says rejoin, the joins complete.
@@ -342,9 +409,12 @@ fn downgrade_when_the_last_consumer_member_leaves() {
 fn consumer_member_expiring_also_downgrades() {
     let mut g = upgraded();
     let c = g.consumer.as_mut().unwrap();
-    c.heartbeat(consumer_join("z"), &counts(), 45_000, 2).unwrap();
+    c.heartbeat(consumer_join("z"), &counts(), 45_000, 2)
+        .unwrap();
     // Keep the classic members alive; z stops heartbeating.
-    for t in [5_000, 9_000, 13_000, 17_000, 21_000, 25_000, 29_000, 33_000, 37_000, 41_000] {
+    for t in [
+        5_000, 9_000, 13_000, 17_000, 21_000, 25_000, 29_000, 33_000, 37_000, 41_000,
+    ] {
         if let Some(c) = g.consumer.as_mut() {
             for id in ["a", "b"] {
                 let gen = c.members[id].epoch;
@@ -395,18 +465,31 @@ fn policy_values_gate_the_upgrade() {
     g.become_consumer_group(MigrationPolicy::Disabled, &|_| Some(4), 1)
         .unwrap();
     assert!(g.is_consumer_group());
-    assert!(g.outbox.iter().any(|(k, v)| matches!(k, Key::Group { .. }) && v.is_none()));
+    assert!(g
+        .outbox
+        .iter()
+        .any(|(k, v)| matches!(k, Key::Group { .. }) && v.is_none()));
     assert_eq!(MigrationPolicy::parse("UPGRADE"), MigrationPolicy::Upgrade);
-    assert_eq!(MigrationPolicy::parse("Bidirectional"), MigrationPolicy::Bidirectional);
-    assert_eq!(MigrationPolicy::parse("downgrade"), MigrationPolicy::Downgrade);
-    assert_eq!(MigrationPolicy::parse("nonsense"), MigrationPolicy::Disabled);
+    assert_eq!(
+        MigrationPolicy::parse("Bidirectional"),
+        MigrationPolicy::Bidirectional
+    );
+    assert_eq!(
+        MigrationPolicy::parse("downgrade"),
+        MigrationPolicy::Downgrade
+    );
+    assert_eq!(
+        MigrationPolicy::parse("nonsense"),
+        MigrationPolicy::Disabled
+    );
 }
 
 #[test]
 fn leave_heartbeat_names_the_member_like_leave_does() {
     let mut g = upgraded();
     let c = g.consumer.as_mut().unwrap();
-    c.heartbeat(consumer_join("z"), &counts(), 45_000, 2).unwrap();
+    c.heartbeat(consumer_join("z"), &counts(), 45_000, 2)
+        .unwrap();
     let mut hb = consumer_join("z");
     hb.member_epoch = LEAVE;
     assert_eq!(c.leaving_member(&hb), Ok("z".to_string()));

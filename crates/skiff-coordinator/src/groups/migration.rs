@@ -44,10 +44,16 @@ impl MigrationPolicy {
         }
     }
     pub fn upgrade_enabled(self) -> bool {
-        matches!(self, MigrationPolicy::Bidirectional | MigrationPolicy::Upgrade)
+        matches!(
+            self,
+            MigrationPolicy::Bidirectional | MigrationPolicy::Upgrade
+        )
     }
     pub fn downgrade_enabled(self) -> bool {
-        matches!(self, MigrationPolicy::Bidirectional | MigrationPolicy::Downgrade)
+        matches!(
+            self,
+            MigrationPolicy::Bidirectional | MigrationPolicy::Downgrade
+        )
     }
 }
 
