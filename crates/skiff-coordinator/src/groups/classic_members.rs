@@ -102,15 +102,24 @@ impl ConsumerState {
             .first()
             .and_then(|(_, metadata)| ep::parse_subscription(metadata).ok())
             .ok_or(ResponseError::InconsistentGroupProtocol)?;
-        let mut inherited = None;
+        let mut replaced = false;
         if let Some(instance) = &req.group_instance_id {
             if let Some(old) = self.static_member(instance) {
                 if unknown {
-                    // A restarted static member takes over its predecessor's place.
+                    // A restarted static member takes its predecessor's place: a copy of it
+                    // under the new id at epoch 0, with its partitions and target (Kafka).
                     let old_id = old.id.clone();
-                    inherited = self.members.remove(&old_id);
-                    self.target.remove(&old_id);
-                    self.epoch += 1;
+                    if let Some(mut m) = self.members.remove(&old_id) {
+                        m.id = member_id.clone();
+                        m.epoch = 0;
+                        m.previous_epoch = 0;
+                        m.last_sent = None;
+                        self.members.insert(member_id.clone(), m);
+                    }
+                    if let Some(t) = self.target.remove(&old_id) {
+                        self.target.insert(member_id.clone(), t);
+                    }
+                    replaced = true;
                 } else if old.id != req.member_id {
                     return Err(ResponseError::FencedInstanceId);
                 }
@@ -119,11 +128,11 @@ impl ConsumerState {
             }
         }
         if let Some(existing) = self.members.get(&member_id) {
-            if existing.classic.is_none() {
+            if existing.classic.is_none() && !replaced {
                 return Err(ResponseError::UnknownMemberId);
             }
         }
-        let changed = self.upsert_classic(&member_id, &req, &sub, inherited, now);
+        let changed = self.upsert_classic(&member_id, &req, &sub, now);
         if changed {
             self.epoch += 1;
         }
@@ -149,6 +158,14 @@ impl ConsumerState {
         })
     }
 
+    /// The static member holding a JoinGroup's instance id before it is handled (the member
+    /// itself, or the one it replaces): Kafka then checks whether the group can be
+    /// downgraded at once ([`super::group::Group::should_downgrade_after_replace`]).
+    pub fn replaced_by_join(&self, req: &JoinRequest) -> Option<String> {
+        let instance = req.group_instance_id.as_deref()?;
+        self.static_member(instance).map(|m| m.id.clone())
+    }
+
     /// Create or update the classic member; whether its subscription is new or changed
     /// (which bumps the group epoch).
     fn upsert_classic(
@@ -156,7 +173,6 @@ impl ConsumerState {
         member_id: &str,
         req: &JoinRequest,
         sub: &Subscription,
-        inherited: Option<ConsumerMember>,
         now: i64,
     ) -> bool {
         let classic = ClassicMeta {
@@ -183,7 +199,6 @@ impl ConsumerState {
             m.classic = Some(classic);
             return changed;
         }
-        let assigned = inherited.map(|m| m.assigned).unwrap_or_default();
         self.members.insert(
             member_id.to_string(),
             ConsumerMember {
@@ -199,7 +214,7 @@ impl ConsumerState {
                 matched: BTreeSet::new(),
                 regex_scope: RegexScope::All,
                 rebalance_timeout_ms: req.rebalance_timeout_ms,
-                assigned,
+                assigned: Assignment::new(),
                 revoking: Assignment::new(),
                 revoke_deadline: None,
                 session_deadline: now + i64::from(req.session_timeout_ms),

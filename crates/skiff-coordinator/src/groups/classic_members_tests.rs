@@ -496,3 +496,37 @@ fn leave_heartbeat_names_the_member_like_leave_does() {
     hb.member_id = "nobody".into();
     assert_eq!(c.leaving_member(&hb), Err(ResponseError::UnknownMemberId));
 }
+
+#[test]
+fn static_classic_member_replacing_the_consumer_member_takes_its_partitions() {
+    let mut g = upgraded();
+    let c = g.consumer.as_mut().unwrap();
+    let mut z = consumer_join("z");
+    z.instance_id = Some("i1".into());
+    c.heartbeat(z, &counts(), 45_000, 2).unwrap();
+    let epoch = c.epoch;
+    let z_target = c.target["z"].clone();
+    // The same instance restarts on the classic protocol, without a member id.
+    let mut req = join_req("", &[]);
+    req.group_instance_id = Some("i1".into());
+    assert_eq!(c.replaced_by_join(&req).as_deref(), Some("z"));
+    let j = c.classic_join(req, &counts(), 3).unwrap();
+    assert_eq!(j.error, 0);
+    assert_ne!(j.member_id, "z");
+    assert!(!c.members.contains_key("z"));
+    assert_eq!(c.epoch, epoch, "same subscription: no new rebalance");
+    assert_eq!(
+        c.target[&j.member_id], z_target,
+        "the target moved to the new member id"
+    );
+    // Every member is classic now: Kafka downgrades without a rebalance.
+    assert!(g.should_downgrade_after_replace(&j.member_id, MigrationPolicy::Bidirectional));
+    assert!(!g.should_downgrade_after_replace(&j.member_id, MigrationPolicy::Upgrade));
+    g.downgrade_after_replace(4);
+    assert!(!g.is_consumer_group());
+    assert_eq!(g.state, GroupState::Stable);
+    assert_eq!(g.generation, epoch);
+    assert_eq!(g.static_members["i1"], j.member_id);
+    let got = parse_assignment(&g.members[&j.member_id].assignment).unwrap();
+    assert_eq!(got, z_target);
+}

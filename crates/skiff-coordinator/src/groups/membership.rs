@@ -53,9 +53,18 @@ impl<S: Storage> Coordinator<S> {
             let Some(state) = group.consumer.as_mut() else {
                 return Err(ResponseError::InconsistentGroupProtocol);
             };
+            let replaced = state.replaced_by_join(&req);
             let result = state
                 .classic_join(req, &counts, now)
                 .unwrap_or_else(|e| JoinResult::error(e, &member_id));
+            // A static classic member replacing the last consumer-protocol member downgrades
+            // the group at once, without a rebalance (Kafka).
+            if result.error == 0
+                && replaced.is_some()
+                && group.should_downgrade_after_replace(&result.member_id, cfg.migration)
+            {
+                group.downgrade_after_replace(now);
+            }
             self.shared.persist_consumer(group);
             self.shared.drain(group, None);
             return Ok(JoinOutcome::Ready(result));

@@ -169,6 +169,19 @@ impl Group {
         Ok(state)
     }
 
+    /// Kafka's rule for downgrading when a static classic member (now `joined`) replaced
+    /// `replaced`: every member of the group before the join except the replaced one speaks
+    /// the classic protocol and the policy allows it. Checked after the join, so the joined
+    /// member (classic) stands in for the replaced one.
+    pub fn should_downgrade_after_replace(&self, joined: &str, policy: MigrationPolicy) -> bool {
+        let Some(c) = &self.consumer else {
+            return false;
+        };
+        c.members.contains_key(joined)
+            && c.members.values().all(|m| m.classic.is_some())
+            && policy.downgrade_enabled()
+    }
+
     /// Kafka's rule for downgrading when `leaving` is fenced or leaves: every other member
     /// speaks the classic protocol, at least one is left, and the policy allows it.
     pub fn should_downgrade(&self, leaving: &str, policy: MigrationPolicy) -> bool {
@@ -189,6 +202,18 @@ impl Group {
     /// (classic) members form a stable classic group at the group epoch with their target
     /// assignments, which then prepares a rebalance so they all rejoin.
     pub fn downgrade(&mut self, leaving: &str, cfg: &GroupConfig, now: i64) {
+        self.to_classic(leaving, now);
+        self.prepare_rebalance(cfg, now);
+    }
+
+    /// The downgrade triggered by a static member replacement: the joined member takes the
+    /// replaced one's place (and target, already moved to it) and no rebalance starts.
+    pub fn downgrade_after_replace(&mut self, now: i64) {
+        self.to_classic("", now);
+    }
+
+    /// Kafka's `ClassicGroup.fromConsumerGroup`: every member but `leaving`, stable.
+    fn to_classic(&mut self, leaving: &str, now: i64) {
         let Some(c) = self.consumer.take() else {
             return;
         };
@@ -234,7 +259,6 @@ impl Group {
         self.transition(GroupState::Stable, now);
         self.persist_metadata();
         tracing::info!(group = %self.id, generation = self.generation, members = self.members.len(), "downgraded consumer group to a classic group");
-        self.prepare_rebalance(cfg, now);
     }
 
     /// The consumer group's deadlines: an expired member is fenced, which downgrades the
