@@ -202,18 +202,18 @@ impl Group {
     /// (classic) members form a stable classic group at the group epoch with their target
     /// assignments, which then prepares a rebalance so they all rejoin.
     pub fn downgrade(&mut self, leaving: &str, cfg: &GroupConfig, now: i64) {
-        self.to_classic(leaving, now);
+        self.convert_to_classic(leaving, now);
         self.prepare_rebalance(cfg, now);
     }
 
     /// The downgrade triggered by a static member replacement: the joined member takes the
     /// replaced one's place (and target, already moved to it) and no rebalance starts.
     pub fn downgrade_after_replace(&mut self, now: i64) {
-        self.to_classic("", now);
+        self.convert_to_classic("", now);
     }
 
     /// Kafka's `ClassicGroup.fromConsumerGroup`: every member but `leaving`, stable.
-    fn to_classic(&mut self, leaving: &str, now: i64) {
+    fn convert_to_classic(&mut self, leaving: &str, now: i64) {
         let Some(c) = self.consumer.take() else {
             return;
         };
