@@ -163,6 +163,10 @@ broker_keys! {
         group_consumer_session_timeout_ms: i32 = "group.consumer.session.timeout.ms", Int,
             Some("45000"), Implemented, live: false,
             doc: "Session timeout of KIP-848 consumer group members.";
+        group_consumer_migration_policy: String = "group.consumer.migration.policy", String,
+            Some("bidirectional"), Implemented, live: false,
+            valid: V::OneOfIgnoreCase(&["bidirectional", "upgrade", "downgrade", "disabled"]),
+            doc: "Whether a non-empty group switches protocol online: a classic group joined by a consumer-protocol member (upgrade), a consumer group whose last consumer-protocol member leaves (downgrade); bidirectional, upgrade, downgrade or disabled (docs/groups.md).";
         // Share groups (KIP-932); see docs/share-groups.md.
         group_share_heartbeat_interval_ms: i32 = "group.share.heartbeat.interval.ms", Int,
             Some("5000"), Implemented, live: false, valid: V::AtLeast(1), reads: [share_group_values],

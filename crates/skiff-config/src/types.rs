@@ -121,6 +121,8 @@ pub(crate) enum Validator {
     Ratio,
     /// String equal (case-sensitive, like Kafka's `ValidString`) to one of these.
     OneOf(&'static [&'static str]),
+    /// String equal, ignoring ASCII case, to one of these (Kafka's `CaseInsensitiveValidString`).
+    OneOfIgnoreCase(&'static [&'static str]),
     /// Every list element is one of these (Kafka's `ValidList`); the empty list is allowed.
     ListOf(&'static [&'static str]),
     /// gzip level: 1..=9 or -1 (the codec's default).
@@ -234,6 +236,18 @@ fn validate(name: &str, v: &Parsed, validator: Validator) -> Result<(), TopicCon
                 name,
                 s,
                 &format!("String must be one of: {}", choices.join(", ")),
+            ))
+        }
+        (Validator::OneOfIgnoreCase(choices), Parsed::Str(s))
+            if !choices.iter().any(|c| c.eq_ignore_ascii_case(s)) =>
+        {
+            Err(TopicConfigError::invalid(
+                name,
+                s,
+                &format!(
+                    "String must be one of (case insensitive): {}",
+                    choices.join(", ")
+                ),
             ))
         }
         (Validator::ListOf(choices), Parsed::List(items)) => {

@@ -31,6 +31,8 @@ mod wire;
 mod host_tests;
 #[cfg(test)]
 mod memory;
+#[cfg(test)]
+mod migration_host_tests;
 
 pub use host::{
     GroupConfigs, InternalPartition, ShareGroupListener, StartError, Storage, TopicCatalog,

@@ -1,4 +1,5 @@
 //! ConsumerGroupDescribe (KIP-848): epochs, members, their current and target assignments.
+//! Classic members of a migrated group are listed too, with member type 0 (v1).
 //! Classic groups and unknown ids get GROUP_ID_NOT_FOUND, as Kafka answers. Authorized
 //! operations (from [`crate::acl_operations`]) go to every group answered without an error.
 //!
@@ -78,8 +79,13 @@ pub async fn handle(ctx: &RequestContext, request: ConsumerGroupDescribeRequest)
                             .with_target_assignment(assignment(
                                 &c.target.get(&m.id).cloned().unwrap_or_default(),
                             ))
-                            // v1: 1 = consumer protocol member (0 would be classic).
-                            .with_member_type(if version >= 1 { 1 } else { -1 })
+                            // v1: 1 = consumer protocol member, 0 = a classic member
+                            // still using JoinGroup/SyncGroup (online migration).
+                            .with_member_type(match (version >= 1, m.classic.is_some()) {
+                                (false, _) => -1,
+                                (true, true) => 0,
+                                (true, false) => 1,
+                            })
                     })
                     .collect();
                 Some(

@@ -504,3 +504,20 @@ listeners = "SASL_PLAINTEXT://127.0.0.1:9093,PLAINTEXT://127.0.0.1:9092"
         "{e}"
     );
 }
+
+#[test]
+fn migration_policy_takes_kafkas_four_values_in_any_case() {
+    let (cfg, _) = from_toml("[broker]\n").unwrap();
+    assert_eq!(cfg.group_consumer_migration_policy, "bidirectional");
+    for v in ["bidirectional", "UPGRADE", "Downgrade", "disabled"] {
+        let (cfg, _) = from_toml(&format!(
+            "[broker]\ngroup.consumer.migration.policy = \"{v}\"\n"
+        ))
+        .unwrap();
+        assert_eq!(cfg.group_consumer_migration_policy, v);
+    }
+    let err = from_toml("[broker]\ngroup.consumer.migration.policy = \"sideways\"\n").unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("group.consumer.migration.policy"), "{msg}");
+    assert!(msg.contains("sideways"), "{msg}");
+}

@@ -61,6 +61,22 @@ pub struct ConsumerMember {
     pub(super) session_deadline: i64,
     /// The assignment last sent, so unchanged ones are answered with null (as Kafka does).
     pub(super) last_sent: Option<Assignment>,
+    /// Set for a member that speaks the classic protocol (JoinGroup/SyncGroup/Heartbeat)
+    /// inside this consumer group: online migration, `classic_members.rs`.
+    pub classic: Option<ClassicMeta>,
+}
+
+/// What a classic member of a consumer group adds (Kafka's `ClassicMemberMetadata`, plus
+/// its join and sync deadlines, which are not persisted).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClassicMeta {
+    pub session_timeout_ms: i32,
+    /// (protocol name, subscription metadata) from its last JoinGroup, preferred first.
+    pub protocols: Vec<(String, bytes::Bytes)>,
+    /// Told to rejoin (REBALANCE_IN_PROGRESS): removed if no JoinGroup by then.
+    pub(super) join_deadline: Option<i64>,
+    /// Joined: removed if no SyncGroup by then.
+    pub(super) sync_deadline: Option<i64>,
 }
 
 impl ConsumerMember {
@@ -265,7 +281,7 @@ impl ConsumerState {
     }
 
     /// The static member holding `instance`, if any.
-    fn static_member(&self, instance: &str) -> Option<&ConsumerMember> {
+    pub(super) fn static_member(&self, instance: &str) -> Option<&ConsumerMember> {
         self.members
             .values()
             .find(|m| m.instance_id.as_deref() == Some(instance))
@@ -404,11 +420,30 @@ impl ConsumerState {
                 revoke_deadline: None,
                 session_deadline: now + i64::from(session_timeout_ms),
                 last_sent: None,
+                classic: None,
             },
         );
         self.epoch += 1;
         self.resolve_regexes();
         Ok(self.reconcile(&id, hb.owned.as_ref(), counts, now, true))
+    }
+
+    /// The member a leaving heartbeat (epoch -1 or -2) names, checked as [`Self::leave`]
+    /// checks it, without changing anything.
+    pub fn leaving_member(&self, hb: &Heartbeat) -> Result<String, ResponseError> {
+        match &hb.instance_id {
+            None if self.members.contains_key(&hb.member_id) => Ok(hb.member_id.clone()),
+            None => Err(ResponseError::UnknownMemberId),
+            Some(instance) => {
+                let m = self
+                    .static_member(instance)
+                    .ok_or(ResponseError::UnknownMemberId)?;
+                if m.id != hb.member_id {
+                    return Err(ResponseError::FencedInstanceId);
+                }
+                Ok(m.id.clone())
+            }
+        }
     }
 
     /// Member epoch -1 (leave) or -2 (a static member leaving for a while: it keeps its
@@ -449,7 +484,7 @@ impl ConsumerState {
     }
 
     /// Recompute the target if needed and move the member towards it.
-    fn reconcile(
+    pub(super) fn reconcile(
         &mut self,
         id: &str,
         owned: Option<&Assignment>,
@@ -542,14 +577,37 @@ impl ConsumerState {
         }
     }
 
-    /// Members whose session expired or who did not release partitions in time are removed.
-    pub fn tick(&mut self, now: i64) -> bool {
-        let gone: Vec<String> = self
-            .members
+    /// Members whose session expired, who did not release partitions in time, or (classic
+    /// members) who did not rejoin or sync within their rebalance timeout.
+    pub fn expired(&self, now: i64) -> Vec<String> {
+        self.members
             .values()
-            .filter(|m| m.session_deadline <= now || m.revoke_deadline.is_some_and(|d| d <= now))
+            .filter(|m| {
+                m.session_deadline <= now
+                    || m.revoke_deadline.is_some_and(|d| d <= now)
+                    || m.classic.as_ref().is_some_and(|c| {
+                        c.join_deadline.is_some_and(|d| d <= now)
+                            || c.sync_deadline.is_some_and(|d| d <= now)
+                    })
+            })
             .map(|m| m.id.clone())
-            .collect();
+            .collect()
+    }
+
+    /// Fence a member: gone with its target, the group epoch bumped. Whether the member
+    /// existed.
+    pub fn remove_member(&mut self, id: &str) -> bool {
+        if self.members.remove(id).is_none() {
+            return false;
+        }
+        self.target.remove(id);
+        self.epoch += 1;
+        true
+    }
+
+    /// Expired members are removed (see [`ConsumerState::expired`]).
+    pub fn tick(&mut self, now: i64) -> bool {
+        let gone = self.expired(now);
         for id in &gone {
             tracing::info!(member = %id, "consumer group member expired");
             self.members.remove(id);
@@ -571,7 +629,12 @@ impl ConsumerState {
             .get(member_id)
             .ok_or(ResponseError::UnknownMemberId)?;
         if epoch != m.epoch {
-            return Err(ResponseError::StaleMemberEpoch);
+            // A classic member commits with its generation, which is its member epoch.
+            return Err(if m.classic.is_some() {
+                ResponseError::IllegalGeneration
+            } else {
+                ResponseError::StaleMemberEpoch
+            });
         }
         Ok(())
     }

@@ -76,6 +76,52 @@ pub struct MemberMetadata {
     pub regex: Option<String>,
     pub rebalance_timeout_ms: i32,
     pub server_assignor: Option<String>,
+    /// Tagged field 0: set for a member using the classic protocol (online migration).
+    pub classic: Option<ClassicMemberMetadata>,
+}
+
+/// Kafka's `ClassicMemberMetadata` struct of the member value.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClassicMemberMetadata {
+    pub session_timeout_ms: i32,
+    /// (protocol name, metadata), in the member's order of preference.
+    pub protocols: Vec<(String, bytes::Bytes)>,
+}
+
+/// The member value's tag carrying [`ClassicMemberMetadata`].
+const CLASSIC_MEMBER_TAG: u32 = 0;
+
+fn encode_classic(c: &ClassicMemberMetadata) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_i32(&mut out, c.session_timeout_ms);
+    put_compact_len(&mut out, c.protocols.len());
+    for (name, metadata) in &c.protocols {
+        put_compact_str(&mut out, name);
+        put_compact_len(&mut out, metadata.len());
+        out.extend_from_slice(metadata);
+        out.push(0);
+    }
+    out.push(0);
+    out
+}
+
+fn decode_classic(buf: &[u8]) -> Result<ClassicMemberMetadata, CodecError> {
+    let mut r = Reader::new(buf);
+    r.flexible = true;
+    let session_timeout_ms = r.i32("classic session timeout")?;
+    let n = r.array_len(2, "classic protocols")?;
+    let mut protocols = Vec::with_capacity(n);
+    for _ in 0..n {
+        let name = r.str("classic protocol name")?;
+        let metadata = r.bytes("classic protocol metadata")?;
+        r.skip_tags()?;
+        protocols.push((name, metadata));
+    }
+    r.skip_tags()?;
+    Ok(ClassicMemberMetadata {
+        session_timeout_ms,
+        protocols,
+    })
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -152,7 +198,16 @@ pub fn encode_member(m: &MemberMetadata) -> Vec<u8> {
     put_compact_nullable(&mut out, m.regex.as_deref());
     put_i32(&mut out, m.rebalance_timeout_ms);
     put_compact_nullable(&mut out, m.server_assignor.as_deref());
-    out.push(0);
+    match &m.classic {
+        None => out.push(0),
+        Some(c) => {
+            let body = encode_classic(c);
+            out.push(1);
+            crate::wire::put_uvarint(&mut out, CLASSIC_MEMBER_TAG);
+            crate::wire::put_uvarint(&mut out, u32::try_from(body.len()).unwrap_or(u32::MAX));
+            out.extend_from_slice(&body);
+        }
+    }
     out
 }
 
@@ -197,7 +252,13 @@ pub fn decode_member(buf: &[u8]) -> Result<MemberMetadata, CodecError> {
     let regex = r.nullable_str("subscribed topic regex")?;
     let rebalance_timeout_ms = r.i32("rebalance timeout")?;
     let server_assignor = r.nullable_str("server assignor")?;
-    r.skip_tags()?;
+    let mut classic = None;
+    r.tags(|tag, body| {
+        if tag == CLASSIC_MEMBER_TAG {
+            classic = Some(decode_classic(body)?);
+        }
+        Ok(())
+    })?;
     Ok(MemberMetadata {
         instance_id,
         rack_id,
@@ -207,6 +268,7 @@ pub fn decode_member(buf: &[u8]) -> Result<MemberMetadata, CodecError> {
         regex,
         rebalance_timeout_ms,
         server_assignor,
+        classic,
     })
 }
 
@@ -306,6 +368,7 @@ mod tests {
             regex: None,
             rebalance_timeout_ms: 300,
             server_assignor: Some("uniform".into()),
+            classic: None,
         };
         let b = encode_member(&m);
         let mut want = vec![0, 0, 0, 2, b'r', 2, b'c', 3, b'/', b'h', 2, 2, b't', 0];
@@ -314,6 +377,31 @@ mod tests {
         want.extend_from_slice(b"uniform");
         want.push(0);
         assert_eq!(b, want);
+        assert_eq!(decode_member(&b).unwrap(), m);
+        for cut in 0..b.len() {
+            assert!(decode_member(&b[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn classic_member_metadata_is_tag_zero() {
+        let m = MemberMetadata {
+            client_id: "c".into(),
+            client_host: "/h".into(),
+            rebalance_timeout_ms: 300,
+            classic: Some(ClassicMemberMetadata {
+                session_timeout_ms: 45_000,
+                protocols: vec![("range".into(), bytes::Bytes::from_static(&[0, 1]))],
+            }),
+            ..MemberMetadata::default()
+        };
+        let b = encode_member(&m);
+        // Body: session timeout, one protocol ("range", 2 bytes, no tags), no tags.
+        let mut body = 45_000i32.to_be_bytes().to_vec();
+        body.extend_from_slice(&[2, 6, b'r', b'a', b'n', b'g', b'e', 3, 0, 1, 0, 0]);
+        let mut tail = vec![1, 0, body.len() as u8];
+        tail.extend_from_slice(&body);
+        assert!(b.ends_with(&tail), "{b:?}");
         assert_eq!(decode_member(&b).unwrap(), m);
         for cut in 0..b.len() {
             assert!(decode_member(&b[..cut]).is_err(), "cut at {cut}");

@@ -74,6 +74,10 @@ pub fn snapshot(
                 regex: m.regex.as_ref().map(|r| r.as_str().to_string()),
                 rebalance_timeout_ms: m.rebalance_timeout_ms,
                 server_assignor: Some(state.assignor.name().to_string()),
+                classic: m.classic.as_ref().map(|c| cr::ClassicMemberMetadata {
+                    session_timeout_ms: c.session_timeout_ms,
+                    protocols: c.protocols.clone(),
+                }),
             }),
         );
         let member_state = if !m.revoking.is_empty() {
@@ -182,8 +186,18 @@ pub fn restore(
                         assigned: Assignment::new(),
                         revoking: Assignment::new(),
                         revoke_deadline: None,
-                        session_deadline: now + i64::from(session_timeout_ms),
+                        session_deadline: now
+                            + i64::from(
+                                m.classic
+                                    .as_ref()
+                                    .map_or(session_timeout_ms, |c| c.session_timeout_ms),
+                            ),
                         last_sent: None,
+                        classic: m.classic.map(|c| super::consumer::ClassicMeta {
+                            session_timeout_ms: c.session_timeout_ms,
+                            protocols: c.protocols,
+                            ..Default::default()
+                        }),
                     },
                 );
             }),

@@ -46,6 +46,8 @@ pub struct GroupConfig {
     pub min_session_timeout_ms: i32,
     pub max_session_timeout_ms: i32,
     pub initial_rebalance_delay_ms: i32,
+    /// `group.consumer.migration.policy`: which online conversions are allowed.
+    pub migration: MigrationPolicy,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -422,8 +424,8 @@ impl Group {
     /// changed.
     pub fn tick(&mut self, cfg: &GroupConfig, now: i64) -> bool {
         let mut changed = false;
-        if let Some(c) = self.consumer.as_mut() {
-            changed |= c.tick(now);
+        if self.consumer.is_some() {
+            changed |= self.tick_consumer(cfg, now);
         }
         let before = self.pending.len();
         self.pending.retain(|_, deadline| *deadline > now);
@@ -469,11 +471,14 @@ impl Group {
 
 #[path = "group_join.rs"]
 mod join;
+#[path = "migration.rs"]
+mod migration;
 #[path = "offsets.rs"]
 mod offsets;
 #[path = "group_sync.rs"]
 mod sync;
 
+pub use migration::MigrationPolicy;
 pub use offsets::parse_subscription_topics;
 
 #[cfg(test)]

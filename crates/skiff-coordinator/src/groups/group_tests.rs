@@ -6,6 +6,7 @@ const CFG: GroupConfig = GroupConfig {
     min_session_timeout_ms: 6000,
     max_session_timeout_ms: 300_000,
     initial_rebalance_delay_ms: 0,
+    migration: MigrationPolicy::Bidirectional,
 };
 
 fn req(member: &str, protocols: &[&str]) -> JoinRequest {

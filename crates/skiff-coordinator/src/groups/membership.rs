@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use kafka_protocol::ResponseError;
 
-use super::group::{Group, GroupState, JoinOutcome, JoinRequest, JoinResult, SyncOutcome};
+use super::group::{Group, JoinOutcome, JoinRequest, JoinResult, SyncOutcome, SyncResult};
 use super::{consumer, Coordinator};
 use crate::host::Storage;
 
@@ -40,8 +40,36 @@ impl<S: Storage> Coordinator<S> {
             .entry(group_id.to_string())
             .or_insert_with(|| Group::new(group_id, now));
         if group.consumer.as_ref().is_some_and(|c| !c.is_empty()) {
-            return Err(ResponseError::InconsistentGroupProtocol);
+            // A classic member of a consumer group (online migration); Kafka checks the
+            // session timeout before anything else.
+            let cfg = &self.shared.settings.group;
+            if req.session_timeout_ms < cfg.min_session_timeout_ms
+                || req.session_timeout_ms > cfg.max_session_timeout_ms
+            {
+                return Err(ResponseError::InvalidSessionTimeout);
+            }
+            let counts = self.counts_with(group, &req);
+            let member_id = req.member_id.clone();
+            let Some(state) = group.consumer.as_mut() else {
+                return Err(ResponseError::InconsistentGroupProtocol);
+            };
+            let replaced = state.replaced_by_join(&req);
+            let result = state
+                .classic_join(req, &counts, now)
+                .unwrap_or_else(|e| JoinResult::error(e, &member_id));
+            // A static classic member replacing the last consumer-protocol member downgrades
+            // the group at once, without a rebalance (Kafka).
+            if result.error == 0
+                && replaced.is_some()
+                && group.should_downgrade_after_replace(&result.member_id, cfg.migration)
+            {
+                group.downgrade_after_replace(now);
+            }
+            self.shared.persist_consumer(group);
+            self.shared.drain(group, None);
+            return Ok(JoinOutcome::Ready(result));
         }
+        // An empty consumer group is replaced by a classic one (its records tombstoned).
         group.consumer = None;
         let outcome = group.join(&self.shared.settings.group, req, now);
         self.shared.persist_consumer(group);
@@ -68,6 +96,19 @@ impl<S: Storage> Coordinator<S> {
         let group = groups
             .get_mut(group_id)
             .ok_or(ResponseError::UnknownMemberId)?;
+        if let Some(state) = group.consumer.as_mut() {
+            let result = state
+                .classic_sync(
+                    member_id,
+                    instance_id,
+                    generation,
+                    protocol_type,
+                    protocol_name,
+                    now,
+                )
+                .unwrap_or_else(SyncResult::error);
+            return Ok(SyncOutcome::Ready(result));
+        }
         let outcome = group.sync(
             member_id,
             instance_id,
@@ -94,7 +135,10 @@ impl<S: Storage> Coordinator<S> {
         let now = self.now();
         let mut groups = self.ready()?;
         match groups.get_mut(group_id) {
-            Some(group) => group.heartbeat(member_id, instance_id, generation, now),
+            Some(group) => match group.consumer.as_mut() {
+                Some(state) => state.classic_heartbeat(member_id, instance_id, generation, now),
+                None => group.heartbeat(member_id, instance_id, generation, now),
+            },
             None => Err(ResponseError::UnknownMemberId),
         }
     }
@@ -114,10 +158,20 @@ impl<S: Storage> Coordinator<S> {
             return Ok(vec![Err(ResponseError::UnknownMemberId); members.len()]);
         };
         let cfg = &self.shared.settings.group;
-        let errors = members
-            .iter()
-            .map(|(id, instance)| group.leave(cfg, id, instance.as_deref(), now))
-            .collect();
+        let errors = match group.consumer.as_mut() {
+            Some(state) => {
+                let errors = members
+                    .iter()
+                    .map(|(id, instance)| state.classic_leave(id, instance.as_deref()).map(|_| ()))
+                    .collect();
+                self.shared.persist_consumer(group);
+                errors
+            }
+            None => members
+                .iter()
+                .map(|(id, instance)| group.leave(cfg, id, instance.as_deref(), now))
+                .collect(),
+        };
         self.shared.drain(group, None);
         Ok(errors)
     }
@@ -151,12 +205,28 @@ impl<S: Storage> Coordinator<S> {
         let group = groups
             .entry(group_id.to_string())
             .or_insert_with(|| Group::new(group_id, now));
+        let cfg = &self.shared.settings.group;
         if group.consumer.is_none() {
-            if !group.is_empty() || group.state != GroupState::Empty {
-                // A classic group with members: Kafka will not switch it over.
-                return Err(ResponseError::GroupIdNotFound);
+            let topics = &self.shared.topics;
+            group.become_consumer_group(cfg.migration, &|t| topics.partition_count(t), now)?;
+        }
+        if hb.member_epoch == consumer::LEAVE {
+            // The last consumer-protocol member leaving a group of classic members turns it
+            // back into a classic group (policy permitting), as Kafka does.
+            let leaving = match group.consumer.as_ref() {
+                Some(state) => state.leaving_member(&hb)?,
+                None => return Err(ResponseError::GroupIdNotFound),
+            };
+            if group.should_downgrade(&leaving, cfg.migration) {
+                group.downgrade(&leaving, cfg, now);
+                self.shared.persist_consumer(group);
+                self.shared.drain(group, None);
+                return Ok(consumer::HeartbeatResult {
+                    member_id: leaving,
+                    member_epoch: consumer::LEAVE,
+                    assignment: None,
+                });
             }
-            group.consumer = Some(consumer::ConsumerState::default());
         }
         let Some(state) = group.consumer.as_mut() else {
             return Err(ResponseError::GroupIdNotFound);
@@ -183,5 +253,24 @@ impl<S: Storage> Coordinator<S> {
         self.shared.persist_consumer(group);
         self.shared.drain(group, None);
         result
+    }
+
+    /// Partition counts of every topic the consumer group subscribes to, plus those of a
+    /// classic member's JoinGroup subscription.
+    fn counts_with(&self, group: &Group, req: &JoinRequest) -> HashMap<String, i32> {
+        let mut topics = group
+            .consumer
+            .as_ref()
+            .map(|c| c.subscribed_topics())
+            .unwrap_or_default();
+        for (_, metadata) in &req.protocols {
+            if let Ok(sub) = super::embedded_protocol::parse_subscription(metadata) {
+                topics.extend(sub.topics);
+            }
+        }
+        topics
+            .into_iter()
+            .filter_map(|t| self.shared.topics.partition_count(&t).map(|c| (t, c)))
+            .collect()
     }
 }

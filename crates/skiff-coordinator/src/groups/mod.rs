@@ -21,9 +21,11 @@
 //! during I/O). Records are written by the coordinator thread in queue order; commits and
 //! deletions wait for the fsync (group commit) before they are applied and answered.
 
+pub mod classic_members;
 pub mod consumer;
 pub mod consumer_records;
 pub mod consumer_store;
+pub mod embedded_protocol;
 pub mod group;
 pub mod records;
 pub mod store;
@@ -72,6 +74,7 @@ impl Settings {
                 min_session_timeout_ms: config.group_min_session_timeout_ms,
                 max_session_timeout_ms: config.group_max_session_timeout_ms,
                 initial_rebalance_delay_ms: config.group_initial_rebalance_delay_ms,
+                migration: group::MigrationPolicy::parse(&config.group_consumer_migration_policy),
             },
             retention_ms: i64::from(config.offsets_retention_minutes).saturating_mul(60_000),
             retention_check_interval_ms: config.offsets_retention_check_interval_ms,
