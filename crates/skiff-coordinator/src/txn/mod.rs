@@ -19,10 +19,12 @@
 //! markers, the group coordinator) comes through [`TxnHost`]; its own topic through
 //! [`Storage`]; time from the injected [`Clock`].
 
+pub mod end_v2;
 mod expire;
 pub mod records;
 pub mod state;
 mod store;
+mod tv2;
 mod verify;
 
 use std::collections::HashMap;
@@ -291,13 +293,25 @@ impl<S: Storage> TxnCoordinator<S> {
         epoch: i16,
         partitions: &[(String, i32)],
     ) -> Result<(), ResponseError> {
+        self.add_partitions_tv(transactional_id, producer_id, epoch, partitions, state::TV_0)
+    }
+
+    /// [`Self::add_partitions`], recording the transaction version `tv` of the request.
+    fn add_partitions_tv(
+        &self,
+        transactional_id: &str,
+        producer_id: i64,
+        epoch: i16,
+        partitions: &[(String, i32)],
+        tv: i16,
+    ) -> Result<(), ResponseError> {
         let now = self.now();
         let next = {
             let mut txns = self.ready()?;
             let m = txns
                 .get_mut(transactional_id)
                 .ok_or(ResponseError::InvalidProducerIdMapping)?;
-            let next = m.plan_add(producer_id, epoch, partitions, now)?;
+            let next = m.plan_add_tv(producer_id, epoch, partitions, now, tv)?;
             if next.is_some() {
                 m.pending = true;
             }
@@ -330,7 +344,8 @@ impl<S: Storage> TxnCoordinator<S> {
         Ok(())
     }
 
-    /// EndTxn: markers to every partition of the transaction, then the Complete* state.
+    /// EndTxn v0-4 (transaction version 0): markers to every partition of the transaction,
+    /// then the Complete* state; the epoch does not change. Version 5 is [`Self::end_txn_v2`].
     pub fn end_txn<R>(
         &self,
         broker: &R,
