@@ -33,7 +33,10 @@ fn end_txn_v2_bumps_the_epoch_writes_markers_with_it_and_fences_the_old_one() {
     let storage = Arc::new(MemStorage::default());
     let data = storage.add_topic("t", 1);
     let host = start_host(&storage);
-    let (pid, epoch) = host.txn.init_producer_id(&host, "tx", 60_000, None).unwrap();
+    let (pid, epoch) = host
+        .txn
+        .init_producer_id(&host, "tx", 60_000, None)
+        .unwrap();
     let part = [("t".to_string(), 0)];
     host.txn
         .add_partitions_implicitly("tx", pid, epoch, &part)
@@ -81,7 +84,10 @@ fn a_tv2_commit_interrupted_by_a_failed_marker_completes_after_a_restart() {
     let storage = Arc::new(MemStorage::default());
     let data = storage.add_topic("t", 1);
     let host = start_host(&storage);
-    let (pid, epoch) = host.txn.init_producer_id(&host, "tx", 60_000, None).unwrap();
+    let (pid, epoch) = host
+        .txn
+        .init_producer_id(&host, "tx", 60_000, None)
+        .unwrap();
     host.txn
         .add_partitions_implicitly("tx", pid, epoch, &[("t".to_string(), 0)])
         .unwrap();
@@ -123,13 +129,19 @@ fn a_tv0_transaction_keeps_its_epoch_and_records_tv0() {
     let storage = Arc::new(MemStorage::default());
     let data = storage.add_topic("t", 1);
     let host = start_host(&storage);
-    let (pid, epoch) = host.txn.init_producer_id(&host, "tx", 60_000, None).unwrap();
+    let (pid, epoch) = host
+        .txn
+        .init_producer_id(&host, "tx", 60_000, None)
+        .unwrap();
     host.txn
         .add_partitions("tx", pid, epoch, &[("t".to_string(), 0)])
         .unwrap();
     host.txn.end_txn(&host, "tx", pid, epoch, true).unwrap();
     let m = host.txn.describe("tx").unwrap().unwrap();
     assert_eq!((m.producer_epoch, m.client_tv), (epoch, TV_0));
-    assert_eq!(markers(&data[0].batches()), [(pid, epoch, ControlType::Commit)]);
+    assert_eq!(
+        markers(&data[0].batches()),
+        [(pid, epoch, ControlType::Commit)]
+    );
     stop_host(host);
 }

@@ -73,7 +73,8 @@ impl TxnMetadata {
             (TxnState::CompleteCommit, true) | (TxnState::CompleteAbort, false) if retry => {
                 Ok(answer)
             }
-            (TxnState::CompleteCommit, false) | (TxnState::CompleteAbort, false)
+            (TxnState::CompleteCommit, false)
+            | (TxnState::CompleteAbort, false)
             | (TxnState::Empty, false)
                 if !retry =>
             {
@@ -197,7 +198,10 @@ mod tests {
         assert!(empty_abort.partitions.is_empty());
         assert_eq!(empty_abort.start_ms, 4000);
         let aborted = empty_abort.completed(4100);
-        assert_eq!(aborted.plan_end_v2(7, 4, false, 4200, no_id), Ok(EndV2::Retry(7, 5)));
+        assert_eq!(
+            aborted.plan_end_v2(7, 4, false, 4200, no_id),
+            Ok(EndV2::Retry(7, 5))
+        );
         assert_eq!(
             aborted.plan_end_v2(7, 4, true, 4200, no_id),
             Err(ResponseError::InvalidTxnState)
@@ -227,7 +231,10 @@ mod tests {
             "a retry makes no sense in Empty"
         );
         let prep = prepared(m.plan_end_v2(7, 2, false, 5, no_id));
-        assert_eq!((prep.state, prep.producer_epoch), (TxnState::PrepareAbort, 3));
+        assert_eq!(
+            (prep.state, prep.producer_epoch),
+            (TxnState::PrepareAbort, 3)
+        );
     }
 
     #[test]
@@ -302,7 +309,10 @@ mod tests {
         let on = ongoing();
         let t = on.plan_timeout(62_000, no_id).unwrap();
         let aborted = t.completed(62_001);
-        assert_eq!((aborted.state, aborted.producer_epoch), (TxnState::CompleteAbort, 5));
+        assert_eq!(
+            (aborted.state, aborted.producer_epoch),
+            (TxnState::CompleteAbort, 5)
+        );
         // The timed-out producer's own abort is not taken for a retry.
         assert_eq!(
             aborted.plan_end_v2(7, 3, false, 62_002, no_id),

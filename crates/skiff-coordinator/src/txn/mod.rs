@@ -293,7 +293,13 @@ impl<S: Storage> TxnCoordinator<S> {
         epoch: i16,
         partitions: &[(String, i32)],
     ) -> Result<(), ResponseError> {
-        self.add_partitions_tv(transactional_id, producer_id, epoch, partitions, state::TV_0)
+        self.add_partitions_tv(
+            transactional_id,
+            producer_id,
+            epoch,
+            partitions,
+            state::TV_0,
+        )
     }
 
     /// [`Self::add_partitions`], recording the transaction version `tv` of the request.

@@ -17,8 +17,8 @@ use std::collections::BTreeSet;
 
 use super::state::{TxnMetadata, TxnState, NO_PRODUCER_ID, TV_0};
 use crate::wire::{
-    put_compact_len, put_compact_str, put_i16, put_i32, put_i64, put_str_cut_at_byte,
-    put_uvarint, Reader,
+    put_compact_len, put_compact_str, put_i16, put_i32, put_i64, put_str_cut_at_byte, put_uvarint,
+    Reader,
 };
 
 /// Shared with every internal-topic codec; log it with `in_topic(TXN_STATE_TOPIC)` to name
@@ -67,10 +67,16 @@ pub fn encode_value(m: &TxnMetadata) -> Vec<u8> {
     put_i64(&mut out, m.start_ms);
     let mut tags: Vec<(u32, Vec<u8>)> = Vec::new();
     if m.prev_producer_id != NO_PRODUCER_ID {
-        tags.push((TAG_PREV_PRODUCER_ID, m.prev_producer_id.to_be_bytes().to_vec()));
+        tags.push((
+            TAG_PREV_PRODUCER_ID,
+            m.prev_producer_id.to_be_bytes().to_vec(),
+        ));
     }
     if m.next_producer_id != NO_PRODUCER_ID {
-        tags.push((TAG_NEXT_PRODUCER_ID, m.next_producer_id.to_be_bytes().to_vec()));
+        tags.push((
+            TAG_NEXT_PRODUCER_ID,
+            m.next_producer_id.to_be_bytes().to_vec(),
+        ));
     }
     if m.client_tv != TV_0 {
         tags.push((TAG_CLIENT_TV, m.client_tv.to_be_bytes().to_vec()));
@@ -237,8 +243,14 @@ mod tests {
         v0.extend_from_slice(&1234i64.to_be_bytes());
         v0.extend_from_slice(&1000i64.to_be_bytes());
         let old = decode_value("tx-1", &v0).unwrap();
-        assert_eq!((old.producer_id, old.producer_epoch, old.state), (42, 3, TxnState::Ongoing));
+        assert_eq!(
+            (old.producer_id, old.producer_epoch, old.state),
+            (42, 3, TxnState::Ongoing)
+        );
         assert_eq!(old.partitions.iter().next(), Some(&("a".to_string(), 7)));
-        assert_eq!((old.client_tv, old.prev_producer_id, old.next_producer_id), (0, -1, -1));
+        assert_eq!(
+            (old.client_tv, old.prev_producer_id, old.next_producer_id),
+            (0, -1, -1)
+        );
     }
 }
