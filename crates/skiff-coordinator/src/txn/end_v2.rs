@@ -305,24 +305,28 @@ mod tests {
     }
 
     #[test]
-    fn a_timeout_abort_leaves_the_old_producer_two_epochs_behind() {
+    fn a_timeout_abort_leaves_the_old_producer_one_epoch_behind() {
+        // As Kafka 4.4 answers (tests/diff/test_transactions_v2.py): one bump, and the
+        // timed-out producer's own abort is taken for a retry while its commit is refused.
         let on = ongoing();
         let t = on.plan_timeout(62_000, no_id).unwrap();
+        assert_eq!(t.client_tv, TV_2);
         let aborted = t.completed(62_001);
+        assert_eq!((aborted.state, aborted.producer_epoch), (TxnState::CompleteAbort, 4));
+        assert_eq!(aborted.plan_end_v2(7, 3, false, 62_002, no_id), Ok(EndV2::Retry(7, 4)));
         assert_eq!(
-            (aborted.state, aborted.producer_epoch),
-            (TxnState::CompleteAbort, 5)
+            aborted.plan_end_v2(7, 3, true, 62_002, no_id),
+            Err(ResponseError::InvalidTxnState)
         );
-        // The timed-out producer's own abort is not taken for a retry.
         assert_eq!(
-            aborted.plan_end_v2(7, 3, false, 62_002, no_id),
+            aborted.plan_end_v2(7, 2, false, 62_002, no_id),
             Err(ResponseError::ProducerFenced)
         );
-        // Near the end of the epochs the timeout rotates the producer id.
+        // At the last epoch the timeout rotates the producer id.
         let mut old = on.clone();
         old.producer_epoch = MAX_EPOCH - 1;
         let t = old.plan_timeout(62_000, || Ok(42)).unwrap();
-        assert_eq!(t.next_producer_id, 42);
+        assert_eq!((t.producer_epoch, t.next_producer_id), (MAX_EPOCH, 42));
         let rotated = t.completed(62_001);
         assert_eq!((rotated.producer_id, rotated.producer_epoch), (42, 0));
     }
