@@ -172,3 +172,36 @@ def test_transaction_version_2_timeout_abort(brokers, name):
     for step in got["kafka"]:
         col.check(f"transactions_v2_timeout/{step}", {"step": step}, got["kafka"][step], got["skiff"][step])
     col.done()
+
+
+def reinit_scenario(c, name):
+    """A second InitProducerId while a TV2 transaction is open: the open transaction is
+    aborted (its marker written) and the new instance gets the next epoch."""
+    txid = f"{name}-tx"
+    create(c, name, partitions=1)
+    init = init_producer(c, txid)
+    pid, e0 = init.producer_id, init.producer_epoch
+    P = ProduceRequest
+    out = {"produce": leader_ready(lambda: c.send(P, 12, transactional_id=txid, acks=-1, timeout_ms=10000, topic_data=[
+        P.TopicProduceData(name=name, partition_data=[
+            P.TopicProduceData.PartitionProduceData(index=0, records=txn_batch(pid, e0, 0))])])
+        .responses[0].partition_responses[0].error_code)}
+    again = init_producer(c, txid)
+    out["reinit"] = {"error_code": again.error_code, "same_id": again.producer_id == pid,
+                     "epoch_delta": again.producer_epoch - e0}
+    r = c.send(EndTxnRequest, 5, transactional_id=txid, producer_id=pid, producer_epoch=e0, committed=True)
+    out["commit_by_the_old_instance"] = r.error_code
+    d = c.send(DescribeTransactionsRequest, 0, transactional_ids=[txid]).transaction_states[0]
+    out["state"] = d.transaction_state
+    return out
+
+
+def test_transaction_version_2_reinit_aborts_the_open_transaction(brokers, name):
+    got = {}
+    for side in ("kafka", "skiff"):
+        with RawClient(brokers[side].bootstrap) as c:
+            got[side] = reinit_scenario(c, name)
+    col = Collector()
+    for step in got["kafka"]:
+        col.check(f"transactions_v2_reinit/{step}", {"step": step}, got["kafka"][step], got["skiff"][step])
+    col.done()
