@@ -286,3 +286,46 @@ async fn a_tv2_producer_bumps_its_epoch_at_every_end_and_its_zombie_is_fenced() 
     let _ = served.server.await;
     common::stop(broker).await;
 }
+
+/// With `transaction.partition.verification.enable=false`, Produce v12 still adds the
+/// partition (checked against Kafka 4.4, which does the same): without it EndTxn would leave
+/// the partition's transaction open for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn produce_v12_adds_the_partition_even_without_verification() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = common::broker(dir.path())
+        .wait_coordinators()
+        .sets(&[
+            "transaction.state.log.num.partitions=2",
+            "offsets.topic.num.partitions=1",
+            "transaction.partition.verification.enable=false",
+        ])
+        .serve()
+        .await;
+    let broker = served.broker.clone();
+    common::create_topic(&broker, "t", 1).await;
+    let mut c = Client {
+        s: TcpStream::connect(served.addr).await.unwrap(),
+        correlation: 0,
+    };
+    let init: InitProducerIdResponse = c
+        .send(
+            ApiKey::InitProducerId,
+            5,
+            &InitProducerIdRequest::default()
+                .with_transactional_id(Some(tid("tx")))
+                .with_transaction_timeout_ms(60_000),
+        )
+        .await;
+    let (pid, epoch) = (init.producer_id.0, init.producer_epoch);
+    assert_eq!(c.produce(12, 0, pid, epoch, 0).await, 0);
+    let m = broker.txn.describe("tx").unwrap().unwrap();
+    assert!(m.partitions.contains(&("t".to_string(), 0)), "{m:?}");
+    let r = c.end_txn(5, pid, epoch, true).await;
+    assert_eq!((r.error_code, r.producer_epoch), (0, epoch + 1));
+    assert_eq!(markers(&broker, 0), [(pid, epoch + 1)]);
+    drop(c);
+    let _ = served.stop.send(true);
+    let _ = served.server.await;
+    common::stop(broker).await;
+}

@@ -312,8 +312,14 @@ mod tests {
         let t = on.plan_timeout(62_000, no_id).unwrap();
         assert_eq!(t.client_tv, TV_2);
         let aborted = t.completed(62_001);
-        assert_eq!((aborted.state, aborted.producer_epoch), (TxnState::CompleteAbort, 4));
-        assert_eq!(aborted.plan_end_v2(7, 3, false, 62_002, no_id), Ok(EndV2::Retry(7, 4)));
+        assert_eq!(
+            (aborted.state, aborted.producer_epoch),
+            (TxnState::CompleteAbort, 4)
+        );
+        assert_eq!(
+            aborted.plan_end_v2(7, 3, false, 62_002, no_id),
+            Ok(EndV2::Retry(7, 4))
+        );
         assert_eq!(
             aborted.plan_end_v2(7, 3, true, 62_002, no_id),
             Err(ResponseError::InvalidTxnState)
