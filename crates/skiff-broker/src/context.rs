@@ -15,6 +15,7 @@ use kafka_protocol::messages::ApiKey;
 use crate::acl_operations::Principal;
 use crate::broker::Broker;
 use crate::errors::{kafka_error, BrokerError};
+use crate::quotas::FetchQuota;
 
 pub struct RequestContext {
     pub broker: Arc<Broker>,
@@ -31,6 +32,9 @@ pub struct RequestContext {
     /// Who is asking: the connection's principal (`User:ANONYMOUS` on PLAINTEXT, the mapped
     /// client certificate subject on TLS with one).
     pub principal: Principal<'static>,
+    /// Set for a Fetch when a client quota applies: the handler judges its response with it
+    /// before its fetch session records what was sent ([`crate::quotas`]).
+    pub fetch_quota: Option<FetchQuota>,
 }
 
 impl RequestContext {
@@ -46,6 +50,7 @@ impl RequestContext {
             client_host: String::new(),
             listener: String::new(),
             principal: Principal::ANONYMOUS,
+            fetch_quota: None,
         }
     }
 

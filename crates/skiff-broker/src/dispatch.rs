@@ -151,6 +151,7 @@ pub async fn dispatch_as(
         client_host: client_host.to_string(),
         listener: listener.to_string(),
         principal,
+        fetch_quota: None,
     };
     dispatch_request(ctx, request.body).await
 }
@@ -166,8 +167,9 @@ pub async fn dispatch_request(ctx: RequestContext, body: RequestKind) -> Reply {
         listener = %ctx.listener,
         principal = %ctx.principal,
     );
-    let mut body = body;
+    let (mut ctx, mut body) = (ctx, body);
     let metered = crate::quotas::meter(&ctx, &mut body);
+    ctx.fetch_quota = metered.as_ref().and_then(|m| m.fetch_quota());
     let reply = match route(&ctx, body).instrument(span.clone()).await {
         Reply::Later(future) => Reply::Later(Box::pin(future.instrument(span))),
         Reply::LaterInFiles(future) => Reply::LaterInFiles(Box::pin(future.instrument(span))),

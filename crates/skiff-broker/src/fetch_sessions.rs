@@ -389,6 +389,22 @@ impl FetchSessions {
         ))
     }
 
+    /// Whether `ticket`'s session is still there and unused since [`Self::begin`]: the
+    /// answer to a throttled incremental fetch, which leaves the session's "last sent"
+    /// figures as they were (Kafka's `getThrottledResponse`).
+    pub fn check(&self, ticket: &Ticket) -> Result<(), SessionError> {
+        let session = self
+            .sessions
+            .get(&ticket.id)
+            .filter(|s| s.generation == ticket.generation)
+            .ok_or(SessionError::NotFound)?;
+        // Another request used the session since `begin` (its partitions may differ).
+        if session.next_epoch != ticket.expected {
+            return Err(SessionError::InvalidEpoch);
+        }
+        Ok(())
+    }
+
     /// After the read of an incremental fetch: `outcomes` are its partitions' answers, in
     /// the order [`FetchSessions::begin`] gave them. Returns which to send: those with
     /// records, an error, or offsets other than last sent (which become the last sent). The
@@ -399,13 +415,12 @@ impl FetchSessions {
         ticket: &Ticket,
         outcomes: &[Outcome],
     ) -> Result<Vec<bool>, SessionError> {
+        self.check(ticket)?;
         let session = self
             .sessions
             .get_mut(&ticket.id)
-            .filter(|s| s.generation == ticket.generation)
             .ok_or(SessionError::NotFound)?;
-        // Another request used the session since `begin` (its partitions may differ).
-        if session.next_epoch != ticket.expected || session.partitions.len() != outcomes.len() {
+        if session.partitions.len() != outcomes.len() {
             return Err(SessionError::InvalidEpoch);
         }
         let mut send = Vec::with_capacity(outcomes.len());

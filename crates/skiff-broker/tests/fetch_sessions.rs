@@ -2,7 +2,8 @@
 //! more go out with sendfile: a full fetch opens a session, incremental fetches answer only
 //! the partitions with news, forgotten partitions leave, epochs and ids are checked, epoch -1
 //! closes, one cache slot is shared by Kafka's eviction rule, and sessions by topic name
-//! (v7-v12) and by topic id (v13+) keep to their kind.
+//! (v7-v12) and by topic id (v13+) keep to their kind. Also the long poll's rule for
+//! partitions refused before the read (they do not end the wait).
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -507,4 +508,63 @@ async fn zero_slots_serve_every_fetch_without_a_session() {
         .await;
     assert_eq!((r.error_code, r.session_id), (0, 0));
     assert_eq!(answered(&r).len(), 1);
+}
+
+/// Partition `partition` of `topic` named by name, from `offset`.
+fn by_name(topic: &str, partition: i32, offset: i64) -> FetchTopic {
+    FetchTopic::default()
+        .with_topic(name(topic))
+        .with_partitions(vec![FetchPartition::default()
+            .with_partition(partition)
+            .with_fetch_offset(offset)
+            .with_partition_max_bytes(1 << 20)])
+}
+
+#[tokio::test]
+async fn partitions_refused_before_the_read_do_not_cut_the_wait_short() {
+    let server = start(&[], None).await;
+    let mut c = server.client().await;
+    let mut p = server.client().await;
+    let from = hw(&server, "t", 0);
+    // An unknown topic and a partition the topic does not have, beside one that waits.
+    let topics = vec![
+        by_name("nosuch", 0, 0),
+        by_name("t", 7, 0),
+        by_name("t", 0, from),
+    ];
+    let long_poll = request(0, -1, topics).with_max_wait_ms(10_000);
+    let waiting = c.fetch(12, &long_poll);
+    let producing = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        p.produce("t", &[0], 10).await;
+    };
+    let (r, ()) = tokio::join!(waiting, producing);
+    let got = answered(&r);
+    let codes: Vec<(String, i32, i16)> =
+        got.iter().map(|(t, p, e, _)| (t.clone(), *p, *e)).collect();
+    assert_eq!(
+        codes,
+        vec![
+            ("nosuch".to_string(), 0, 3),
+            ("t".to_string(), 7, 3),
+            ("t".to_string(), 0, 0),
+        ]
+    );
+    assert_eq!(
+        got[2].3,
+        server.log("t", 0, from),
+        "answered before the records came"
+    );
+    // With no partition left to read, the answer comes at once.
+    let began = Instant::now();
+    let only_refused = vec![by_name("nosuch", 0, 0)];
+    let r = c
+        .fetch(12, &request(0, -1, only_refused).with_max_wait_ms(10_000))
+        .await;
+    assert_eq!(answered(&r)[0].2, 3);
+    assert!(
+        began.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        began.elapsed()
+    );
 }

@@ -623,6 +623,152 @@ async fn a_consumer_over_its_byte_rate_gets_a_throttled_empty_fetch() {
     common::stop(broker).await;
 }
 
+/// A session fetch (v12, by name) of `topic` partitions `(partition, fetch offset)`.
+fn session_fetch(id: i32, epoch: i32, topic: &str, parts: &[(i32, i64)]) -> FetchRequest {
+    use fetch_request::*;
+    FetchRequest::default()
+        .with_session_id(id)
+        .with_session_epoch(epoch)
+        .with_max_wait_ms(0)
+        .with_min_bytes(1)
+        .with_max_bytes(1 << 20)
+        .with_topics(vec![FetchTopic::default()
+            .with_topic(TopicName(s(topic)))
+            .with_partitions(
+                parts
+                    .iter()
+                    .map(|&(p, offset)| {
+                        FetchPartition::default()
+                            .with_partition(p)
+                            .with_fetch_offset(offset)
+                            .with_partition_max_bytes(1 << 20)
+                    })
+                    .collect(),
+            )])
+}
+
+async fn fetch_as_alice(broker: &Arc<Broker>, request: FetchRequest) -> FetchResponse {
+    match call_as(
+        broker,
+        "alice",
+        "r",
+        ApiKey::Fetch,
+        12,
+        RequestKind::Fetch(request),
+    )
+    .await
+    {
+        ResponseKind::Fetch(r) => r,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_throttled_fetch_opens_no_session_and_leaves_an_open_one_unsent() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::broker(dir.path()).start().await;
+    common::create_topic(&broker, "t", 2).await;
+    for _ in 0..4 {
+        call_as(
+            &broker,
+            "w",
+            "w",
+            ApiKey::Produce,
+            9,
+            RequestKind::Produce(produce("t", 20_000)),
+        )
+        .await;
+    }
+    // One record in t-1, which the session will fetch from its end.
+    let mut one = produce("t", 10);
+    one.topic_data[0].partition_data[0].index = 1;
+    call_as(
+        &broker,
+        "w",
+        "w",
+        ApiKey::Produce,
+        9,
+        RequestKind::Produce(one),
+    )
+    .await;
+    let set = alter(
+        &broker,
+        1,
+        vec![alter_entry(
+            &[("user", Some("alice"))],
+            &[("consumer_byte_rate", Some(2_100.0))],
+        )],
+        false,
+    )
+    .await;
+    assert_eq!(set, vec![(0, None)]);
+    let parts = [(0, 0), (1, 1)];
+    // Within the quota: the session opens.
+    let first = fetch_as_alice(&broker, session_fetch(0, 0, "t", &parts)).await;
+    assert_eq!(first.throttle_time_ms, 0);
+    assert_ne!(first.session_id, 0);
+    let id = first.session_id;
+    // Over it: a full fetch answers nothing and opens no session.
+    let full = fetch_as_alice(&broker, session_fetch(0, 0, "t", &parts)).await;
+    assert!(full.throttle_time_ms > 0, "{full:?}");
+    assert!(full.responses.is_empty(), "{full:?}");
+    assert_eq!(
+        full.session_id, 0,
+        "a throttled full fetch opened a session"
+    );
+    // t-1's log start moves on: news for the session, with no records.
+    let delete = DeleteRecordsRequest::default().with_topics(vec![
+        delete_records_request::DeleteRecordsTopic::default()
+            .with_name(TopicName(s("t")))
+            .with_partitions(vec![
+                delete_records_request::DeleteRecordsPartition::default()
+                    .with_partition_index(1)
+                    .with_offset(1),
+            ]),
+    ]);
+    let deleted = common::call(
+        &broker,
+        ApiKey::DeleteRecords,
+        2,
+        RequestKind::DeleteRecords(delete),
+    )
+    .await;
+    let ResponseKind::DeleteRecords(deleted) = deleted else {
+        panic!("{deleted:?}")
+    };
+    assert_eq!(deleted.topics[0].partitions[0].error_code, 0);
+    // The incremental fetch is throttled: the session answers with its id and nothing else.
+    let throttled = fetch_as_alice(&broker, session_fetch(id, 1, "t", &[])).await;
+    assert!(throttled.throttle_time_ms > 0, "{throttled:?}");
+    assert_eq!((throttled.error_code, throttled.session_id), (0, id));
+    assert!(throttled.responses.is_empty(), "{throttled:?}");
+    // With the quota lifted, the next epoch still brings t-1's news: the throttled fetch
+    // did not count it as sent.
+    let lifted = alter(
+        &broker,
+        1,
+        vec![alter_entry(
+            &[("user", Some("alice"))],
+            &[("consumer_byte_rate", None)],
+        )],
+        false,
+    )
+    .await;
+    assert_eq!(lifted, vec![(0, None)]);
+    let next = fetch_as_alice(&broker, session_fetch(id, 2, "t", &[])).await;
+    assert_eq!(
+        (next.error_code, next.session_id, next.throttle_time_ms),
+        (0, id, 0)
+    );
+    let t1 = next.responses[0]
+        .partitions
+        .iter()
+        .find(|p| p.partition_index == 1)
+        .unwrap_or_else(|| panic!("t-1's new log start was never sent: {next:?}"));
+    assert_eq!(t1.log_start_offset, 1);
+    common::stop(broker).await;
+}
+
 #[tokio::test]
 async fn the_request_time_quota_throttles_at_most_one_window() {
     let dir = tempfile::tempdir().unwrap();

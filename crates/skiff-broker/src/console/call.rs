@@ -102,6 +102,7 @@ impl Caller {
             client_host: self.host.clone(),
             listener: String::new(),
             principal: self.principal.clone(),
+            fetch_quota: None,
         };
         match dispatch_request(ctx, body).await {
             Reply::Respond(r) => Ok(r),

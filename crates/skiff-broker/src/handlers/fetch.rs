@@ -1,6 +1,8 @@
 //! Fetch: whole batches from each requested partition within the byte budgets (the request's
 //! `max_bytes` capped by the broker's `fetch.max.bytes`, and each partition's own limit),
 //! parked until `min_bytes` arrive or `max_wait_ms` passes (woken by appends, never polling).
+//! A failed read answers at once; a partition refused before reading (unknown, denied) does
+//! not cut the others' wait short, unless no partition is left to read (as Kafka).
 //!
 //! On a connection that can send file ranges (plaintext), large record sets stay in their
 //! segment files and are answered as a [`FileAnswer`]: the connection sends them with
@@ -18,6 +20,12 @@
 //! name its id had (as Kafka's): once no topic has that name it answers
 //! UNKNOWN_TOPIC_OR_PARTITION, once that name has another id INCONSISTENT_TOPIC_ID; an id
 //! never known answers UNKNOWN_TOPIC_ID.
+//!
+//! Client quotas ([`crate::quotas`]): once the records are read, the response's bytes are
+//! judged before the session learns anything. A throttled fetch answers without partitions
+//! and, as Kafka's `getThrottledResponse`, opens no session (full fetch) or leaves its
+//! session's "last sent" figures alone (incremental fetch), so nothing the client never saw
+//! counts as sent.
 //!
 //! With an authorizer (as Kafka 4's KafkaApis): each topic needs TOPIC READ, else its
 //! partitions answer TOPIC_AUTHORIZATION_FAILED (a topic id is resolved first; an unknown
@@ -48,6 +56,7 @@ use crate::dispatch::{blocking, sends_files, FileAnswer, Reply};
 use crate::errors::{kafka_error, BrokerError};
 use crate::fetch_sessions::{Outcome, Sent, SessionError, SessionPartition};
 use crate::partition::Partition;
+use crate::quotas::FetchQuota;
 use crate::topics::Topic;
 
 mod targets;
@@ -67,9 +76,10 @@ pub async fn handle(ctx: &RequestContext, request: FetchRequest) -> Reply {
     let broker = ctx.broker.clone();
     let version = ctx.version();
     let authz = ctx.authz();
+    let quota = ctx.fetch_quota.clone();
     if sends_files() {
         return Reply::LaterInFiles(Box::pin(async move {
-            let (response, outside) = fetch(broker, version, request, &authz, true).await;
+            let (response, outside) = fetch(broker, version, request, &authz, quota, true).await;
             FileAnswer {
                 response: ResponseKind::Fetch(response),
                 outside,
@@ -77,7 +87,11 @@ pub async fn handle(ctx: &RequestContext, request: FetchRequest) -> Reply {
         }));
     }
     Reply::Later(Box::pin(async move {
-        ResponseKind::Fetch(fetch(broker, version, request, &authz, false).await.0)
+        ResponseKind::Fetch(
+            fetch(broker, version, request, &authz, quota, false)
+                .await
+                .0,
+        )
     }))
 }
 
@@ -101,6 +115,7 @@ async fn fetch(
     version: i16,
     mut request: FetchRequest,
     authz: &Authz,
+    quota: Option<FetchQuota>,
     in_files: bool,
 ) -> (FetchResponse, Vec<Outside<Vec<FileRange>>>) {
     let (mode, targets) = match settle_session(&broker, version, &mut request) {
@@ -142,8 +157,11 @@ async fn fetch(
             }
         };
         let total: usize = results.iter().map(|(r, files)| read_len(r, files)).sum();
-        let has_error = results.iter().any(|(r, _)| r.error_code != 0);
-        if total >= min_bytes || has_error || tokio::time::Instant::now() >= deadline {
+        if total >= min_bytes
+            || read_failed(&wanted, &results)
+            || nothing_to_read(&wanted)
+            || tokio::time::Instant::now() >= deadline
+        {
             break results;
         }
         if !parked {
@@ -161,7 +179,49 @@ async fn fetch(
         }
         park(&wanted, &waiter);
     };
+    let bytes = results.iter().map(|(r, files)| read_len(r, files)).sum();
+    if let Some(throttle) = quota.map(|q| q.judge(bytes)).filter(|&ms| ms > 0) {
+        return (throttled(&broker, version, mode, throttle), Vec::new());
+    }
     answer(&broker, version, mode, &wanted, results, read_committed)
+}
+
+/// The answer to a fetch over its client quota (Kafka's `getThrottledResponse`): no
+/// partitions, so nothing was sent. A full fetch opens no session; an incremental one names
+/// its session, whose "last sent" figures stay as they were (its epoch has moved on), unless
+/// another request used it meanwhile.
+fn throttled(broker: &Broker, version: i16, mode: Mode, throttle_ms: i32) -> FetchResponse {
+    let response = match mode {
+        Mode::Sessionless | Mode::Full => FetchResponse::default(),
+        Mode::Incremental(ticket) => match sessions(broker).check(&ticket) {
+            Ok(()) => FetchResponse::default().with_session_id(ticket.id),
+            Err(SessionError::NotFound) => {
+                refused(version, &BrokerError::UnknownFetchSession(ticket.id), 0)
+            }
+            Err(_) => refused(
+                version,
+                &BrokerError::InvalidFetchSessionEpoch(0),
+                ticket.id,
+            ),
+        },
+    };
+    response.with_throttle_time_ms(throttle_ms)
+}
+
+/// Whether reading a partition failed: the fetch answers at once (Kafka's "error while
+/// reading data"). Partitions refused before any read (an unknown topic or partition, a
+/// denied topic) do not end the wait: Kafka sets them aside before it reads the others.
+fn read_failed(wanted: &[Wanted], results: &[Read]) -> bool {
+    wanted
+        .iter()
+        .zip(results)
+        .any(|(w, (data, _))| w.partition.is_ok() && data.error_code != 0)
+}
+
+/// Whether no partition is readable: with nothing to wait for, the fetch answers at once, as
+/// Kafka answers a fetch whose every partition was refused before the read.
+fn nothing_to_read(wanted: &[Wanted]) -> bool {
+    wanted.iter().all(|w| w.partition.is_err())
 }
 
 fn park(wanted: &[Wanted], waiter: &Arc<Notify>) {

@@ -16,10 +16,13 @@
 //! - producer_byte_rate: the record bytes of a Produce request, recorded when the handler
 //!   returns. Kafka records the whole request size; the difference is the request's framing,
 //!   tens of bytes per partition.
-//! - consumer_byte_rate: the record bytes of a Fetch response when it is ready. Over quota, as
-//!   Kafka, the response is sent without records (the client fetches again from the same
-//!   offset after the throttle) and the bytes are taken back; `max_bytes` is capped first to
-//!   what a quiet window allows (`getMaxValueInQuotaWindow`).
+//! - consumer_byte_rate: the record bytes of a Fetch response when its records are read,
+//!   judged by the fetch handler through [`FetchQuota`] before its fetch session records what
+//!   was sent. Over quota (or throttled by the request quota), as Kafka, the response is sent
+//!   without partitions (the client fetches again from the same offset after the throttle),
+//!   the bytes are taken back, a full fetch opens no session and an incremental one leaves
+//!   its session's "last sent" figures alone; `max_bytes` is capped first to what a quiet
+//!   window allows (`getMaxValueInQuotaWindow`).
 //! - controller_mutation_rate: in the CreateTopics, CreatePartitions and DeleteTopics
 //!   handlers ([`MutationQuota`]).
 //!
@@ -36,16 +39,14 @@ pub mod rate;
 pub mod store;
 pub mod throttle_field;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
+use kafka_protocol::messages::{ApiKey, RequestKind};
 
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 pub use manager::{MutationThrottled, QuotaKind, QuotaManager};
-use skiff_log::FileRange;
-use skiff_protocol::Outside;
 use throttle_field::raise_throttle;
 
 /// Kafka's `NanosToPercentagePerSecond`: request time as a percentage of one second.
@@ -61,7 +62,37 @@ pub struct Metered {
     manager: Arc<QuotaManager>,
     produce_bytes: Option<f64>,
     acks0: bool,
-    fetch: bool,
+    fetch: Option<FetchQuota>,
+}
+
+/// A Fetch's quota check, made by the fetch handler once its records are read and before its
+/// fetch session records what was sent: Kafka decides at the same point whether to send
+/// `getThrottledResponse` instead of `updateAndGenerateResponseData`.
+#[derive(Clone)]
+pub struct FetchQuota {
+    manager: Arc<QuotaManager>,
+    user: String,
+    client_id: String,
+    /// The request quota's throttle, set by [`Metered::finish`] when the handler returns its
+    /// reply, which is before the fetch's future first runs.
+    request_throttle: Arc<OnceLock<i32>>,
+}
+
+impl FetchQuota {
+    /// Records a response of `bytes` record bytes and returns its throttle in ms: the larger
+    /// of the consumer byte rate's and the request quota's. Over 0 the response goes without
+    /// records, so the bytes are taken back.
+    pub fn judge(&self, bytes: usize) -> i32 {
+        let bytes = bytes as f64;
+        let m = &self.manager;
+        let fetch = clamp_ms(m.record(QuotaKind::Fetch, &self.user, &self.client_id, bytes));
+        let request = self.request_throttle.get().copied().unwrap_or(0);
+        let throttle = fetch.max(request);
+        if throttle > 0 {
+            m.unrecord(QuotaKind::Fetch, &self.user, &self.client_id, bytes);
+        }
+        throttle
+    }
 }
 
 /// Before the handler: `None` (one atomic load per key) when no quota is configured; else
@@ -86,7 +117,7 @@ pub fn meter(ctx: &RequestContext, body: &mut RequestKind) -> Option<Metered> {
         manager: manager.clone(),
         produce_bytes: None,
         acks0: false,
-        fetch: false,
+        fetch: None,
     };
     match body {
         RequestKind::Produce(r) => {
@@ -103,7 +134,12 @@ pub fn meter(ctx: &RequestContext, body: &mut RequestKind) -> Option<Metered> {
         }
         RequestKind::Fetch(r) => {
             // Any quota's throttle empties a Fetch response (Kafka's getThrottledResponse).
-            metered.fetch = true;
+            metered.fetch = Some(FetchQuota {
+                manager: manager.clone(),
+                user: metered.user.clone(),
+                client_id: metered.client_id.clone(),
+                request_throttle: Arc::new(OnceLock::new()),
+            });
             if let Some(cap) = manager.max_fetch_bytes(&metered.user, &metered.client_id) {
                 let cap = cap.clamp(1.0, f64::from(i32::MAX)) as i32;
                 r.max_bytes = r.max_bytes.min(cap);
@@ -112,11 +148,17 @@ pub fn meter(ctx: &RequestContext, body: &mut RequestKind) -> Option<Metered> {
         }
         _ => {}
     }
-    let any = request || metered.produce_bytes.is_some() || metered.fetch;
+    let any = request || metered.produce_bytes.is_some() || metered.fetch.is_some();
     any.then_some(metered)
 }
 
 impl Metered {
+    /// What the fetch handler judges its response with ([`FetchQuota::judge`]); `None`
+    /// for other requests.
+    pub fn fetch_quota(&self) -> Option<FetchQuota> {
+        self.fetch.clone()
+    }
+
     /// After the handler: records what the request used and raises the response's
     /// `throttle_time_ms` to the largest throttle.
     pub fn finish(self, reply: Reply) -> Reply {
@@ -136,31 +178,23 @@ impl Metered {
             m.record(QuotaKind::Produce, &self.user, &self.client_id, bytes)
         });
         let throttle = clamp_ms(request_throttle.max(produce_throttle));
+        if let Some(fetch) = &self.fetch {
+            // The fetch has not read yet: it judges its bytes with this throttle.
+            let _ = fetch.request_throttle.set(throttle);
+        }
         match reply {
             Reply::Respond(mut response) => {
-                if self.fetch {
-                    self.fetch_bytes(&mut response, &mut Vec::new(), throttle);
-                } else {
-                    raise_throttle(&mut response, throttle);
-                }
+                raise_throttle(&mut response, throttle);
                 Reply::Respond(response)
             }
             Reply::Later(future) => Reply::Later(Box::pin(async move {
                 let mut response = future.await;
-                if self.fetch {
-                    self.fetch_bytes(&mut response, &mut Vec::new(), throttle);
-                } else {
-                    raise_throttle(&mut response, throttle);
-                }
+                raise_throttle(&mut response, throttle);
                 response
             })),
             Reply::LaterInFiles(future) => Reply::LaterInFiles(Box::pin(async move {
                 let mut answer = future.await;
-                if self.fetch {
-                    self.fetch_bytes(&mut answer.response, &mut answer.outside, throttle);
-                } else {
-                    raise_throttle(&mut answer.response, throttle);
-                }
+                raise_throttle(&mut answer.response, throttle);
                 answer
             })),
             Reply::NoResponse => {
@@ -171,39 +205,6 @@ impl Metered {
             }
             other => other,
         }
-    }
-
-    /// Records a Fetch response's bytes; over quota (or throttled by the request quota) the
-    /// records are dropped and taken back, as Kafka's `getThrottledResponse`.
-    /// `outside` holds the record sets still in files (see [`crate::dispatch::FileAnswer`]).
-    fn fetch_bytes(
-        &self,
-        response: &mut ResponseKind,
-        outside: &mut Vec<Outside<Vec<FileRange>>>,
-        request_throttle: i32,
-    ) {
-        let ResponseKind::Fetch(fetch) = response else {
-            raise_throttle(response, request_throttle);
-            return;
-        };
-        let in_response: usize = fetch
-            .responses
-            .iter()
-            .flat_map(|t| t.partitions.iter())
-            .map(|p| p.records.as_ref().map_or(0, |b| b.len()))
-            .sum();
-        let bytes = in_response + outside.iter().map(|o| o.len).sum::<usize>();
-        let bytes = bytes as f64;
-        let m = &self.manager;
-        let fetch_throttle =
-            clamp_ms(m.record(QuotaKind::Fetch, &self.user, &self.client_id, bytes));
-        let throttle = fetch_throttle.max(request_throttle);
-        if throttle > 0 {
-            m.unrecord(QuotaKind::Fetch, &self.user, &self.client_id, bytes);
-            fetch.responses.clear();
-            outside.clear();
-        }
-        raise_throttle(response, throttle);
     }
 }
 
