@@ -9,7 +9,8 @@ import time
 from kafka.protocol.admin.transactions import DescribeTransactionsRequest
 from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
 from kafka.protocol.producer.produce import ProduceRequest
-from kafka.protocol.producer.transaction import EndTxnRequest, InitProducerIdRequest, TxnOffsetCommitRequest
+from kafka.protocol.producer.transaction import (AddOffsetsToTxnRequest, AddPartitionsToTxnRequest, EndTxnRequest,
+                                                 InitProducerIdRequest, TxnOffsetCommitRequest)
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from diffutil import Collector
@@ -204,4 +205,49 @@ def test_transaction_version_2_reinit_aborts_the_open_transaction(brokers, name)
     col = Collector()
     for step in got["kafka"]:
         col.check(f"transactions_v2_reinit/{step}", {"step": step}, got["kafka"][step], got["skiff"][step])
+    col.done()
+
+
+def explicit_adds_scenario(c, name):
+    """The version 0 requests (AddPartitionsToTxn v3, AddOffsetsToTxn) from a producer that
+    ends its transactions with EndTxn v5: accepted, and the EndTxn still bumps."""
+    txid = f"{name}-tx"
+    create(c, name, partitions=1)
+    init = init_producer(c, txid)
+    pid, e0 = init.producer_id, init.producer_epoch
+    A = AddPartitionsToTxnRequest
+    r = retrying(lambda: c.send(A, 3, v3_and_below_transactional_id=txid, v3_and_below_producer_id=pid,
+                                v3_and_below_producer_epoch=e0, v3_and_below_topics=[
+                                    A.AddPartitionsToTxnTopic(name=name, partitions=[0])]),
+                 lambda r: r.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code)
+    out = {"add_partitions_v3": r.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code}
+    r = retrying(lambda: c.send(AddOffsetsToTxnRequest, 4, transactional_id=txid, producer_id=pid, producer_epoch=e0,
+                                group_id=f"{name}-g"), lambda r: r.error_code)
+    out["add_offsets_v4"] = r.error_code
+    d = c.send(DescribeTransactionsRequest, 0, transactional_ids=[txid]).transaction_states[0]
+    out["partitions"] = sorted(len(t.partitions) for t in d.topics)
+    r = retrying(lambda: c.send(EndTxnRequest, 5, transactional_id=txid, producer_id=pid, producer_epoch=e0,
+                                committed=True), lambda r: r.error_code)
+    out["commit_v5"] = {"error_code": r.error_code, "epoch_delta": r.producer_epoch - e0}
+    # The old epoch on AddPartitionsToTxn after the bump, once the markers are written (Kafka
+    # answers EndTxn before its markers go out and says CONCURRENT_TRANSACTIONS until then;
+    # Skiff answers after them, so it never shows that window).
+    deadline = time.monotonic() + 30
+    while c.send(DescribeTransactionsRequest, 0, transactional_ids=[txid]).transaction_states[0] \
+            .transaction_state != "CompleteCommit" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    r = c.send(A, 3, v3_and_below_transactional_id=txid, v3_and_below_producer_id=pid,
+               v3_and_below_producer_epoch=e0, v3_and_below_topics=[A.AddPartitionsToTxnTopic(name=name, partitions=[0])])
+    out["add_partitions_v3_old_epoch"] = r.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code
+    return out
+
+
+def test_transaction_version_2_with_explicit_adds(brokers, name):
+    got = {}
+    for side in ("kafka", "skiff"):
+        with RawClient(brokers[side].bootstrap) as c:
+            got[side] = explicit_adds_scenario(c, name)
+    col = Collector()
+    for step in got["kafka"]:
+        col.check(f"transactions_v2_explicit/{step}", {"step": step}, got["kafka"][step], got["skiff"][step])
     col.done()
