@@ -257,6 +257,13 @@ pub fn kafka_error(api: ApiKey, version: i16, err: &BrokerError) -> ResponseErro
             | ResponseError::NotCoordinator => ResponseError::NotEnoughReplicas,
             other => *other,
         },
+        // TxnOffsetCommit v5 adds the offsets partition through the same path as Produce
+        // v12+ (Kafka's AddPartitionsToTxnManager), which reports a fenced producer so.
+        E::Coordinator(ResponseError::ProducerFenced)
+            if api == ApiKey::TxnOffsetCommit && version >= 5 =>
+        {
+            ResponseError::InvalidProducerEpoch
+        }
         E::Coordinator(e) => *e,
         E::ShareSession(e) => match e {
             crate::share::SessionError::NotFound => ResponseError::ShareSessionNotFound,

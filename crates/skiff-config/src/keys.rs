@@ -216,7 +216,7 @@ broker_keys! {
         transaction_partition_verification_enable: bool =
             "transaction.partition.verification.enable", Boolean, Some("true"), Implemented,
             live: true,
-            doc: "(KIP-890) A transactional batch is written only to a partition that is in its producer's ongoing transaction.";
+            doc: "(KIP-890) A transactional batch is written only to a partition that is in its producer's ongoing transaction; Produce v12+ adds the partition itself whatever this says.";
         transactional_id_expiration_ms: i64 = "transactional.id.expiration.ms", Int,
             Some("604800000"), Implemented, live: false,
             doc: "A transactional id with no transaction in progress and no update for this long is removed.";

@@ -19,6 +19,8 @@ use crate::memory::{MemGroupConfigs, MemHost, MemStorage};
 use crate::txn::state::TxnState;
 use crate::txn::{self, TxnCoordinator, TXN_STATE_TOPIC};
 
+mod tv2;
+
 fn config() -> BrokerConfig {
     BrokerConfig {
         offsets_topic_num_partitions: 3,

@@ -61,8 +61,10 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::InitProducerId, 0, 5),
     (ApiKey::AddPartitionsToTxn, 0, 5),
     (ApiKey::AddOffsetsToTxn, 0, 4),
-    // v5 means transaction version 2 (KIP-890: an epoch bump at every EndTxn), not built yet.
-    (ApiKey::EndTxn, 0, 4),
+    // v5 is transaction version 2 (KIP-890 part 2: an epoch bump at every EndTxn); it goes
+    // with Produce v12+ and TxnOffsetCommit v5 adding partitions implicitly, and with the
+    // `transaction.version` feature finalized at 2 in ApiVersions.
+    (ApiKey::EndTxn, 0, 5),
     (ApiKey::TxnOffsetCommit, 0, 5),
     (ApiKey::DescribeProducers, 0, 0),
     (ApiKey::ListTransactions, 0, 2),

@@ -6,10 +6,14 @@
 //! - `group.version` 1: consumer groups (KIP-848) are served, as on Kafka 4.4.
 //! - `share.version` 1: share groups are served; level 2 (dead-letter queues, Kafka 4.4's
 //!   default) is not built.
+//! - `transaction.version` 2: transactions with an epoch bump at every EndTxn (KIP-890 part
+//!   2, docs/transactions.md), as on Kafka 4.4. The Java producer (4.x) uses them (EndTxn
+//!   v5, Produce v12+ without AddPartitionsToTxn, TxnOffsetCommit v5 without
+//!   AddOffsetsToTxn) when the finalized level is at least 2.
 //!
 //! Other features stay out: Skiff has no metadata log (`metadata.version`, `kraft.version`),
-//! no replicas (`eligible.leader.replicas.version`) and does not serve transactions v2 or
-//! streams groups. The levels are fixed while Skiff runs; there is no UpdateFeatures.
+//! no replicas (`eligible.leader.replicas.version`) and does not serve streams groups. The
+//! levels are fixed while Skiff runs; there is no UpdateFeatures.
 
 use kafka_protocol::messages::api_versions_response::{FinalizedFeatureKey, SupportedFeatureKey};
 use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse, ResponseKind};
@@ -20,7 +24,11 @@ use crate::dispatch::Reply;
 
 /// `(name, level)` of every feature Skiff serves: supported from 0 up to `level`, and
 /// finalized at `level`.
-const FEATURES: &[(&str, i16)] = &[("group.version", 1), ("share.version", 1)];
+const FEATURES: &[(&str, i16)] = &[
+    ("group.version", 1),
+    ("share.version", 1),
+    ("transaction.version", 2),
+];
 
 /// The epoch of the finalized features: they never change while Skiff runs.
 const FINALIZED_FEATURES_EPOCH: i64 = 1;
@@ -70,13 +78,14 @@ mod tests {
     }
 
     #[test]
-    fn finalizes_the_groups_skiff_serves_and_nothing_else() {
+    fn finalizes_what_skiff_serves_and_nothing_else() {
         let r = response();
         assert_eq!(
             finalized(&r),
             [
                 ("group.version".to_string(), 1, 1),
-                ("share.version".to_string(), 1, 1)
+                ("share.version".to_string(), 1, 1),
+                ("transaction.version".to_string(), 2, 2)
             ]
         );
         let names: Vec<String> = r
@@ -84,7 +93,10 @@ mod tests {
             .iter()
             .map(|f| f.name.to_string())
             .collect();
-        assert_eq!(names, ["group.version", "share.version"]);
+        assert_eq!(
+            names,
+            ["group.version", "share.version", "transaction.version"]
+        );
         assert!(r.supported_features.iter().all(|f| f.min_version == 0));
         assert_eq!(r.finalized_features_epoch, FINALIZED_FEATURES_EPOCH);
     }

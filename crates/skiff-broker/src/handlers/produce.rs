@@ -5,8 +5,10 @@
 //! Transactional batches (KIP-890 part 1, `transaction.partition.verification.enable`): the
 //! first batch of a transaction on a partition is written only if the in-process transaction
 //! coordinator has the partition in the producer's ongoing transaction (`txn/verify.rs`);
-//! the log's verification guard, taken before asking, makes the check and the append atomic
-//! against a marker written in between. Non-transactional batches skip all of it.
+//! from Produce v12 (KIP-890 part 2, transaction version 2) the coordinator adds the
+//! partition to the transaction instead (`txn/tv2.rs`). Either way the log's verification
+//! guard, taken before asking, makes the check and the append atomic against a marker
+//! written in between. Non-transactional batches skip all of it.
 //!
 //! With an authorizer (as Kafka 4's KafkaApis): a transactional id needs TRANSACTIONAL_ID
 //! WRITE, else every partition answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED; each topic
@@ -329,7 +331,7 @@ fn append_one(
     };
     let appended = match header.filter(|h| h.is_transactional() && !h.is_control()) {
         None => partition.log.append(&records, LEADER_EPOCH, &validation),
-        Some(h) => match verify_transactional(broker, &partition, &h, txn) {
+        Some(h) => match verify_transactional(broker, &partition, &h, txn, version) {
             Err(error) => return fail(response, error),
             Ok(None) => partition.log.append(&records, LEADER_EPOCH, &validation),
             Ok(Some(guard)) => {
@@ -383,11 +385,17 @@ fn append_one(
 /// [`kafka_error`], as Kafka 4.4's `ReplicaManager` (`handleProduceAppend`) and
 /// `AddPartitionsToTxnManager` do (v0-10 "default error", v11 "generic error supported",
 /// v12+ "add partition").
+///
+/// From v12 (transaction version 2) the partition joins the transaction here instead of
+/// through the client's AddPartitionsToTxn, whatever
+/// `transaction.partition.verification.enable` says: without the add, EndTxn would never
+/// mark the partition. Older versions keep the part-1 check that it was added.
 fn verify_transactional(
     broker: &Broker,
     partition: &Partition,
     h: &skiff_records::BatchHeader,
     txn: &TxnContext,
+    version: i16,
 ) -> Result<Option<Option<VerificationGuard>>, BrokerError> {
     let Some(transactional_id) = txn.transactional_id.as_deref() else {
         return Err(BrokerError::NoTransactionalId);
@@ -395,9 +403,11 @@ fn verify_transactional(
     if txn.mixed_producers {
         return Err(BrokerError::MixedProducers);
     }
-    if !broker
-        .live_config()
-        .transaction_partition_verification_enable
+    let implicit_add = version >= IMPLICIT_ADD_VERSION;
+    if !implicit_add
+        && !broker
+            .live_config()
+            .transaction_partition_verification_enable
     {
         return Ok(None);
     }
@@ -407,6 +417,17 @@ fn verify_transactional(
         return Ok(Some(None));
     };
     let key = [(partition.topic.to_string(), partition.index)];
+    if implicit_add {
+        return match broker.txn.add_partitions_implicitly(
+            transactional_id,
+            h.producer_id,
+            h.producer_epoch,
+            &key,
+        ) {
+            Ok(()) => Ok(Some(Some(guard))),
+            Err(e) => Err(BrokerError::Coordinator(e)),
+        };
+    }
     match broker
         .txn
         .verify_partitions(transactional_id, h.producer_id, h.producer_epoch, &key)
@@ -416,6 +437,10 @@ fn verify_transactional(
         Err(e) => Err(BrokerError::Coordinator(e)),
     }
 }
+
+/// The first Produce version whose transactional batches add their partition to the
+/// transaction (KIP-890 part 2; Kafka's `produceRequestVersionToTransactionSupportedOperation`).
+const IMPLICIT_ADD_VERSION: i16 = 12;
 
 /// `flush.messages`: once that many messages are unflushed, fsync without making anyone wait.
 fn request_flush_if_due(broker: &Broker, partition: &Arc<Partition>, end_offset: i64) {

@@ -1,5 +1,7 @@
 //! TxnOffsetCommit: offsets committed inside a transaction. Checked like Kafka does (the
-//! producer is the transactional id's current one, the member and generation when given,
+//! producer is the transactional id's current one — from v5, transaction version 2, the
+//! group's offsets partition is also added to the transaction here, as AddOffsetsToTxn did
+//! before — the member and generation when given,
 //! known partitions, metadata size), written to the group's `__consumer_offsets` partition
 //! as a transactional batch of the producer (fsynced before the answer), and held by the
 //! group coordinator as pending until EndTxn's marker commits or aborts them.
@@ -26,6 +28,11 @@ use crate::dispatch::{blocking, Reply};
 use crate::errors::{kafka_error, BrokerError};
 use skiff_coordinator::groups::records::{encode_key, encode_offset_value, Key, OffsetValue};
 use skiff_coordinator::groups::txn_offsets::RawRecord;
+use skiff_coordinator::groups::OFFSETS_TOPIC;
+
+/// The first version that adds the group's offsets partition to the transaction itself
+/// (KIP-890 part 2; Kafka's `txnOffsetCommitRequestVersionToTransactionSupportedOperation`).
+const IMPLICIT_ADD_VERSION: i16 = 5;
 
 pub async fn handle(ctx: &RequestContext, request: TxnOffsetCommitRequest) -> Reply {
     let broker = ctx.broker.clone();
@@ -160,11 +167,23 @@ fn answer(
     let member = request.member_id.to_string();
     let instance = request.group_instance_id.as_ref().map(|s| s.to_string());
     let result = (|| -> Result<(), BrokerError> {
-        broker.txn.check_producer(
-            &request.transactional_id.0,
-            request.producer_id.0,
-            request.producer_epoch,
-        )?;
+        if version >= IMPLICIT_ADD_VERSION {
+            // Transaction version 2: no AddOffsetsToTxn came first; the group's offsets
+            // partition joins the transaction here (checking the producer as it does).
+            let partition = broker.coordinator.partition_for(&group);
+            broker.txn.add_partitions_implicitly(
+                &request.transactional_id.0,
+                request.producer_id.0,
+                request.producer_epoch,
+                &[(OFFSETS_TOPIC.to_string(), partition)],
+            )?;
+        } else {
+            broker.txn.check_producer(
+                &request.transactional_id.0,
+                request.producer_id.0,
+                request.producer_epoch,
+            )?;
+        }
         broker.coordinator.check_txn_commit(
             &group,
             &member,

@@ -10,6 +10,12 @@
 //! racing with a timeout abort. Offsets of TxnOffsetCommit become visible through the group
 //! coordinator's `txn_offsets` hook once the COMMIT marker is in `__consumer_offsets`.
 //!
+//! Layout: this file holds InitProducerId, EndTxn at transaction version 0 and the writing of
+//! states and markers; `add.rs` AddPartitionsToTxn/AddOffsetsToTxn; `tv2.rs` and `end_v2.rs`
+//! transaction version 2 (KIP-890 part 2: EndTxn v5's epoch bump, implicit adds; see
+//! docs/transactions.md); `verify.rs` KIP-890 part 1; `expire.rs` expired ids; `thread.rs`
+//! the coordinator's thread.
+//!
 //! Thread safety: the metadata map is one std `Mutex`, held only for in-memory checks; a
 //! transactional id whose next state is being written is marked `pending` (other requests
 //! for it get CONCURRENT_TRANSACTIONS), so writes for one id never interleave. All
@@ -19,24 +25,26 @@
 //! markers, the group coordinator) comes through [`TxnHost`]; its own topic through
 //! [`Storage`]; time from the injected [`Clock`].
 
+mod add;
+pub mod end_v2;
 mod expire;
 pub mod records;
 pub mod state;
 mod store;
+mod thread;
+mod tv2;
 mod verify;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::time::Duration;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use kafka_protocol::ResponseError;
 use skiff_config::BrokerConfig;
 use skiff_log::{Clock, ControlType, LogError};
 use tracing::{info, warn};
 
-use crate::cadence::Every;
 use crate::groups::records::partition_for;
 use crate::groups::{Coordinator, OFFSETS_TOPIC};
 use crate::host::{InternalPartition, StartError, Storage, LEADER_EPOCH};
@@ -44,6 +52,8 @@ use crate::internal_topic::InternalTopic;
 use state::{InitPlan, TxnMetadata, TxnState};
 
 pub use store::TXN_STATE_TOPIC;
+use thread::interval_ms;
+pub use thread::spawn;
 
 /// Coordinator epoch written in markers: one node, never moves.
 const COORDINATOR_EPOCH: i32 = 0;
@@ -283,54 +293,8 @@ impl<S: Storage> TxnCoordinator<S> {
         }
     }
 
-    /// AddPartitionsToTxn / AddOffsetsToTxn for one transactional id.
-    pub fn add_partitions(
-        &self,
-        transactional_id: &str,
-        producer_id: i64,
-        epoch: i16,
-        partitions: &[(String, i32)],
-    ) -> Result<(), ResponseError> {
-        let now = self.now();
-        let next = {
-            let mut txns = self.ready()?;
-            let m = txns
-                .get_mut(transactional_id)
-                .ok_or(ResponseError::InvalidProducerIdMapping)?;
-            let next = m.plan_add(producer_id, epoch, partitions, now)?;
-            if next.is_some() {
-                m.pending = true;
-            }
-            next
-        };
-        match next {
-            None => Ok(()),
-            Some(next) => self.write_and_install(next).map(|_| ()),
-        }
-    }
-
-    /// Checks that `producer_id`/`epoch` is the current producer of `transactional_id`
-    /// (TxnOffsetCommit).
-    pub fn check_producer(
-        &self,
-        transactional_id: &str,
-        producer_id: i64,
-        epoch: i16,
-    ) -> Result<(), ResponseError> {
-        let txns = self.ready()?;
-        let m = txns
-            .get(transactional_id)
-            .ok_or(ResponseError::InvalidProducerIdMapping)?;
-        if m.producer_id != producer_id {
-            return Err(ResponseError::InvalidProducerIdMapping);
-        }
-        if m.producer_epoch != epoch {
-            return Err(ResponseError::ProducerFenced);
-        }
-        Ok(())
-    }
-
-    /// EndTxn: markers to every partition of the transaction, then the Complete* state.
+    /// EndTxn v0-4 (transaction version 0): markers to every partition of the transaction,
+    /// then the Complete* state; the epoch does not change. Version 5 is [`Self::end_txn_v2`].
     pub fn end_txn<R>(
         &self,
         broker: &R,
@@ -542,108 +506,4 @@ fn write_markers<H: TxnHost>(broker: &H, m: &TxnMetadata, now: i64) -> Result<()
         broker.groups().complete_txn_offsets(m.producer_id, commit);
     }
     Ok(())
-}
-
-/// Starts the coordinator's thread: replays `__transaction_state` (once the group
-/// coordinator has loaded, so offsets of prepared transactions are known), then aborts
-/// timed-out transactions every `transaction.abort.timed.out.transaction.cleanup.interval.ms`
-/// and removes expired transactional ids every
-/// `transaction.remove.expired.transaction.cleanup.interval.ms`, both timed on the injected
-/// clock (the thread wakes at least every 100 ms of real time to look);
-/// [`TxnCoordinator::tick_now`] runs a pass at once.
-pub fn spawn<H: TxnHost>(broker: &Arc<H>) -> std::io::Result<()> {
-    let weak: Weak<H> = Arc::downgrade(broker);
-    let (tx, ticks) = mpsc::channel();
-    let thread = std::thread::Builder::new()
-        .name("skiff-txn".into())
-        .spawn(move || run(&weak, &ticks))?;
-    *broker.txn().ticks.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
-    *broker
-        .txn()
-        .thread
-        .lock()
-        .unwrap_or_else(|e| e.into_inner()) = Some(thread);
-    Ok(())
-}
-
-/// `0` or negative: the default; at least 1 ms.
-fn interval_ms(configured: i64, default: i64) -> i64 {
-    if configured > 0 {
-        configured
-    } else if configured == 0 {
-        1
-    } else {
-        default
-    }
-}
-
-fn run<H: TxnHost>(weak: &Weak<H>, ticks: &mpsc::Receiver<mpsc::SyncSender<()>>) {
-    let started = std::time::Instant::now();
-    loop {
-        let Some(b) = weak.upgrade() else { return };
-        if b.txn().stopping() {
-            return;
-        }
-        if b.groups().is_loaded() {
-            break;
-        }
-        drop(b);
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let Some(b) = weak.upgrade() else { return };
-    let t = b.txn();
-    let (loaded, records) = store::replay(t.state.existing());
-    let count = loaded.len();
-    {
-        let mut txns = t.lock();
-        for m in loaded {
-            txns.insert(m.transactional_id.clone(), m);
-        }
-    }
-    t.loaded.store(true, Ordering::Release);
-    info!(
-        records,
-        transactional_ids = count,
-        elapsed_ms = started.elapsed().as_millis() as u64,
-        "transaction coordinator loaded {TXN_STATE_TOPIC}"
-    );
-    let mut abort = Every::due_at_once(t.abort_interval_ms, t.now());
-    let mut expiry = Every::starting(t.expiry_interval_ms, t.now());
-    let expiration_ms = t.expiration_ms;
-    drop(b);
-    // `tick_now` callers, answered at the end of the pass after their request.
-    let mut asked: Vec<mpsc::SyncSender<()>> = Vec::new();
-    loop {
-        let Some(b) = weak.upgrade() else { return };
-        let t = b.txn();
-        if t.stopping() {
-            return;
-        }
-        let now = t.now();
-        if abort.due(now) {
-            t.housekeeping(&*b);
-        }
-        if expiry.due(now) {
-            t.expire_transactional_ids(expiration_ms);
-        }
-        for done in asked.drain(..) {
-            let _ = done.send(());
-        }
-        // Wake when the next job is due on the clock, and at least every 100 ms of real
-        // time (so a moved clock, a stop or a broker going away is seen promptly).
-        let now = t.now();
-        let wait = abort
-            .remaining_ms(now)
-            .min(expiry.remaining_ms(now))
-            .clamp(0, 100);
-        drop(b);
-        match ticks.recv_timeout(Duration::from_millis(u64::try_from(wait).unwrap_or(0))) {
-            Ok(done) => asked.push(done),
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return,
-        }
-        if weak.strong_count() == 0 {
-            return;
-        }
-    }
 }

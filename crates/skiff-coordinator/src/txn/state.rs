@@ -96,7 +96,23 @@ pub struct TxnMetadata {
     /// The pending transition ends the transaction (Prepare*, markers): KIP-890 verification
     /// must refuse it although the state still reads `Ongoing`. Not persisted.
     pub ending: bool,
+    /// The producer id before the last transition (Kafka's `prevProducerId`, persisted): a
+    /// retried TV2 EndTxn whose commit rotated the producer id is recognised by it.
+    pub prev_producer_id: i64,
+    /// The producer id a TV2 Prepare* state rotates to when it completes, because the epoch
+    /// is exhausted (Kafka's `nextProducerId`, persisted); -1 when none.
+    pub next_producer_id: i64,
+    /// The transaction version of the request behind the last transition ([`TV_0`] or
+    /// [`TV_2`], Kafka's `clientTransactionVersion`, persisted): TV2 Prepare* states carry
+    /// the bumped epoch and may rotate the producer id when they complete.
+    pub client_tv: i16,
 }
+
+/// Transaction version 0 (KIP-98 as before KIP-890 part 2): no epoch bump at EndTxn.
+pub const TV_0: i16 = 0;
+/// Transaction version 2 (KIP-890 part 2): an epoch bump at every commit and abort, and
+/// partitions added implicitly by Produce v12+ and TxnOffsetCommit v5.
+pub const TV_2: i16 = 2;
 
 /// Kafka's `Short.MaxValue - 1` guard: at this epoch a new producer id is needed.
 pub const MAX_EPOCH: i16 = i16::MAX - 1;
@@ -128,7 +144,18 @@ impl TxnMetadata {
             last_update_ms: now,
             pending: false,
             ending: false,
+            prev_producer_id: NO_PRODUCER_ID,
+            next_producer_id: NO_PRODUCER_ID,
+            client_tv: TV_0,
         }
+    }
+
+    /// A copy to turn into the next state: as Kafka's transitions do, it remembers the
+    /// producer id it came from.
+    pub(crate) fn successor(&self) -> TxnMetadata {
+        let mut next = self.clone();
+        next.prev_producer_id = self.producer_id;
+        next
     }
 
     fn busy(&self) -> Result<(), ResponseError> {
@@ -171,7 +198,8 @@ impl TxnMetadata {
                 return Err(ResponseError::ProducerFenced);
             }
         }
-        let mut next = self.clone();
+        let mut next = self.successor();
+        next.next_producer_id = NO_PRODUCER_ID;
         next.timeout_ms = timeout_ms;
         next.last_update_ms = now;
         if self.state == TxnState::Ongoing {
@@ -209,12 +237,27 @@ impl TxnMetadata {
         add: &[(String, i32)],
         now: i64,
     ) -> Result<Option<TxnMetadata>, ResponseError> {
+        self.plan_add_tv(producer_id, epoch, add, now, TV_0)
+    }
+
+    /// [`Self::plan_add`] recording the transaction version of the request that adds
+    /// (Kafka records TV_0 for AddPartitionsToTxn/AddOffsetsToTxn from clients, TV_2 for the
+    /// implicit adds of Produce v12+ and TxnOffsetCommit v5).
+    pub fn plan_add_tv(
+        &self,
+        producer_id: i64,
+        epoch: i16,
+        add: &[(String, i32)],
+        now: i64,
+        tv: i16,
+    ) -> Result<Option<TxnMetadata>, ResponseError> {
         self.check_producer(producer_id, epoch)?;
         self.busy()?;
         if self.state == TxnState::Ongoing && add.iter().all(|p| self.partitions.contains(p)) {
             return Ok(None);
         }
-        let mut next = self.clone();
+        let mut next = self.successor();
+        next.client_tv = tv;
         if self.state != TxnState::Ongoing {
             if !self.state.is_complete() {
                 return Err(ResponseError::InvalidTxnState);
@@ -248,7 +291,9 @@ impl TxnMetadata {
         }
         match (self.state, commit) {
             (TxnState::Ongoing, _) => {
-                let mut next = self.clone();
+                let mut next = self.successor();
+                next.client_tv = TV_0;
+                next.next_producer_id = NO_PRODUCER_ID;
                 next.state = if commit {
                     TxnState::PrepareCommit
                 } else {
@@ -278,8 +323,18 @@ impl TxnMetadata {
         {
             return None;
         }
-        let mut next = self.clone();
-        next.bump_epoch(new_id).ok()?;
+        let mut next = self.successor();
+        // One bump fences the producer, and the abort is recorded at the broker's own
+        // transaction version, 2, as Kafka 4.4 does (measured against it: the epoch moves by
+        // one, and the timed-out producer's own EndTxn v5 abort then reads as a retry). When
+        // the bump reaches the last epoch, the producer id rotates at completion.
+        next.client_tv = TV_2;
+        next.producer_epoch = self.producer_epoch.saturating_add(1);
+        next.next_producer_id = if next.producer_epoch >= MAX_EPOCH {
+            new_id().ok()?
+        } else {
+            NO_PRODUCER_ID
+        };
         next.state = TxnState::PrepareAbort;
         next.last_update_ms = now;
         Some(next)
@@ -315,7 +370,14 @@ impl TxnMetadata {
 
     /// The metadata after every marker of a Prepare* state is written.
     pub fn completed(&self, now: i64) -> TxnMetadata {
-        let mut next = self.clone();
+        let mut next = self.successor();
+        // A TV2 transaction whose bump exhausted the epoch: the producer continues under the
+        // id allocated when it was prepared, at epoch 0.
+        if self.client_tv >= TV_2 && self.next_producer_id != NO_PRODUCER_ID {
+            next.producer_id = self.next_producer_id;
+            next.producer_epoch = 0;
+        }
+        next.next_producer_id = NO_PRODUCER_ID;
         next.state = if self.state == TxnState::PrepareCommit {
             TxnState::CompleteCommit
         } else {
