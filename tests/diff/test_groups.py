@@ -122,3 +122,43 @@ def test_unknown_group(brokers, name):
                ["error_code"])
     col.check("list_groups/bogus-state-filter", {"states_filter": ["Bogus"]}, got["kafka"], got["skiff"])
     col.done()
+
+
+def test_offset_fetch_checks_consumer_group_members(brokers, name):
+    """OffsetFetch v9 names the fetching member (KIP-848): a consumer group answers an unknown
+    member and a wrong epoch with a group error; an admin fetch (no member) and a classic group
+    are not checked."""
+    from kafka.protocol.consumer.group import OffsetFetchRequest
+
+    col = Collector()
+    topic, group, classic = f"{name}-t", f"{name}-g", f"{name}-classic"
+    out = {}
+    for side in ("kafka", "skiff"):
+        b = brokers[side].bootstrap
+        with RawClient(b) as rc:
+            assert create(rc, topic, partitions=2)["error_code"] == 0
+        produce(b, topic)
+        c = join(b, group, topic, "consumer")
+        k = join(b, classic, topic, "classic")
+        try:
+            member = c.memberid()
+
+            def fetch(g, member_id, epoch):
+                with RawClient(b) as rc:
+                    r = rc.send(OffsetFetchRequest, 9, require_stable=False, groups=[
+                        OffsetFetchRequest.OffsetFetchRequestGroup(
+                            group_id=g, member_id=member_id, member_epoch=epoch, topics=None)])
+                    return to_plain(r)["groups"][0]["error_code"]
+
+            out[side] = {
+                "unknown member": fetch(group, "no-such-member", 1),
+                "wrong epoch": fetch(group, member, 99999),
+                "admin": fetch(group, None, -1),
+                "classic group, unknown member": fetch(classic, "no-such-member", 1),
+            }
+        finally:
+            c.close()
+            k.close()
+    col.check("offset_fetch/member-checks", {"version": 9, "group": group}, out["kafka"], out["skiff"])
+    col.done()
+    assert out["skiff"]["unknown member"] == 25 and out["skiff"]["wrong epoch"] == 113, out

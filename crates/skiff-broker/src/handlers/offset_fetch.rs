@@ -2,6 +2,8 @@
 //! nothing committed answers offset -1, as Kafka does; a null topic list means "every
 //! committed partition" (v2+). With `require_stable` (v7+), a partition whose offset is
 //! pending in an undecided transaction answers UNSTABLE_OFFSET_COMMIT (retriable), as Kafka does.
+//! From v9 a member of a consumer group names itself and its epoch: an unknown member answers
+//! UNKNOWN_MEMBER_ID and an old epoch STALE_MEMBER_EPOCH for the group (Kafka's check).
 //!
 //! With an authorizer (Kafka 4's KafkaApis): a group needs GROUP DESCRIBE, else
 //! GROUP_AUTHORIZATION_FAILED (for the group, v8+; as the request's error, v0-7); a topic
@@ -60,7 +62,11 @@ fn answer(ctx: &RequestContext, request: OffsetFetchRequest) -> OffsetFetchRespo
                         })
                         .collect()
                 });
-                let result = broker.coordinator.fetch_offsets(&g.group_id.0, wanted);
+                let member = g.member_id.as_ref().map(|m| m.as_str());
+                let result = broker
+                    .coordinator
+                    .check_offset_fetch(&g.group_id.0, member, g.member_epoch)
+                    .and_then(|()| broker.coordinator.fetch_offsets(&g.group_id.0, wanted));
                 let mut group = group_v8(g.group_id, result.map_err(code));
                 if all_topics {
                     group.topics.retain(|t| topic_ok(&t.name.0));
@@ -230,5 +236,85 @@ fn group_v8(id: GroupId, result: Result<Rows, i16>) -> OffsetFetchResponseGroup 
                     })
                     .collect(),
             ),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::Arc;
+
+    use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestGroup;
+    use kafka_protocol::messages::{ApiKey, ConsumerGroupHeartbeatRequest};
+
+    use super::*;
+
+    async fn broker(dir: &std::path::Path) -> Arc<Broker> {
+        let sets = vec![
+            format!("log.dirs={}", dir.display()),
+            "offsets.topic.num.partitions=1".to_string(),
+        ];
+        let (config, _) = skiff_config::load(None, &sets, Vec::<(String, String)>::new()).unwrap();
+        let broker = tokio::task::spawn_blocking(move || Broker::start(config))
+            .await
+            .unwrap()
+            .unwrap();
+        while !broker.coordinator.is_loaded() {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        broker
+    }
+
+    /// Joins `group` as a consumer-protocol member; its member id and epoch.
+    async fn join(b: &Arc<Broker>, group: &str) -> (String, i32) {
+        let ctx = RequestContext::new(b.clone(), ApiKey::ConsumerGroupHeartbeat, 1);
+        let request = ConsumerGroupHeartbeatRequest::default()
+            .with_group_id(GroupId(str_bytes(group)))
+            .with_member_id(str_bytes("m1"))
+            .with_member_epoch(0)
+            .with_rebalance_timeout_ms(10_000)
+            .with_subscribed_topic_names(Some(Vec::new()))
+            .with_topic_partitions(Some(Vec::new()));
+        let Reply::Respond(ResponseKind::ConsumerGroupHeartbeat(r)) =
+            crate::handlers::consumer_group_heartbeat::handle(&ctx, request).await
+        else {
+            panic!("no heartbeat answer")
+        };
+        assert_eq!(r.error_code, 0, "{:?}", r.error_message);
+        (r.member_id.unwrap().to_string(), r.member_epoch)
+    }
+
+    /// The group-level error of an OffsetFetch v9 of every partition of `group`.
+    fn fetch(b: &Arc<Broker>, group: &str, member: Option<&str>, epoch: i32) -> i16 {
+        let ctx = RequestContext::new(b.clone(), ApiKey::OffsetFetch, 9);
+        let request =
+            OffsetFetchRequest::default().with_groups(vec![OffsetFetchRequestGroup::default()
+                .with_group_id(GroupId(str_bytes(group)))
+                .with_member_id(member.map(str_bytes))
+                .with_member_epoch(epoch)
+                .with_topics(None)]);
+        answer(&ctx, request).groups[0].error_code
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_consumer_group_member_fetches_with_its_current_epoch_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = broker(dir.path()).await;
+        let (member, epoch) = join(&b, "g").await;
+        assert!(epoch > 0);
+        assert_eq!(fetch(&b, "g", Some(&member), epoch), 0);
+        assert_eq!(
+            fetch(&b, "g", Some(&member), epoch - 1),
+            ResponseError::StaleMemberEpoch.code()
+        );
+        assert_eq!(
+            fetch(&b, "g", Some("nobody"), epoch),
+            ResponseError::UnknownMemberId.code()
+        );
+        // Admin clients name no member.
+        assert_eq!(fetch(&b, "g", None, -1), 0);
+        // Groups that are not consumer groups are not checked.
+        assert_eq!(fetch(&b, "no-such-group", Some("nobody"), 3), 0);
+        b.shutdown();
     }
 }

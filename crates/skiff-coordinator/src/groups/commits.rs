@@ -96,6 +96,28 @@ impl<S: Storage> Coordinator<S> {
             .map_err(|_| ResponseError::KafkaStorageError)
     }
 
+    /// OffsetFetch v9+ from a member of a consumer group (KIP-848): the member must exist
+    /// and give its current epoch, else UNKNOWN_MEMBER_ID or STALE_MEMBER_EPOCH
+    /// (ILLEGAL_GENERATION for a classic member), as Kafka's `ConsumerGroup.validateOffsetFetch`.
+    /// A request without a member id and with a negative epoch (admin clients, the classic
+    /// consumer) is not checked, and neither are classic groups or unknown ones (those answer
+    /// no offsets, as before).
+    pub fn check_offset_fetch(
+        &self,
+        group_id: &str,
+        member_id: Option<&str>,
+        member_epoch: i32,
+    ) -> Result<(), ResponseError> {
+        if member_id.is_none() && member_epoch < 0 {
+            return Ok(());
+        }
+        let groups = self.ready()?;
+        match groups.get(group_id).and_then(|g| g.consumer.as_ref()) {
+            Some(c) => c.validate_fetch(member_id.unwrap_or(""), member_epoch),
+            None => Ok(()),
+        }
+    }
+
     /// Committed offsets of a group: the requested partitions (`None` offset when nothing is
     /// committed) or, when `wanted` is `None`, every committed partition.
     #[allow(clippy::type_complexity)]

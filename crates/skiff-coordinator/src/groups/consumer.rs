@@ -624,6 +624,12 @@ impl ConsumerState {
         if epoch < 0 && member_id.is_empty() && self.members.is_empty() {
             return Ok(());
         }
+        self.validate_fetch(member_id, epoch)
+    }
+
+    /// OffsetFetch (or OffsetCommit) from `member_id` at `epoch`: the member must exist and
+    /// the epoch be its current one.
+    pub fn validate_fetch(&self, member_id: &str, epoch: i32) -> Result<(), ResponseError> {
         let m = self
             .members
             .get(member_id)
