@@ -315,6 +315,6 @@ mod tests {
         assert_eq!(fetch(&b, "g", None, -1), 0);
         // Groups that are not consumer groups are not checked.
         assert_eq!(fetch(&b, "no-such-group", Some("nobody"), 3), 0);
-        b.shutdown();
+        b.shutdown().unwrap();
     }
 }
