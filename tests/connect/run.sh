@@ -407,7 +407,16 @@ if [[ $TARGET_STARTED == 1 ]]; then
     # once and skips ACL sync); any other failure is an ERROR from its scheduler, repeated
     # every sync.topic.acls.interval.seconds. Those ERRORs are judged here, all others below.
     acl_errs=$(grep -A1 '\] ERROR .*syncing topic ACLs' "$WORK/mm2.log" | grep -v '^--$' || true)
-    errs=$(log_errors "$WORK/mm2.log" | grep -v 'syncing topic ACLs' || true)
+    # MirrorCheckpointTask logs "Error querying for consumer group G on cluster kafka" when its
+    # Admin calls to the target of the skiff->kafka flow fail (describeConsumerGroups and
+    # listConsumerGroupOffsets on its target admin client). That target is the reference
+    # Kafka, so the failure is in the reference broker's answer, not Skiff's (seen once, in a
+    # CI run on a loaded machine; the line names no cause). It is shown, not counted.
+    # The same error about "cluster skiff" (the kafka->skiff flow's target) still fails.
+    ref_query='Error querying for consumer group .* on cluster kafka\.'
+    ref_errs=$(log_errors "$WORK/mm2.log" | grep -E "$ref_query" || true)
+    [[ -z $ref_errs ]] || { echo "note: MirrorMaker's queries of the reference Kafka failed (not answers of Skiff's):"; echo "$ref_errs" | head -n 5; }
+    errs=$(log_errors "$WORK/mm2.log" | grep -v 'syncing topic ACLs' | grep -Ev "$ref_query" || true)
     if [[ -n $errs ]]; then
         bad "mm2: log has ERROR lines:"; echo "$errs" | head -n 20 >&2
         [[ $mm2_copy == PASS ]] && mm2_copy=FAIL mm2_copy_note+="; but ERROR lines in the MirrorMaker log"
