@@ -100,3 +100,23 @@ pub fn str_bytes(s: &str) -> StrBytes {
 pub fn topic_name(s: &str) -> TopicName {
     TopicName(str_bytes(s))
 }
+
+/// A broker on `dir` for handler unit tests, with one `__consumer_offsets` partition, once
+/// its group coordinator has loaded.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) async fn test_broker(dir: &std::path::Path) -> std::sync::Arc<crate::broker::Broker> {
+    let sets = vec![
+        format!("log.dirs={}", dir.display()),
+        "offsets.topic.num.partitions=1".to_string(),
+    ];
+    let (config, _) = skiff_config::load(None, &sets, Vec::<(String, String)>::new()).unwrap();
+    let broker = tokio::task::spawn_blocking(move || crate::broker::Broker::start(config))
+        .await
+        .unwrap()
+        .unwrap();
+    while !broker.coordinator.is_loaded() {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    broker
+}

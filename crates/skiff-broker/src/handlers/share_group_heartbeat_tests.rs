@@ -16,19 +16,7 @@ use crate::dispatch::{dispatch_request, Reply};
 use crate::handlers::{str_bytes, topic_name};
 
 async fn broker(dir: &std::path::Path) -> Arc<Broker> {
-    let sets = vec![
-        format!("log.dirs={}", dir.display()),
-        "offsets.topic.num.partitions=1".to_string(),
-    ];
-    let (config, _) = skiff_config::load(None, &sets, Vec::<(String, String)>::new()).unwrap();
-    let broker = tokio::task::spawn_blocking(move || Broker::start(config))
-        .await
-        .unwrap()
-        .unwrap();
-    while !broker.coordinator.is_loaded() {
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
-    broker
+    crate::handlers::test_broker(dir).await
 }
 
 async fn send(b: &Arc<Broker>, key: ApiKey, version: i16, body: RequestKind) -> ResponseKind {
