@@ -44,7 +44,9 @@ fn start_groups_with(
     start_groups_at(storage, group_configs, &config(), clock())
 }
 
-fn start_groups_at(
+/// A group coordinator over `storage`, once loaded (also used by the migration and share
+/// group tests).
+pub(crate) fn start_groups_at(
     storage: &Arc<MemStorage>,
     group_configs: Arc<MemGroupConfigs>,
     config: &BrokerConfig,

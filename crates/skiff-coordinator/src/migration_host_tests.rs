@@ -4,18 +4,16 @@
 //! downgraded when the consumer-protocol member leaves, and restarted again as a classic group.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kafka_protocol::ResponseError;
 use skiff_config::BrokerConfig;
-use skiff_log::{Clock, ManualClock};
+use skiff_log::ManualClock;
 
 use crate::groups::consumer::{Assignment, Heartbeat, LEAVE};
 use crate::groups::embedded_protocol::{encode_assignment, parse_assignment};
 use crate::groups::group::{JoinOutcome, JoinRequest, SyncOutcome};
 use crate::groups::{CommitEntry, Coordinator};
-use crate::host::TopicCatalog;
 use crate::memory::{MemGroupConfigs, MemStorage};
 use crate::wire::{put_i16, put_i32, put_str};
 
@@ -25,22 +23,8 @@ fn start(storage: &Arc<MemStorage>, clock: &Arc<ManualClock>) -> Coordinator<Mem
         group_initial_rebalance_delay_ms: 0,
         ..BrokerConfig::default()
     };
-    let catalog: Arc<dyn TopicCatalog> = storage.clone();
-    let clock: Arc<dyn Clock> = clock.clone();
-    let c = Coordinator::start(
-        storage.clone(),
-        catalog,
-        &config,
-        Arc::new(MemGroupConfigs::default()),
-        clock,
-    )
-    .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !c.is_loaded() {
-        assert!(Instant::now() < deadline, "never loaded");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    c
+    let configs = Arc::new(MemGroupConfigs::default());
+    crate::host_tests::start_groups_at(storage, configs, &config, clock.clone())
 }
 
 fn subscription() -> Bytes {

@@ -4,16 +4,15 @@
 //! Kafka does.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use kafka_protocol::messages::{ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse};
 use kafka_protocol::ResponseError;
 use skiff_config::BrokerConfig;
-use skiff_log::{Clock, ManualClock};
+use skiff_log::ManualClock;
 
 use super::group::{JoinOutcome, JoinRequest};
 use super::{consumer, CommitEntry, Coordinator, OFFSETS_TOPIC};
-use crate::host::{ShareGroupListener, TopicCatalog};
+use crate::host::ShareGroupListener;
 use crate::memory::{MemGroupConfigs, MemStorage};
 use crate::share_group::test_support::request;
 
@@ -22,22 +21,8 @@ fn start(storage: &Arc<MemStorage>, clock: &Arc<ManualClock>) -> Coordinator<Mem
         offsets_topic_num_partitions: 3,
         ..BrokerConfig::default()
     };
-    let catalog: Arc<dyn TopicCatalog> = storage.clone();
-    let clock: Arc<dyn Clock> = clock.clone();
-    let c = Coordinator::start(
-        storage.clone(),
-        catalog,
-        &config,
-        Arc::new(MemGroupConfigs::default()),
-        clock,
-    )
-    .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !c.is_loaded() {
-        assert!(Instant::now() < deadline, "never loaded");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    c
+    let configs = Arc::new(MemGroupConfigs::default());
+    crate::host_tests::start_groups_at(storage, configs, &config, clock.clone())
 }
 
 fn setup() -> (Arc<MemStorage>, Arc<ManualClock>, Coordinator<MemStorage>) {
