@@ -119,7 +119,22 @@ fn raw_workload_gives_exact_counts() {
     let fetched = raw.fetch(&topic, 0, 0).unwrap();
     let fetched_bytes: usize = fetched.batches.iter().map(|b| b.size).sum();
     assert_eq!(fetched_bytes, bytes);
-    let text = scrape(&m);
+    // The connection's writer times a request once its response is written, so the client
+    // can read the answer just before the Fetch is counted: scrape until it is.
+    let fetch_timed = |text: &str| {
+        value(
+            text,
+            "skiff_request_duration_seconds_count",
+            &[("api", "Fetch")],
+        )
+        .is_some_and(|n| n >= 1.0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut text = scrape(&m);
+    while !fetch_timed(&text) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        text = scrape(&m);
+    }
     assert_eq!(
         part(&text, "skiff_partition_fetched_bytes_total", &topic),
         bytes as f64
