@@ -24,6 +24,7 @@ pub mod internal_topic;
 pub mod share;
 pub mod share_group;
 pub mod share_state;
+pub mod streams_group;
 pub mod txn;
 mod wire;
 

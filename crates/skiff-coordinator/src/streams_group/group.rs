@@ -1,0 +1,843 @@
+//! One streams group: its topology, members, epochs and target assignment, driven by
+//! StreamsGroupHeartbeat.
+//!
+//! Epochs, as in Kafka's streams groups (the same scheme as KIP-848 consumer groups):
+//! - the *group epoch* goes up when a member joins, leaves or is removed, when what the
+//!   assignor looks at changes (a member's process, rack, client tags, instance id or topology
+//!   epoch), when the topics the topology needs change (created, deleted, repartitioned), when
+//!   the topology becomes ready or stops being ready, and when the standby count changes;
+//! - the *assignment epoch* is the group epoch the target assignment was computed at. It
+//!   catches up on a heartbeat, but not before the initial rebalance delay after the group's
+//!   first member (so instances starting together are assigned at once), nor sooner than the
+//!   assignment interval after the previous computation; meanwhile members are told
+//!   ASSIGNMENT_DELAYED;
+//! - a *member epoch* reaches the assignment epoch once the member holds its target, minus
+//!   what others still hold. A member that must give up tasks keeps its epoch until it reports
+//!   them gone (its owned tasks in the heartbeat); a task moves to its new owner only once
+//!   released.
+//!
+//! The topology is set by the first member that joins with one; later members must declare the
+//! same one at that epoch (a lower epoch is answered STALE_TOPOLOGY; a different topology at the
+//! same or a higher epoch is refused: Kafka 4.4 does not support topology updates either).
+//! Until every topic the topology needs exists with the right partition count, the group is
+//! NotReady, every member's target is empty, and the heartbeat reports why (and which internal
+//! topics the broker must create).
+//!
+//! Sans-IO: time and topic partition counts are passed in.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::assignor::{assign, task_ids, MemberSpec, MemberTasks, SubtopologySpec, TaskId, Tasks};
+use super::configure::{configure, ConfiguredTopology, Status, StatusCode};
+use super::error::StreamsGroupError;
+use super::member::{Endpoint, MemberState, StreamsMember, TaskSet};
+use super::settings::StreamsGroupSettings;
+use super::topology::{InternalTopic, StreamsTopology};
+
+/// StreamsGroupHeartbeat's member epoch to leave the group.
+pub const LEAVE_EPOCH: i32 = -1;
+/// A static member's member epoch to leave for a while, keeping its tasks.
+pub const STATIC_LEAVE_EPOCH: i32 = -2;
+
+/// A topic's partition count, `None` when it does not exist.
+pub type PartitionCounts<'a> = &'a dyn Fn(&str) -> Option<i32>;
+
+/// Kafka's streams group states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamsGroupState {
+    Empty,
+    /// The topology's topics are not all there yet.
+    NotReady,
+    /// The target is older than the group epoch.
+    Assigning,
+    /// Some member has not reached the target.
+    Reconciling,
+    Stable,
+}
+
+impl StreamsGroupState {
+    /// As StreamsGroupDescribe and ListGroups spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            StreamsGroupState::Empty => "Empty",
+            StreamsGroupState::NotReady => "NotReady",
+            StreamsGroupState::Assigning => "Assigning",
+            StreamsGroupState::Reconciling => "Reconciling",
+            StreamsGroupState::Stable => "Stable",
+        }
+    }
+}
+
+/// One validated StreamsGroupHeartbeat (member epoch 0 or above, or -2).
+#[derive(Clone, Debug, Default)]
+pub struct Heartbeat {
+    pub member_id: String,
+    pub member_epoch: i32,
+    pub endpoint_epoch: i32,
+    pub instance_id: Option<String>,
+    /// `None`: unchanged.
+    pub rack_id: Option<String>,
+    /// -1: unchanged.
+    pub rebalance_timeout_ms: i32,
+    /// Only when joining.
+    pub topology: Option<StreamsTopology>,
+    /// The tasks the member holds; `None`: unchanged since the last heartbeat.
+    pub owned: Option<TaskSet>,
+    /// `None`: unchanged.
+    pub process_id: Option<String>,
+    /// `None`: unchanged (or, on a join, none).
+    pub user_endpoint: Option<Endpoint>,
+    /// `None`: unchanged.
+    pub client_tags: Option<BTreeMap<String, String>>,
+    /// Changelog offset sums per task; `None`: unchanged.
+    pub task_offsets: Option<BTreeMap<TaskId, i64>>,
+    pub shutdown_application: bool,
+    pub client_id: String,
+    pub client_host: String,
+}
+
+/// Which partitions a member with an interactive-query endpoint serves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndpointPartitions {
+    pub endpoint: Endpoint,
+    /// Topic → partitions.
+    pub active: BTreeMap<String, BTreeSet<i32>>,
+    pub standby: BTreeMap<String, BTreeSet<i32>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeartbeatResult {
+    pub member_id: String,
+    pub member_epoch: i32,
+    /// The member's tasks, when they changed or it joined.
+    pub tasks: Option<TaskSet>,
+    pub status: Vec<Status>,
+    pub endpoint_epoch: i32,
+    /// Every endpoint's partitions, when the member's endpoint epoch is behind.
+    pub endpoints: Option<Vec<EndpointPartitions>>,
+    /// Internal topics the broker should create now.
+    pub to_create: Vec<InternalTopic>,
+}
+
+/// Why a member left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RemovalReason {
+    Left,
+    SessionExpired,
+    /// It did not give up its tasks within its rebalance timeout.
+    RevocationTimedOut,
+}
+
+#[derive(Clone, Debug)]
+pub struct StreamsGroup {
+    pub id: String,
+    pub epoch: i32,
+    pub assignment_epoch: i32,
+    pub members: BTreeMap<String, StreamsMember>,
+    /// Each member's target at `assignment_epoch`.
+    pub target: BTreeMap<String, MemberTasks>,
+    pub topology: Option<StreamsTopology>,
+    /// The topology epoch the group was last found ready at (-1: never / not now).
+    pub validated_topology_epoch: i32,
+    pub endpoint_epoch: i32,
+    /// The topology against the topics as they were last looked at.
+    configured: Option<ConfiguredTopology>,
+    /// Partition counts of the topics the topology needs, when last configured.
+    topics_seen: BTreeMap<String, Option<i32>>,
+    /// The standby count the target was computed with.
+    standby_replicas: u32,
+    assignment_timestamp: Option<i64>,
+    /// While set, no target is computed (initial rebalance delay).
+    delayed_until: Option<i64>,
+    shutdown_requested_by: Option<String>,
+    /// Reported changelog offset sums per member.
+    task_offsets: BTreeMap<String, BTreeMap<TaskId, i64>>,
+}
+
+impl StreamsGroup {
+    pub fn new(id: &str) -> StreamsGroup {
+        StreamsGroup {
+            id: id.to_string(),
+            epoch: 0,
+            assignment_epoch: 0,
+            members: BTreeMap::new(),
+            target: BTreeMap::new(),
+            topology: None,
+            validated_topology_epoch: -1,
+            endpoint_epoch: 0,
+            configured: None,
+            topics_seen: BTreeMap::new(),
+            standby_replicas: 0,
+            assignment_timestamp: None,
+            delayed_until: None,
+            shutdown_requested_by: None,
+            task_offsets: BTreeMap::new(),
+        }
+    }
+
+    pub fn state(&self) -> StreamsGroupState {
+        if self.members.is_empty() {
+            return StreamsGroupState::Empty;
+        }
+        let ready = self
+            .topology
+            .as_ref()
+            .is_some_and(|t| t.epoch == self.validated_topology_epoch);
+        if !ready {
+            StreamsGroupState::NotReady
+        } else if self.epoch > self.assignment_epoch {
+            StreamsGroupState::Assigning
+        } else if self
+            .members
+            .values()
+            .any(|m| m.epoch != self.assignment_epoch || m.state != MemberState::Stable)
+        {
+            StreamsGroupState::Reconciling
+        } else {
+            StreamsGroupState::Stable
+        }
+    }
+
+    /// The topology as configured against the topics at the last heartbeat.
+    pub fn configured(&self) -> Option<&ConfiguredTopology> {
+        self.configured.as_ref()
+    }
+
+    pub fn assignment_timestamp(&self) -> Option<i64> {
+        self.assignment_timestamp
+    }
+
+    fn unknown_member(&self, member: &str) -> StreamsGroupError {
+        StreamsGroupError::UnknownMember {
+            member: member.to_string(),
+            group: self.id.clone(),
+        }
+    }
+
+    /// Handles a join (epoch 0), a heartbeat, or a static member's temporary leave (-2). On
+    /// error nothing has changed.
+    pub fn heartbeat(
+        &mut self,
+        hb: Heartbeat,
+        topics: PartitionCounts<'_>,
+        settings: &StreamsGroupSettings,
+        now: i64,
+    ) -> Result<HeartbeatResult, StreamsGroupError> {
+        let mut next = self.clone();
+        let result = next.apply(hb, topics, settings, now)?;
+        *self = next;
+        Ok(result)
+    }
+
+    fn apply(
+        &mut self,
+        hb: Heartbeat,
+        topics: PartitionCounts<'_>,
+        settings: &StreamsGroupSettings,
+        now: i64,
+    ) -> Result<HeartbeatResult, StreamsGroupError> {
+        let joining = hb.member_epoch == 0;
+        let mut replaced: Option<StreamsMember> = None;
+        let old = match self.members.get(&hb.member_id) {
+            Some(m) => m.clone(),
+            None if joining => {
+                if let Some(instance) = &hb.instance_id {
+                    replaced = self.take_static_slot(&hb.member_id, instance)?;
+                }
+                if replaced.is_none() && self.members.len() >= settings.max_size {
+                    return Err(StreamsGroupError::GroupFull(settings.max_size));
+                }
+                StreamsMember::new(&hb.member_id)
+            }
+            None => return Err(self.unknown_member(&hb.member_id)),
+        };
+        check_epoch(&old, hb.member_epoch, hb.owned.as_ref())?;
+        if hb.member_epoch == STATIC_LEAVE_EPOCH {
+            return self.static_leave(old, settings, now);
+        }
+        if self.members.is_empty() && settings.initial_rebalance_delay_ms > 0 {
+            self.delayed_until = Some(now + i64::from(settings.initial_rebalance_delay_ms));
+        }
+
+        let mut member = old.clone();
+        if let Some(r) = replaced {
+            // A static member back under a new member id takes over its tasks.
+            member.assigned = r.assigned;
+            member.epoch = r.epoch;
+            member.previous_epoch = r.previous_epoch;
+            if let Some(t) = self.target.remove(&r.id) {
+                self.target.insert(member.id.clone(), t);
+            }
+        }
+        // A join states the endpoint (none is none); later, none means unchanged.
+        if joining || hb.user_endpoint.is_some() {
+            member.user_endpoint = hb.user_endpoint.clone();
+        }
+        if hb.instance_id.is_some() {
+            member.instance_id = hb.instance_id.clone();
+        }
+        if hb.rack_id.is_some() {
+            member.rack_id = hb.rack_id.clone();
+        }
+        if hb.rebalance_timeout_ms != -1 {
+            member.rebalance_timeout_ms = hb.rebalance_timeout_ms;
+        }
+        if let Some(t) = &hb.topology {
+            member.topology_epoch = t.epoch;
+        }
+        if let Some(p) = &hb.process_id {
+            member.process_id = p.clone();
+        }
+        if let Some(tags) = &hb.client_tags {
+            member.client_tags = tags.clone();
+        }
+        member.client_id = hb.client_id.clone();
+        member.client_host = hb.client_host.clone();
+        let known = self.members.contains_key(&member.id);
+        let mut recompute = !known || member.assignment_inputs() != old.assignment_inputs();
+
+        let topology = self.settle_topology(hb.topology.as_ref(), &member.id)?;
+        let mut status = Vec::new();
+        if member.topology_epoch < topology.epoch {
+            status.push(Status {
+                code: StatusCode::StaleTopology,
+                detail: format!(
+                    "The member's topology epoch {} is behind the group's topology epoch {}.",
+                    member.topology_epoch, topology.epoch
+                ),
+            });
+        }
+        let seen = needed_topics(&topology, topics);
+        if self.configured.is_none() || seen != self.topics_seen {
+            if self.configured.is_some() {
+                recompute = true;
+            }
+            let configured = configure(&topology, topics)
+                .map_err(|e| StreamsGroupError::InvalidTopology(e.0))?;
+            self.configured = Some(configured);
+            self.topics_seen = seen;
+        }
+        let configured = self.configured.clone().unwrap_or_default();
+        let validated = if configured.is_ready() {
+            if let Some(owned) = &hb.owned {
+                check_tasks_exist(&configured, owned)?;
+            }
+            topology.epoch
+        } else {
+            -1
+        };
+        if validated != self.validated_topology_epoch {
+            recompute = true;
+        }
+        if settings.standby_replicas != self.standby_replicas {
+            recompute = true;
+        }
+        if let Some(offsets) = &hb.task_offsets {
+            self.task_offsets.insert(member.id.clone(), offsets.clone());
+        }
+        self.members.insert(member.id.clone(), member.clone());
+        self.topology = Some(topology);
+        if recompute {
+            self.epoch += 1;
+            self.validated_topology_epoch = validated;
+        }
+
+        self.maybe_compute_target(settings, now, &mut status);
+        let owned = if joining {
+            Some(TaskSet::default())
+        } else {
+            hb.owned.clone()
+        };
+        self.reconcile(&member.id, owned.as_ref(), now);
+        let Some(m) = self.members.get_mut(&member.id) else {
+            return Err(self.unknown_member(&member.id));
+        };
+        m.session_deadline = now + i64::from(settings.session_timeout_ms);
+        let m = m.clone();
+
+        if hb.shutdown_application {
+            self.shutdown_requested_by = Some(m.id.clone());
+        }
+        let tasks_changed = m.assigned != old.assigned;
+        if m.user_endpoint != old.user_endpoint || (tasks_changed && m.user_endpoint.is_some()) {
+            self.endpoint_epoch += 1;
+        }
+        if let Some(s) = configured.status.clone() {
+            status.push(s);
+        }
+        if let Some(by) = &self.shutdown_requested_by {
+            status.push(Status {
+                code: StatusCode::ShutdownApplication,
+                detail: format!(
+                    "Streams group member {by} encountered a fatal error and requested a shutdown for the entire application."
+                ),
+            });
+        }
+        let endpoints =
+            (hb.endpoint_epoch != self.endpoint_epoch).then(|| self.endpoint_partitions(topics));
+        Ok(HeartbeatResult {
+            member_id: m.id.clone(),
+            member_epoch: m.epoch,
+            tasks: (joining || tasks_changed).then(|| m.assigned.clone()),
+            status,
+            endpoint_epoch: self.endpoint_epoch,
+            endpoints,
+            to_create: configured.to_create.clone(),
+        })
+    }
+
+    /// A static member joins under `member_id` with `instance`: the member that held the
+    /// instance id must have left temporarily (epoch -2); it is replaced.
+    fn take_static_slot(
+        &mut self,
+        member_id: &str,
+        instance: &str,
+    ) -> Result<Option<StreamsMember>, StreamsGroupError> {
+        let holder = self
+            .members
+            .values()
+            .find(|m| m.instance_id.as_deref() == Some(instance) && m.id != member_id)
+            .cloned();
+        match holder {
+            None => Ok(None),
+            Some(h) if h.epoch == STATIC_LEAVE_EPOCH => {
+                self.members.remove(&h.id);
+                self.task_offsets.remove(&h.id);
+                Ok(Some(h))
+            }
+            Some(h) => Err(StreamsGroupError::UnreleasedInstanceId {
+                member: member_id.to_string(),
+                instance: instance.to_string(),
+                owner: h.id,
+            }),
+        }
+    }
+
+    fn static_leave(
+        &mut self,
+        mut member: StreamsMember,
+        settings: &StreamsGroupSettings,
+        now: i64,
+    ) -> Result<HeartbeatResult, StreamsGroupError> {
+        if member.instance_id.is_none() {
+            return Err(StreamsGroupError::InvalidRequest(
+                "InstanceId can't be null.".to_string(),
+            ));
+        }
+        member.previous_epoch = member.epoch;
+        member.epoch = STATIC_LEAVE_EPOCH;
+        member.session_deadline = now + i64::from(settings.session_timeout_ms);
+        let id = member.id.clone();
+        self.members.insert(id.clone(), member);
+        Ok(HeartbeatResult {
+            member_id: id,
+            member_epoch: STATIC_LEAVE_EPOCH,
+            tasks: None,
+            status: Vec::new(),
+            endpoint_epoch: self.endpoint_epoch,
+            endpoints: None,
+            to_create: Vec::new(),
+        })
+    }
+
+    /// The group's topology after this heartbeat: the first one declared, kept as long as the
+    /// group lives.
+    fn settle_topology(
+        &self,
+        declared: Option<&StreamsTopology>,
+        member: &str,
+    ) -> Result<StreamsTopology, StreamsGroupError> {
+        match (declared, &self.topology) {
+            (Some(t), None) => {
+                tracing::info!(group = %self.id, member, epoch = t.epoch, "streams group topology initialized");
+                Ok(t.clone())
+            }
+            (Some(t), Some(current)) if current.epoch > t.epoch || current == t => {
+                Ok(current.clone())
+            }
+            (Some(_), Some(_)) => Err(StreamsGroupError::InvalidRequest(
+                "Topology updates are not supported yet.".to_string(),
+            )),
+            (None, Some(current)) => Ok(current.clone()),
+            (None, None) => Err(StreamsGroupError::InvalidRequest(
+                "Topology must be non-null when (re-)joining.".to_string(),
+            )),
+        }
+    }
+
+    /// Member epoch -1.
+    pub fn leave(&mut self, member_id: &str) -> Result<(), StreamsGroupError> {
+        if !self.members.contains_key(member_id) {
+            return Err(self.unknown_member(member_id));
+        }
+        self.remove(member_id, RemovalReason::Left);
+        Ok(())
+    }
+
+    /// Removes members whose session expired or who did not revoke in time. Returns who.
+    pub fn expire(&mut self, now: i64) -> Vec<(String, RemovalReason)> {
+        let gone: Vec<(String, RemovalReason)> = self
+            .members
+            .values()
+            .filter_map(|m| {
+                if m.session_deadline <= now {
+                    Some((m.id.clone(), RemovalReason::SessionExpired))
+                } else if m.revoke_deadline.is_some_and(|d| d <= now) {
+                    Some((m.id.clone(), RemovalReason::RevocationTimedOut))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        for (id, reason) in &gone {
+            self.remove(id, *reason);
+        }
+        gone
+    }
+
+    /// The earliest deadline, for the caller's timer.
+    pub fn next_deadline(&self) -> Option<i64> {
+        self.members
+            .values()
+            .flat_map(|m| [Some(m.session_deadline), m.revoke_deadline])
+            .flatten()
+            .chain(self.delayed_until)
+            .min()
+    }
+
+    fn remove(&mut self, member_id: &str, reason: RemovalReason) {
+        if self.members.remove(member_id).is_none() {
+            return;
+        }
+        self.target.remove(member_id);
+        self.task_offsets.remove(member_id);
+        self.epoch += 1;
+        if self.members.is_empty() {
+            self.shutdown_requested_by = None;
+        }
+        tracing::info!(group = %self.id, member = %member_id, ?reason, "streams group member removed");
+    }
+
+    fn maybe_compute_target(
+        &mut self,
+        settings: &StreamsGroupSettings,
+        now: i64,
+        status: &mut Vec<Status>,
+    ) {
+        if let Some(until) = self.delayed_until {
+            if now < until {
+                status.push(Status {
+                    code: StatusCode::AssignmentDelayed,
+                    detail: "Assignment delayed due to the configured initial rebalance delay."
+                        .to_string(),
+                });
+                return;
+            }
+            self.delayed_until = None;
+        }
+        if self.assignment_epoch >= self.epoch {
+            return;
+        }
+        let interval_passed = self.assignment_timestamp.is_none_or(|last| {
+            settings.assignment_interval_ms <= 0
+                || now >= last + i64::from(settings.assignment_interval_ms)
+        });
+        if !interval_passed {
+            status.push(Status {
+                code: StatusCode::AssignmentDelayed,
+                detail: "Assignment delayed due to the configured assignment interval.".to_string(),
+            });
+            return;
+        }
+        self.compute_target(settings.standby_replicas);
+        self.assignment_epoch = self.epoch;
+        self.assignment_timestamp = Some(now);
+    }
+
+    fn compute_target(&mut self, standby_replicas: u32) {
+        self.standby_replicas = standby_replicas;
+        let ready = self
+            .configured
+            .as_ref()
+            .filter(|c| c.is_ready())
+            .and_then(|c| c.subtopologies.as_ref());
+        let Some(subtopologies) = ready else {
+            self.target = self
+                .members
+                .keys()
+                .map(|id| (id.clone(), MemberTasks::default()))
+                .collect();
+            return;
+        };
+        let specs: Vec<SubtopologySpec> = subtopologies
+            .iter()
+            .map(|(id, s)| SubtopologySpec {
+                id: id.clone(),
+                tasks: s.tasks,
+                stateful: s.stateful,
+            })
+            .collect();
+        let members: Vec<MemberSpec> = self
+            .members
+            .values()
+            .map(|m| MemberSpec {
+                id: m.id.clone(),
+                process_id: m.process_id.clone(),
+                active: m.assigned.active.clone(),
+                standby: m.assigned.standby.clone(),
+                task_offsets: self.task_offsets.get(&m.id).cloned().unwrap_or_default(),
+            })
+            .collect();
+        self.target = assign(&members, &specs, standby_replicas);
+    }
+
+    /// Moves one member towards its target (Kafka's reconciliation): tasks to give up are
+    /// revoked first; new tasks are handed out once no other member holds them.
+    fn reconcile(&mut self, member_id: &str, owned: Option<&TaskSet>, now: i64) {
+        let Some(member) = self.members.get(member_id).cloned() else {
+            return;
+        };
+        let target_epoch = self.assignment_epoch;
+        let released = |pending: &TaskSet| owned.is_some_and(|o| !o.holds_any_of(pending));
+        match member.state {
+            MemberState::Stable if member.epoch == target_epoch => return,
+            MemberState::UnrevokedTasks if !released(&member.pending_revocation) => return,
+            _ => {}
+        }
+        let target = self.target.get(member_id).cloned().unwrap_or_default();
+        let target = TaskSet {
+            active: target.active,
+            standby: target.standby,
+            warmup: Tasks::new(),
+        };
+        let held_elsewhere = self.held_by_others(&member);
+        let (keep, revoke, add, unreleased) =
+            difference(&member.assigned, &target, |kind, task| {
+                held_elsewhere.blocks(kind, task, &member.process_id)
+            });
+        let mut next = member.clone();
+        if !revoke.is_empty() && !released(&revoke) {
+            next.state = MemberState::UnrevokedTasks;
+            next.assigned = keep;
+            next.pending_revocation = revoke;
+            next.revoke_deadline = Some(now + i64::from(member.rebalance_timeout_ms.max(0)));
+        } else {
+            next.state = if unreleased {
+                MemberState::UnreleasedTasks
+            } else {
+                MemberState::Stable
+            };
+            next.assigned = merge(keep, add);
+            next.pending_revocation = TaskSet::default();
+            next.revoke_deadline = None;
+            if next.epoch != target_epoch {
+                next.previous_epoch = next.epoch;
+                next.epoch = target_epoch;
+            }
+        }
+        self.members.insert(member_id.to_string(), next);
+    }
+
+    fn held_by_others(&self, member: &StreamsMember) -> Holders {
+        let mut h = Holders::default();
+        for m in self.members.values().filter(|m| m.id != member.id) {
+            for set in [&m.assigned, &m.pending_revocation] {
+                for t in task_ids(&set.active) {
+                    h.active.insert(t, m.process_id.clone());
+                }
+                for t in task_ids(&set.standby).chain(task_ids(&set.warmup)) {
+                    h.standby.entry(t).or_default().insert(m.process_id.clone());
+                }
+            }
+        }
+        h
+    }
+
+    /// For each member with a user endpoint, the topic partitions of its tasks: task `p` of a
+    /// sub-topology reads partition `p` of each of its input topics that has one.
+    fn endpoint_partitions(&self, topics: PartitionCounts<'_>) -> Vec<EndpointPartitions> {
+        let Some(topology) = &self.topology else {
+            return Vec::new();
+        };
+        let partitions_of = |tasks: &Tasks| {
+            let mut out: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
+            for task in task_ids(tasks) {
+                let Some(s) = topology.subtopologies.get(&task.subtopology) else {
+                    continue;
+                };
+                for t in s.input_topics() {
+                    if topics(t).is_some_and(|n| task.partition < n) {
+                        out.entry(t.to_string()).or_default().insert(task.partition);
+                    }
+                }
+            }
+            out
+        };
+        self.members
+            .values()
+            .filter_map(|m| {
+                let endpoint = m.user_endpoint.clone()?;
+                Some(EndpointPartitions {
+                    endpoint,
+                    active: partitions_of(&m.assigned.active),
+                    standby: partitions_of(&m.assigned.standby),
+                })
+            })
+            .collect()
+    }
+}
+
+/// Which other members hold which tasks.
+#[derive(Default)]
+struct Holders {
+    /// Task → the process of the member running it.
+    active: BTreeMap<TaskId, String>,
+    /// Task → processes holding a standby or warm-up copy.
+    standby: BTreeMap<TaskId, BTreeSet<String>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Active,
+    Standby,
+}
+
+impl Holders {
+    /// A task cannot be handed out yet: an active task while another member still runs it
+    /// (or a member of this process still holds a copy of its state), a standby while this
+    /// process already has it.
+    fn blocks(&self, kind: Kind, task: &TaskId, process: &str) -> bool {
+        match kind {
+            Kind::Active => {
+                self.active.contains_key(task)
+                    || self.standby.get(task).is_some_and(|p| p.contains(process))
+            }
+            Kind::Standby => {
+                self.active.get(task).is_some_and(|p| p == process)
+                    || self.standby.get(task).is_some_and(|p| p.contains(process))
+            }
+        }
+    }
+}
+
+/// One kind of task list of a [`TaskSet`].
+type Field = fn(&TaskSet) -> &Tasks;
+type FieldMut = fn(&mut TaskSet) -> &mut Tasks;
+
+/// Splits current vs target into (kept, to revoke, to add now, whether some could not be
+/// added yet).
+fn difference(
+    current: &TaskSet,
+    target: &TaskSet,
+    blocked: impl Fn(Kind, &TaskId) -> bool,
+) -> (TaskSet, TaskSet, TaskSet, bool) {
+    let mut keep = TaskSet::default();
+    let mut revoke = TaskSet::default();
+    let mut add = TaskSet::default();
+    let mut unreleased = false;
+    let kinds: [(Kind, Field, FieldMut); 3] = [
+        (Kind::Active, |s| &s.active, |s| &mut s.active),
+        (Kind::Standby, |s| &s.standby, |s| &mut s.standby),
+        (Kind::Standby, |s| &s.warmup, |s| &mut s.warmup),
+    ];
+    for (kind, get, get_mut) in kinds {
+        let cur: BTreeSet<TaskId> = task_ids(get(current)).collect();
+        let want: BTreeSet<TaskId> = task_ids(get(target)).collect();
+        for t in cur.intersection(&want) {
+            insert(get_mut(&mut keep), t);
+        }
+        for t in cur.difference(&want) {
+            insert(get_mut(&mut revoke), t);
+        }
+        for t in want.difference(&cur) {
+            if blocked(kind, t) {
+                unreleased = true;
+            } else {
+                insert(get_mut(&mut add), t);
+            }
+        }
+    }
+    (keep, revoke, add, unreleased)
+}
+
+fn insert(tasks: &mut Tasks, t: &TaskId) {
+    tasks
+        .entry(t.subtopology.clone())
+        .or_default()
+        .insert(t.partition);
+}
+
+fn merge(mut a: TaskSet, b: TaskSet) -> TaskSet {
+    for (to, from) in [
+        (&mut a.active, b.active),
+        (&mut a.standby, b.standby),
+        (&mut a.warmup, b.warmup),
+    ] {
+        for (s, ps) in from {
+            to.entry(s).or_default().extend(ps);
+        }
+    }
+    a
+}
+
+/// The partition counts of every topic the topology needs (changes re-configure it).
+fn needed_topics(
+    topology: &StreamsTopology,
+    topics: PartitionCounts<'_>,
+) -> BTreeMap<String, Option<i32>> {
+    topology
+        .required_topics()
+        .into_iter()
+        .map(|t| (t.to_string(), topics(t)))
+        .collect()
+}
+
+/// A heartbeat's epoch must be the member's current one, or the one before it when the tasks
+/// it reports are still within what it was given (the answer carrying the bump may have been
+/// lost); 0 always passes (a rejoin).
+fn check_epoch(
+    member: &StreamsMember,
+    received: i32,
+    owned: Option<&TaskSet>,
+) -> Result<(), StreamsGroupError> {
+    if received == 0 || received == STATIC_LEAVE_EPOCH {
+        return Ok(());
+    }
+    let fenced = received > member.epoch
+        || (received < member.epoch
+            && (received != member.previous_epoch
+                || owned.is_some_and(|o| !o.within(&member.assigned))));
+    if fenced {
+        return Err(StreamsGroupError::FencedEpoch {
+            received,
+            current: member.epoch,
+        });
+    }
+    Ok(())
+}
+
+/// Reported tasks must exist in the configured topology.
+fn check_tasks_exist(
+    configured: &ConfiguredTopology,
+    owned: &TaskSet,
+) -> Result<(), StreamsGroupError> {
+    for task in owned.all() {
+        let Some(s) = configured
+            .subtopologies
+            .as_ref()
+            .and_then(|s| s.get(&task.subtopology))
+        else {
+            return Err(StreamsGroupError::InvalidRequest(format!(
+                "Subtopology {} does not exist in the topology.",
+                task.subtopology
+            )));
+        };
+        if task.partition < 0 || task.partition >= s.tasks {
+            return Err(StreamsGroupError::InvalidRequest(format!(
+                "Task {} for subtopology {} is invalid. Number of tasks for this subtopology: {}",
+                task.partition, task.subtopology, s.tasks
+            )));
+        }
+    }
+    Ok(())
+}
