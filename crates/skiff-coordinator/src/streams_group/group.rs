@@ -207,6 +207,31 @@ impl StreamsGroup {
         self.assignment_timestamp
     }
 
+    /// The standby count the current target was computed with.
+    pub fn standby_replicas(&self) -> u32 {
+        self.standby_replicas
+    }
+
+    /// Completes a group rebuilt from its records (`persist.rs`): the assignment epoch and
+    /// time, the standby count, and fresh session deadlines (revocations restart too).
+    pub(super) fn restored(
+        &mut self,
+        (assignment_epoch, timestamp): (i32, Option<i64>),
+        standby_replicas: u32,
+        now: i64,
+        session_timeout_ms: i32,
+    ) {
+        self.assignment_epoch = assignment_epoch;
+        self.assignment_timestamp = timestamp;
+        self.standby_replicas = standby_replicas;
+        for m in self.members.values_mut() {
+            m.session_deadline = now + i64::from(session_timeout_ms);
+            if m.state == MemberState::UnrevokedTasks {
+                m.revoke_deadline = Some(now + i64::from(m.rebalance_timeout_ms.max(0)));
+            }
+        }
+    }
+
     fn unknown_member(&self, member: &str) -> StreamsGroupError {
         StreamsGroupError::UnknownMember {
             member: member.to_string(),

@@ -39,14 +39,14 @@ fn word_count(epoch: i32) -> StreamsTopology {
 
 /// The topics that exist, with their partition counts.
 #[derive(Default)]
-struct Topics(BTreeMap<String, i32>);
+pub(super) struct Topics(BTreeMap<String, i32>);
 
 impl Topics {
-    fn with(names: &[(&str, i32)]) -> Topics {
+    pub(super) fn with(names: &[(&str, i32)]) -> Topics {
         Topics(names.iter().map(|(n, p)| (n.to_string(), *p)).collect())
     }
 
-    fn all_word_count() -> Topics {
+    pub(super) fn all_word_count() -> Topics {
         Topics::with(&[
             ("lines", 3),
             ("wc-counts-repartition", 3),
@@ -54,12 +54,12 @@ impl Topics {
         ])
     }
 
-    fn lookup(&self) -> impl Fn(&str) -> Option<i32> + '_ {
+    pub(super) fn lookup(&self) -> impl Fn(&str) -> Option<i32> + '_ {
         |name| self.0.get(name).copied()
     }
 }
 
-fn settings() -> StreamsGroupSettings {
+pub(super) fn settings() -> StreamsGroupSettings {
     StreamsGroupSettings {
         initial_rebalance_delay_ms: 0,
         assignment_interval_ms: 0,
@@ -67,7 +67,7 @@ fn settings() -> StreamsGroupSettings {
     }
 }
 
-fn join(member: &str, process: &str) -> Heartbeat {
+pub(super) fn join(member: &str, process: &str) -> Heartbeat {
     Heartbeat {
         member_id: member.to_string(),
         member_epoch: 0,
@@ -80,7 +80,7 @@ fn join(member: &str, process: &str) -> Heartbeat {
     }
 }
 
-fn beat(member: &str, epoch: i32, owned: &TaskSet) -> Heartbeat {
+pub(super) fn beat(member: &str, epoch: i32, owned: &TaskSet) -> Heartbeat {
     Heartbeat {
         member_id: member.to_string(),
         member_epoch: epoch,

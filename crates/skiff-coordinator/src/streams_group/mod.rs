@@ -10,6 +10,8 @@
 //! - `assignor.rs`: the sticky task assignor (active and standby tasks).
 //! - `group.rs`: one group's epochs, members, target and reconciliation.
 //! - `member.rs`: a member and the tasks it holds.
+//! - `records.rs`: Kafka's streams group records of `__consumer_offsets`.
+//! - `persist.rs`: a group to and from those records.
 //! - `settings.rs`: the limits and their defaults.
 //! - `error.rs`: refusals, and the one place they become Kafka error codes.
 //!
@@ -22,6 +24,7 @@ mod configure;
 mod error;
 mod group;
 mod member;
+mod persist;
 pub mod records;
 mod settings;
 mod topology;
@@ -36,6 +39,7 @@ pub use group::{
     StreamsGroupState, LEAVE_EPOCH, STATIC_LEAVE_EPOCH,
 };
 pub use member::{Endpoint, MemberState, StreamsMember, TaskSet};
+pub use persist::{restore, snapshot, Persisted};
 pub use settings::StreamsGroupSettings;
 pub use topology::{CopartitionGroup, InternalTopic, StreamsTopology, Subtopology};
 
@@ -45,3 +49,5 @@ mod assignor_tests;
 mod configure_tests;
 #[cfg(test)]
 mod group_tests;
+#[cfg(test)]
+mod persist_tests;
