@@ -101,6 +101,13 @@ pub trait GroupConfigs: Send + Sync {
         let _ = group_id;
         ShareGroupSettings::default()
     }
+
+    /// The limits streams group `group_id` runs with: the broker's `group.streams.*` configs,
+    /// overridden by the group's own `streams.*` configs. The default is Kafka's defaults.
+    fn streams_group_settings(&self, group_id: &str) -> crate::streams_group::StreamsGroupSettings {
+        let _ = group_id;
+        crate::streams_group::StreamsGroupSettings::default()
+    }
 }
 
 /// The share-partition side of share groups, told by the group coordinator when a share

@@ -34,6 +34,8 @@ mod host_tests;
 mod memory;
 #[cfg(test)]
 mod migration_host_tests;
+#[cfg(test)]
+mod streams_host_tests;
 
 pub use host::{
     GroupConfigs, InternalPartition, ShareGroupListener, StartError, Storage, TopicCatalog,

@@ -1,10 +1,11 @@
-//! Group administration: DescribeGroups, ListGroups and DeleteGroups, over classic, consumer
-//! and share groups (one namespace).
+//! Group administration: DescribeGroups, ListGroups and DeleteGroups, over classic, consumer,
+//! streams and share groups (one namespace).
 
 use kafka_protocol::ResponseError;
 use tokio::sync::oneshot;
 
 use super::group::{Group, GroupState};
+use super::streams::STREAMS_GROUP_TYPE;
 use super::{Coordinator, Listed};
 use crate::host::Storage;
 
@@ -27,13 +28,17 @@ impl<S: Storage> Coordinator<S> {
             .values()
             .map(|g| Listed {
                 id: g.id.clone(),
-                protocol_type: if g.is_consumer_group() {
+                protocol_type: if g.is_streams_group() {
+                    STREAMS_GROUP_TYPE.to_string()
+                } else if g.is_consumer_group() {
                     "consumer".to_string()
                 } else {
                     g.protocol_type.clone().unwrap_or_default()
                 },
                 state: g.state_name(),
-                group_type: if g.is_consumer_group() {
+                group_type: if g.is_streams_group() {
+                    STREAMS_GROUP_TYPE
+                } else if g.is_consumer_group() {
                     "consumer"
                 } else {
                     "classic"

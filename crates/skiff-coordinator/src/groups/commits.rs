@@ -96,7 +96,7 @@ impl<S: Storage> Coordinator<S> {
             .map_err(|_| ResponseError::KafkaStorageError)
     }
 
-    /// OffsetFetch v9+ from a member of a consumer group (KIP-848): the member must exist
+    /// OffsetFetch v9+ from a member of a consumer or streams group: the member must exist
     /// and give its current epoch, else UNKNOWN_MEMBER_ID or STALE_MEMBER_EPOCH
     /// (ILLEGAL_GENERATION for a classic member), as Kafka's `ConsumerGroup.validateOffsetFetch`.
     /// A request without a member id and with a negative epoch (admin clients, the classic
@@ -112,9 +112,14 @@ impl<S: Storage> Coordinator<S> {
             return Ok(());
         }
         let groups = self.ready()?;
-        match groups.get(group_id).and_then(|g| g.consumer.as_ref()) {
-            Some(c) => c.validate_fetch(member_id.unwrap_or(""), member_epoch),
-            None => Ok(()),
+        let Some(group) = groups.get(group_id) else {
+            return Ok(());
+        };
+        let member = member_id.unwrap_or("");
+        match (&group.consumer, &group.streams) {
+            (Some(c), _) => c.validate_fetch(member, member_epoch),
+            (None, Some(s)) => s.validate_fetch(member, member_epoch),
+            (None, None) => Ok(()),
         }
     }
 

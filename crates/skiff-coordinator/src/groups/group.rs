@@ -181,6 +181,10 @@ pub struct Group {
     pub consumer: Option<super::consumer::ConsumerState>,
     /// The KIP-848 records last queued for this group (`consumer_store.rs` diffs against it).
     pub consumer_persisted: super::consumer_store::Persisted,
+    /// KIP-1071 state when the group is a streams group (`streams.rs`).
+    pub streams: Option<crate::streams_group::StreamsGroup>,
+    /// The streams group records last queued for this group.
+    pub streams_persisted: crate::streams_group::Persisted,
     /// Records to append to `__consumer_offsets`, oldest first (`None` value = tombstone).
     pub outbox: Vec<(Key, Option<Value>)>,
     next_seq: u64,
@@ -194,6 +198,8 @@ pub enum Value {
     Consumer(Vec<u8>),
     /// A share group value, already encoded (`crate::share_group::records`).
     Share(Vec<u8>),
+    /// A streams group value, already encoded (`crate::streams_group::records`).
+    Streams(Vec<u8>),
 }
 
 impl Group {
@@ -212,6 +218,8 @@ impl Group {
             initial_join_limit: None,
             state_since: now,
             offsets: HashMap::new(),
+            streams: None,
+            streams_persisted: Default::default(),
             outbox: Vec::new(),
             consumer: None,
             consumer_persisted: Default::default(),
@@ -274,6 +282,12 @@ impl Group {
         self.members.is_empty()
             && self.pending.is_empty()
             && self.consumer.as_ref().is_none_or(|c| c.is_empty())
+            && self.streams.as_ref().is_none_or(|s| s.members.is_empty())
+    }
+
+    /// Whether the group is a KIP-1071 streams group (`group.protocol=streams`).
+    pub fn is_streams_group(&self) -> bool {
+        self.streams.is_some()
     }
 
     /// Whether the group runs the KIP-848 consumer protocol (`group.protocol=consumer`).
@@ -283,6 +297,9 @@ impl Group {
 
     /// The state name clients see (the consumer protocol has its own states).
     pub fn state_name(&self) -> &'static str {
+        if let Some(s) = &self.streams {
+            return s.state().name();
+        }
         match &self.consumer {
             Some(c) => c.state_name(),
             None => self.state.name(),
@@ -426,6 +443,9 @@ impl Group {
         let mut changed = false;
         if self.consumer.is_some() {
             changed |= self.tick_consumer(cfg, now);
+        }
+        if let Some(s) = self.streams.as_mut() {
+            changed |= !s.expire(now).is_empty();
         }
         let before = self.pending.len();
         self.pending.retain(|_, deadline| *deadline > now);

@@ -39,6 +39,15 @@ impl<S: Storage> Coordinator<S> {
         let group = groups
             .entry(group_id.to_string())
             .or_insert_with(|| Group::new(group_id, now));
+        if group.is_streams_group() {
+            // A streams group with members refuses classic members (Kafka); an empty one
+            // becomes a classic group, keeping its offsets.
+            if !group.is_empty() {
+                let refused = JoinResult::error(ResponseError::InconsistentGroupProtocol, "");
+                return Ok(JoinOutcome::Ready(refused));
+            }
+            group.drop_streams_state();
+        }
         if group.consumer.as_ref().is_some_and(|c| !c.is_empty()) {
             // A classic member of a consumer group (online migration); Kafka checks the
             // session timeout before anything else.
@@ -198,6 +207,9 @@ impl<S: Storage> Coordinator<S> {
         // Only a join (epoch 0) creates the group or converts an empty classic one; any
         // other heartbeat (a leave too) to a missing or classic group is GROUP_ID_NOT_FOUND,
         // as in Kafka.
+        if groups.get(group_id).is_some_and(Group::is_streams_group) {
+            return Err(ResponseError::GroupIdNotFound);
+        }
         let exists_as_consumer = groups.get(group_id).map(|g| g.consumer.is_some());
         if hb.member_epoch != 0 && exists_as_consumer != Some(true) {
             return Err(ResponseError::GroupIdNotFound);

@@ -36,8 +36,10 @@ pub(crate) mod assignment_codec;
 mod commits;
 mod membership;
 mod share;
+mod streams;
 
 pub use share::SHARE_GROUP_TYPE;
+pub use streams::STREAMS_GROUP_TYPE;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -302,9 +304,13 @@ impl<S: Storage> Shared<S> {
         let now = self.clock.now_ms();
         let mut groups = self.lock();
         for (id, mut r) in replayed {
-            let classic = r.metadata.is_some() || !r.consumer.is_empty();
+            let classic = r.metadata.is_some() || !r.consumer.is_empty() || !r.streams.is_empty();
             self.install_share(&id, std::mem::take(&mut r.share), classic);
-            if r.metadata.is_none() && r.offsets.is_empty() && r.consumer.is_empty() {
+            if r.metadata.is_none()
+                && r.offsets.is_empty()
+                && r.consumer.is_empty()
+                && r.streams.is_empty()
+            {
                 continue;
             }
             let mut group = Group::new(&id, now);
@@ -319,6 +325,7 @@ impl<S: Storage> Shared<S> {
                 now,
             );
             group.consumer_persisted = r.consumer;
+            self.restore_streams(&mut group, std::mem::take(&mut r.streams));
             for ((topic, partition), v) in r.offsets {
                 group.commit(
                     &topic,
@@ -345,6 +352,7 @@ impl<S: Storage> Shared<S> {
             for group in groups.values_mut() {
                 if group.tick(&self.settings.group, now) {
                     self.persist_consumer(group);
+                    streams::persist_streams(group);
                     self.drain(group, None);
                 }
             }

@@ -23,6 +23,9 @@ impl Group {
         if let Some(c) = &self.consumer {
             return c.validate_commit(member_id, generation);
         }
+        if let Some(s) = &self.streams {
+            return s.validate_commit(member_id, generation);
+        }
         if generation < 0 && self.state == GroupState::Empty {
             return Ok(());
         }
@@ -47,7 +50,8 @@ impl Group {
     /// (OffsetCommit v2-4 `retention_time_ms`) replaces the computed one. Removed here;
     /// tombstones go to the outbox.
     pub fn expire_offsets(&mut self, retention_ms: i64, now: i64) -> usize {
-        let consumer_members = self.consumer.as_ref().is_some_and(|c| !c.is_empty());
+        let consumer_members = self.consumer.as_ref().is_some_and(|c| !c.is_empty())
+            || self.streams.as_ref().is_some_and(|s| !s.members.is_empty());
         let (base_is_state_time, skip): (bool, Vec<String>) = match self.state {
             _ if consumer_members => (false, self.subscribed_topics().unwrap_or_default()),
             GroupState::Empty => (self.protocol_type.is_some(), Vec::new()),
@@ -111,6 +115,10 @@ impl Group {
             self.outbox.push((Key::Consumer(key), None));
         }
         self.consumer = None;
+        for key in std::mem::take(&mut self.streams_persisted).into_keys() {
+            self.outbox.push((Key::Streams(key), None));
+        }
+        self.streams = None;
         self.outbox.push((
             Key::Group {
                 group: self.id.clone(),
@@ -120,11 +128,15 @@ impl Group {
         self.transition(GroupState::Dead, now);
     }
 
-    /// Topics the members subscribe to, from the consumer protocol's subscription bytes;
-    /// `None` when the group does not use the consumer protocol.
+    /// Topics the members subscribe to, from the consumer protocol's subscription bytes (for
+    /// a streams group with members: the topics its topology reads); `None` when the group
+    /// does not use the consumer protocol.
     pub fn subscribed_topics(&self) -> Option<Vec<String>> {
         if let Some(c) = self.consumer.as_ref().filter(|c| !c.is_empty()) {
             return Some(c.subscribed_topics().into_iter().collect());
+        }
+        if let Some(s) = self.streams.as_ref().filter(|s| !s.members.is_empty()) {
+            return Some(s.input_topics());
         }
         if self.protocol_type.as_deref() != Some("consumer") || self.members.is_empty() {
             return None;

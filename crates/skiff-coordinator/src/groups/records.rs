@@ -11,8 +11,10 @@
 //!
 //!   - 10-15: share group records (`crate::share_group::records`).
 //!
-//!   Other types (consumer group partition metadata, regular expressions, streams groups)
-//!   are reported as [`Key::Other`] and skipped on replay.
+//!   - 17, 19-23: streams group records (`crate::streams_group::records`).
+//!
+//!   Other types (consumer group partition metadata, regular expressions) are reported as
+//!   [`Key::Other`] and skipped on replay.
 //! - `OffsetCommitValue`: `int16` version (0-4; Skiff writes 3), offset `int64`, leaderEpoch
 //!   `int32` (v3+), metadata `string`, commitTimestamp `int64`, expireTimestamp `int64` (v1
 //!   only). v4 is the flexible encoding (compact strings, tagged fields).
@@ -52,6 +54,8 @@ pub enum Key {
     Consumer(super::consumer_records::ConsumerKey),
     /// Share group records, types 10-15 (`crate::share_group::records`).
     Share(crate::share_group::ShareKey),
+    /// Streams group records, types 17 and 19-23 (`crate::streams_group::records`).
+    Streams(crate::streams_group::records::StreamsKey),
     /// A record type this coordinator does not use (kept on disk, ignored on replay).
     Other(i16),
 }
@@ -109,6 +113,7 @@ pub fn encode_key(key: &Key) -> Vec<u8> {
         }
         Key::Consumer(k) => super::consumer_records::encode_key(&mut out, k),
         Key::Share(k) => out.extend(crate::share_group::encode_key(k)),
+        Key::Streams(k) => out.extend(crate::streams_group::records::encode_key(k)),
         Key::Other(version) => put_i16(&mut out, *version),
     }
     out
@@ -174,7 +179,10 @@ pub fn decode_key(buf: &[u8]) -> Result<Key, CodecError> {
             Some(k) => Ok(Key::Consumer(k)),
             None => match crate::share_group::decode_key(buf)? {
                 Some(k) => Ok(Key::Share(k)),
-                None => Ok(Key::Other(other)),
+                None => match crate::streams_group::records::decode_key(buf)? {
+                    Some(k) => Ok(Key::Streams(k)),
+                    None => Ok(Key::Other(other)),
+                },
             },
         },
     }

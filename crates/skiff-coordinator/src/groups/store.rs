@@ -56,7 +56,7 @@ pub fn encode_records(records: &[(Key, Option<Value>)], now: i64) -> Result<Vec<
         let v = value.as_ref().map(|v| match v {
             Value::Offset(o) => records::encode_offset_value(o),
             Value::Group(g) => records::encode_group_value(g),
-            Value::Consumer(bytes) | Value::Share(bytes) => bytes.clone(),
+            Value::Consumer(bytes) | Value::Share(bytes) | Value::Streams(bytes) => bytes.clone(),
         });
         builder.push(now, Some(&k), v.as_deref(), &[]);
     }
@@ -175,6 +175,8 @@ pub struct Replayed {
     pub consumer: super::consumer_store::Persisted,
     /// Share group records (types 10-15), applied in log order.
     pub share: crate::share_group::ShareReplay,
+    /// Streams group records (raw values; `crate::streams_group::restore` decodes them).
+    pub streams: crate::streams_group::Persisted,
 }
 
 impl Replayed {
@@ -184,6 +186,7 @@ impl Replayed {
             offsets: BTreeMap::new(),
             consumer: BTreeMap::new(),
             share: Default::default(),
+            streams: BTreeMap::new(),
         }
     }
 }
@@ -318,6 +321,19 @@ fn apply(groups: &mut BTreeMap<String, Replayed>, key: Option<&[u8]>, value: Opt
                 .or_insert_with(Replayed::new);
             if let Err(e) = g.share.apply(&k, value) {
                 warn!(error = %e.in_topic(OFFSETS_TOPIC), "skipping an unreadable share group record");
+            }
+        }
+        Key::Streams(k) => {
+            let g = groups
+                .entry(k.group().to_string())
+                .or_insert_with(Replayed::new);
+            match value {
+                Some(v) => {
+                    g.streams.insert(k, v.to_vec());
+                }
+                None => {
+                    g.streams.remove(&k);
+                }
             }
         }
         Key::Other(_) => {}

@@ -16,6 +16,9 @@ pub enum StreamsGroupError {
     /// No streams group has this id and the request does not join.
     #[error("Streams group {0} not found.")]
     GroupNotFound(String),
+    /// The id belongs to a classic, consumer or share group (GROUP_ID_NOT_FOUND too).
+    #[error("Group {0} is not a streams group.")]
+    NotStreamsGroup(String),
     #[error("Member {member} is not a member of group {group}.")]
     UnknownMember { member: String, group: String },
     /// The member's epoch is neither its current one nor (with the tasks it was given then)
@@ -30,6 +33,9 @@ pub enum StreamsGroupError {
     /// `group.streams.max.size` members are already in the group.
     #[error("The streams group has reached its maximum capacity of {0} members.")]
     GroupFull(usize),
+    /// The coordinator cannot serve the request (still loading `__consumer_offsets`).
+    #[error("{0}")]
+    Coordinator(ResponseError),
     /// A static member joins with an instance id another live member still holds.
     #[error("Static member {member} with instance id {instance} cannot join the group because the instance id is owned by member {owner}.")]
     UnreleasedInstanceId {
@@ -45,11 +51,14 @@ impl StreamsGroupError {
         match self {
             StreamsGroupError::InvalidRequest(_) => ResponseError::InvalidRequest,
             StreamsGroupError::InvalidTopology(_) => ResponseError::StreamsInvalidTopology,
-            StreamsGroupError::GroupNotFound(_) => ResponseError::GroupIdNotFound,
+            StreamsGroupError::GroupNotFound(_) | StreamsGroupError::NotStreamsGroup(_) => {
+                ResponseError::GroupIdNotFound
+            }
             StreamsGroupError::UnknownMember { .. } => ResponseError::UnknownMemberId,
             StreamsGroupError::FencedEpoch { .. } => ResponseError::FencedMemberEpoch,
             StreamsGroupError::GroupFull(_) => ResponseError::GroupMaxSizeReached,
             StreamsGroupError::UnreleasedInstanceId { .. } => ResponseError::UnreleasedInstanceId,
+            StreamsGroupError::Coordinator(e) => *e,
         }
     }
 

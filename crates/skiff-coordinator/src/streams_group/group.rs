@@ -27,6 +27,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use kafka_protocol::ResponseError;
+
 use super::assignor::{assign, task_ids, MemberSpec, MemberTasks, SubtopologySpec, TaskId, Tasks};
 use super::configure::{configure, ConfiguredTopology, Status, StatusCode};
 use super::error::StreamsGroupError;
@@ -190,6 +192,8 @@ impl StreamsGroup {
         } else if self
             .members
             .values()
+            // A static member away (epoch -2) keeps its tasks and is not reconciling.
+            .filter(|m| m.epoch != STATIC_LEAVE_EPOCH)
             .any(|m| m.epoch != self.assignment_epoch || m.state != MemberState::Stable)
         {
             StreamsGroupState::Reconciling
@@ -205,6 +209,17 @@ impl StreamsGroup {
 
     pub fn assignment_timestamp(&self) -> Option<i64> {
         self.assignment_timestamp
+    }
+
+    /// Every topic the topology's tasks read (user and repartition source topics).
+    pub fn input_topics(&self) -> Vec<String> {
+        let topics: BTreeSet<&str> = self
+            .topology
+            .iter()
+            .flat_map(|t| t.subtopologies.values())
+            .flat_map(|s| s.input_topics())
+            .collect();
+        topics.into_iter().map(str::to_string).collect()
     }
 
     /// The standby count the current target was computed with.
@@ -488,6 +503,28 @@ impl StreamsGroup {
                 "Topology must be non-null when (re-)joining.".to_string(),
             )),
         }
+    }
+
+    /// OffsetCommit (and TxnOffsetCommit) from `member_id` at `epoch`: the member must exist
+    /// at that epoch. An admin commit (no member, negative epoch) is allowed only while the
+    /// group has no members.
+    pub fn validate_commit(&self, member_id: &str, epoch: i32) -> Result<(), ResponseError> {
+        if epoch < 0 && member_id.is_empty() && self.members.is_empty() {
+            return Ok(());
+        }
+        self.validate_fetch(member_id, epoch)
+    }
+
+    /// OffsetFetch v9+ naming a member: it must exist at that epoch.
+    pub fn validate_fetch(&self, member_id: &str, epoch: i32) -> Result<(), ResponseError> {
+        let m = self
+            .members
+            .get(member_id)
+            .ok_or(ResponseError::UnknownMemberId)?;
+        if epoch != m.epoch {
+            return Err(ResponseError::StaleMemberEpoch);
+        }
+        Ok(())
     }
 
     /// Member epoch -1.
