@@ -61,6 +61,8 @@ pub struct ConfiguredTopology {
     pub subtopologies: Option<BTreeMap<String, ConfiguredSubtopology>>,
     /// Internal topics that do not exist yet, with the partition count they must have.
     pub to_create: Vec<InternalTopic>,
+    /// The partition count each internal topic must have (declared or decided).
+    pub internal_partitions: BTreeMap<String, i32>,
     /// Why tasks cannot be assigned now, if they cannot.
     pub status: Option<Status>,
 }
@@ -90,6 +92,7 @@ pub fn configure(
         epoch: topology.epoch,
         subtopologies: None,
         to_create: Vec::new(),
+        internal_partitions: BTreeMap::new(),
         status: Some(Status { code, detail }),
     };
     let missing: BTreeSet<&str> = topology
@@ -133,6 +136,7 @@ pub fn configure(
         );
     }
     let mut to_create = BTreeMap::new();
+    let mut internal_partitions = BTreeMap::new();
     for s in topology.subtopologies.values() {
         for t in s
             .repartition_source_topics
@@ -144,6 +148,7 @@ pub fn configure(
             } else {
                 decided.get(&t.name).copied().unwrap_or(0)
             };
+            internal_partitions.insert(t.name.clone(), want);
             match partitions(&t.name) {
                 Some(have) if have != want => {
                     return Ok(not_ready(
@@ -178,6 +183,7 @@ pub fn configure(
         epoch: topology.epoch,
         subtopologies: Some(subtopologies),
         to_create: to_create.into_values().collect(),
+        internal_partitions,
         status,
     })
 }

@@ -93,6 +93,8 @@ pub struct Heartbeat {
     pub client_tags: Option<BTreeMap<String, String>>,
     /// Changelog offset sums per task; `None`: unchanged.
     pub task_offsets: Option<BTreeMap<TaskId, i64>>,
+    /// Changelog end offset sums per task; `None`: unchanged.
+    pub task_end_offsets: Option<BTreeMap<TaskId, i64>>,
     pub shutdown_application: bool,
     pub client_id: String,
     pub client_host: String,
@@ -154,6 +156,8 @@ pub struct StreamsGroup {
     shutdown_requested_by: Option<String>,
     /// Reported changelog offset sums per member.
     task_offsets: BTreeMap<String, BTreeMap<TaskId, i64>>,
+    /// Reported changelog end offset sums per member (described, not used to assign).
+    task_end_offsets: BTreeMap<String, BTreeMap<TaskId, i64>>,
 }
 
 impl StreamsGroup {
@@ -174,6 +178,7 @@ impl StreamsGroup {
             delayed_until: None,
             shutdown_requested_by: None,
             task_offsets: BTreeMap::new(),
+            task_end_offsets: BTreeMap::new(),
         }
     }
 
@@ -209,6 +214,20 @@ impl StreamsGroup {
 
     pub fn assignment_timestamp(&self) -> Option<i64> {
         self.assignment_timestamp
+    }
+
+    /// A member's reported changelog offsets and end offsets (StreamsGroupDescribe).
+    pub fn reported_offsets(
+        &self,
+        member_id: &str,
+    ) -> (
+        Option<&BTreeMap<TaskId, i64>>,
+        Option<&BTreeMap<TaskId, i64>>,
+    ) {
+        (
+            self.task_offsets.get(member_id),
+            self.task_end_offsets.get(member_id),
+        )
     }
 
     /// Every topic the topology's tasks read (user and repartition source topics).
@@ -375,6 +394,10 @@ impl StreamsGroup {
         if let Some(offsets) = &hb.task_offsets {
             self.task_offsets.insert(member.id.clone(), offsets.clone());
         }
+        if let Some(offsets) = &hb.task_end_offsets {
+            self.task_end_offsets
+                .insert(member.id.clone(), offsets.clone());
+        }
         self.members.insert(member.id.clone(), member.clone());
         self.topology = Some(topology);
         if recompute {
@@ -443,6 +466,7 @@ impl StreamsGroup {
             Some(h) if h.epoch == STATIC_LEAVE_EPOCH => {
                 self.members.remove(&h.id);
                 self.task_offsets.remove(&h.id);
+                self.task_end_offsets.remove(&h.id);
                 Ok(Some(h))
             }
             Some(h) => Err(StreamsGroupError::UnreleasedInstanceId {
@@ -573,6 +597,7 @@ impl StreamsGroup {
         }
         self.target.remove(member_id);
         self.task_offsets.remove(member_id);
+        self.task_end_offsets.remove(member_id);
         self.epoch += 1;
         if self.members.is_empty() {
             self.shutdown_requested_by = None;

@@ -411,3 +411,48 @@ fn endpoints_are_sent_when_the_member_is_behind() {
     let r = g.heartbeat(next, &t, &s, 10).unwrap();
     assert!(r.endpoints.is_none());
 }
+
+#[test]
+fn describe_shows_decided_partition_counts_and_each_members_tasks() {
+    let mut g = StreamsGroup::new("wc");
+    let s = settings();
+    let topics = Topics::all_word_count();
+    let t = topics.lookup();
+    let mut hb = join("m1", "p1");
+    hb.task_offsets = Some(BTreeMap::from([(
+        TaskId {
+            subtopology: "1".to_string(),
+            partition: 0,
+        },
+        42,
+    )]));
+    let r = g.heartbeat(hb, &t, &s, 0).unwrap();
+    let d = describe(&g).unwrap();
+    assert_eq!((d.state, d.epoch, d.assignment_epoch), ("Stable", 1, 1));
+    let count = &d.topology.subtopologies["1"];
+    assert_eq!(count.state_changelog_topics[0].partitions, 3);
+    assert_eq!(count.repartition_source_topics[0].partitions, 3);
+    assert_eq!(d.members.len(), 1);
+    let m = &d.members[0];
+    assert_eq!(m.member.id, "m1");
+    assert_eq!(Some(&m.assignment), r.tasks.as_ref());
+    assert_eq!(m.target.active, m.assignment.active);
+    assert_eq!(m.task_offsets.values().copied().collect::<Vec<_>>(), [42]);
+
+    // Before the internal topics exist, the declared topology is shown (partitions 0).
+    let mut fresh = StreamsGroup::new("wc");
+    fresh
+        .heartbeat(
+            join("m1", "p1"),
+            &Topics::with(&[("lines", 3)]).lookup(),
+            &s,
+            0,
+        )
+        .unwrap();
+    let d = describe(&fresh).unwrap();
+    assert_eq!(d.state, "NotReady");
+    assert_eq!(
+        d.topology.subtopologies["1"].state_changelog_topics[0].partitions,
+        0
+    );
+}

@@ -8,6 +8,7 @@
 //!   partition counts, the topics still to create, and the heartbeat status when tasks
 //!   cannot be assigned yet.
 //! - `assignor.rs`: the sticky task assignor (active and standby tasks).
+//! - `describe.rs`: what StreamsGroupDescribe shows.
 //! - `group.rs`: one group's epochs, members, target and reconciliation.
 //! - `member.rs`: a member and the tasks it holds.
 //! - `records.rs`: Kafka's streams group records of `__consumer_offsets`.
@@ -21,6 +22,7 @@
 
 mod assignor;
 mod configure;
+mod describe;
 mod error;
 mod group;
 mod member;
@@ -33,6 +35,7 @@ pub use assignor::{assign, task_ids, MemberSpec, MemberTasks, SubtopologySpec, T
 pub use configure::{
     configure, ConfiguredSubtopology, ConfiguredTopology, InvalidTopology, Status, StatusCode,
 };
+pub use describe::{describe, DescribedGroup, DescribedMember, ASSIGNOR_NAME};
 pub use error::StreamsGroupError;
 pub use group::{
     EndpointPartitions, Heartbeat, HeartbeatResult, PartitionCounts, RemovalReason, StreamsGroup,
