@@ -41,6 +41,9 @@ pub const LEAVE_EPOCH: i32 = -1;
 /// A static member's member epoch to leave for a while, keeping its tasks.
 pub const STATIC_LEAVE_EPOCH: i32 = -2;
 
+/// Changelog offset sums by task.
+pub type TaskOffsets = BTreeMap<TaskId, i64>;
+
 /// A topic's partition count, `None` when it does not exist.
 pub type PartitionCounts<'a> = &'a dyn Fn(&str) -> Option<i32>;
 
@@ -220,10 +223,7 @@ impl StreamsGroup {
     pub fn reported_offsets(
         &self,
         member_id: &str,
-    ) -> (
-        Option<&BTreeMap<TaskId, i64>>,
-        Option<&BTreeMap<TaskId, i64>>,
-    ) {
+    ) -> (Option<&TaskOffsets>, Option<&TaskOffsets>) {
         (
             self.task_offsets.get(member_id),
             self.task_end_offsets.get(member_id),
