@@ -1,6 +1,6 @@
 //! DescribeGroups: state, protocol and members of each group. Member metadata and
 //! assignments are shown only in the Stable state, as Kafka does; an unknown group is
-//! reported as Dead (v0-5) or GROUP_ID_NOT_FOUND (v6+, KIP-1043). Authorized operations
+//! reported as Dead (v0-5) or GROUP_ID_NOT_FOUND (v6+, KIP-1043), and so is a streams group. Authorized operations
 //! (v3+, from [`crate::acl_operations`]) go to every group answered without an error.
 //! With an authorizer a group needs GROUP DESCRIBE, else GROUP_AUTHORIZATION_FAILED.
 
@@ -32,9 +32,11 @@ pub async fn handle(ctx: &RequestContext, request: DescribeGroupsRequest) -> Rep
                     .with_error_code(ctx.code(&BrokerError::Unauthorized(Rt::Group)))
                     .with_authorized_operations(OPERATIONS_NOT_REQUESTED);
             }
-            let described = broker
-                .coordinator
-                .with_group(&id.0, |g| g.map(|g| describe(version, g)));
+            // A streams group is not a classic group: Kafka answers it as unknown.
+            let described = broker.coordinator.with_group(&id.0, |g| {
+                g.filter(|g| !g.is_streams_group())
+                    .map(|g| describe(version, g))
+            });
             match described {
                 Err(e) => DescribedGroup::default()
                     .with_group_id(id)
