@@ -224,3 +224,29 @@ async fn an_empty_classic_group_becomes_a_streams_group_and_keeps_its_offsets() 
     );
     c.stop();
 }
+
+#[tokio::test]
+async fn offsets_of_topics_the_topology_does_not_read_can_be_deleted() {
+    let storage = Arc::new(MemStorage::default());
+    storage.add_topic("lines", 1);
+    storage.add_topic("app-store-changelog", 1);
+    storage.add_topic("other", 1);
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let c = start(&storage, &clock);
+    c.commit("app", "", None, -1, vec![entry(3)]).await.unwrap();
+    let other = CommitEntry {
+        topic: "other".into(),
+        ..entry(5)
+    };
+    c.commit("app", "", None, -1, vec![other]).await.unwrap();
+    c.streams_heartbeat("app", join("m1"), &settings()).unwrap();
+    let results = c
+        .delete_offsets("app", &[("lines".to_string(), 0), ("other".to_string(), 0)])
+        .await
+        .unwrap();
+    assert_eq!(
+        results,
+        vec![Err(ResponseError::GroupSubscribedToTopic), Ok(())]
+    );
+    c.stop();
+}

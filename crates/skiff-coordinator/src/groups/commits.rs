@@ -186,7 +186,11 @@ impl<S: Storage> Coordinator<S> {
                 Some(g) if g.state != GroupState::Dead => g,
                 _ => return Err(ResponseError::GroupIdNotFound),
             };
-            if !group.is_empty() && group.protocol_type.as_deref() != Some("consumer") {
+            // Kafka lets consumer and streams groups with members delete offsets of topics
+            // they do not read; other groups must be empty.
+            let reads_topics =
+                group.protocol_type.as_deref() == Some("consumer") || group.is_streams_group();
+            if !group.is_empty() && !reads_topics {
                 return Err(ResponseError::NonEmptyGroup);
             }
             let subscribed = group.subscribed_topics().unwrap_or_default();
