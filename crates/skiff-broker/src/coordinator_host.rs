@@ -14,6 +14,7 @@ use bytes::Bytes;
 use skiff_coordinator::groups::Coordinator;
 use skiff_coordinator::host::{GroupConfigs, InternalPartition, Storage, TopicCatalog};
 use skiff_coordinator::share_group::ShareGroupSettings;
+use skiff_coordinator::streams_group::StreamsGroupSettings;
 use skiff_coordinator::txn::TxnHost;
 use skiff_log::{ControlType, LogError};
 use uuid::Uuid;
@@ -152,6 +153,22 @@ impl GroupConfigs for DynamicConfigs {
             assignment_interval_ms: values.assignment_interval_ms,
         }
     }
+
+    fn streams_group_settings(&self, group_id: &str) -> StreamsGroupSettings {
+        let values = self.streams_group_values(group_id);
+        StreamsGroupSettings {
+            session_timeout_ms: values.session_timeout_ms,
+            heartbeat_interval_ms: values.heartbeat_interval_ms,
+            // Broker-wide only, as in Kafka.
+            max_size: usize::try_from(self.live().group_streams_max_size).unwrap_or(0),
+            // Validated at least 0 when set; a negative value cannot reach here.
+            standby_replicas: u32::try_from(values.num_standby_replicas).unwrap_or(0),
+            initial_rebalance_delay_ms: values.initial_rebalance_delay_ms,
+            assignment_interval_ms: values.assignment_interval_ms,
+            task_offset_interval_ms: values.task_offset_interval_ms,
+            acceptable_recovery_lag: values.acceptable_recovery_lag,
+        }
+    }
 }
 
 impl TxnHost for Broker {
@@ -171,5 +188,64 @@ impl TxnHost for Broker {
 
     fn txn(&self) -> &TxnCoordinator {
         &self.txn
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A group's `streams.*` overrides reach the coordinator's settings; what it does not
+    /// override comes from the broker's `group.streams.*` configs in force.
+    #[test]
+    fn streams_group_settings_take_the_group_over_the_broker() {
+        let dir = tempfile::tempdir().unwrap();
+        let (broker, _) = skiff_config::load_str(
+            "[broker]\n\"group.streams.num.standby.replicas\" = 1\n\"group.streams.max.size\" = 7\n",
+            std::path::Path::new("t.toml"),
+            &[],
+            Vec::<(String, String)>::new(),
+        )
+        .unwrap();
+        let store = DynamicConfigs::open(dir.path(), Arc::new(broker)).unwrap();
+        let unset = store.streams_group_settings("g");
+        assert_eq!(unset.standby_replicas, 1);
+        assert_eq!(unset.max_size, 7);
+        assert_eq!(unset.session_timeout_ms, 45_000);
+        assert_eq!(unset.acceptable_recovery_lag, 10_000);
+
+        let mut next = (*store.stored()).clone();
+        let group = next.groups.entry("g".into()).or_default();
+        for (k, v) in [
+            ("streams.session.timeout.ms", "50000"),
+            ("streams.heartbeat.interval.ms", "6000"),
+            ("streams.num.standby.replicas", "2"),
+            ("streams.initial.rebalance.delay.ms", "0"),
+            ("streams.assignment.interval.ms", "500"),
+            ("streams.task.offset.interval.ms", "20000"),
+            ("streams.acceptable.recovery.lag", "123"),
+        ] {
+            group.insert(k.into(), v.into());
+        }
+        skiff_config::validate_group_configs(group, &store.live()).unwrap();
+        {
+            let _u = store.lock_updates();
+            store.commit(next, None).unwrap();
+        }
+        assert_eq!(
+            store.streams_group_settings("g"),
+            StreamsGroupSettings {
+                session_timeout_ms: 50_000,
+                heartbeat_interval_ms: 6_000,
+                max_size: 7,
+                standby_replicas: 2,
+                initial_rebalance_delay_ms: 0,
+                assignment_interval_ms: 500,
+                task_offset_interval_ms: 20_000,
+                acceptable_recovery_lag: 123,
+            }
+        );
+        // Another group still runs with the broker's values.
+        assert_eq!(store.streams_group_settings("other"), unset);
     }
 }

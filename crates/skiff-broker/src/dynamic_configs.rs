@@ -141,6 +141,15 @@ impl DynamicConfigs {
         skiff_config::share_group_values(overrides, &self.live())
     }
 
+    /// The settings a streams group runs with: its `streams.*` overrides, else the broker's
+    /// `group.streams.*` configs in force.
+    pub fn streams_group_values(&self, group: &str) -> skiff_config::StreamsGroupValues {
+        let stored = self.stored();
+        let empty = BTreeMap::new();
+        let overrides = stored.groups.get(group).unwrap_or(&empty);
+        skiff_config::streams_group_values(overrides, &self.live())
+    }
+
     /// Write `next` durably and make it (and `live`, when given) current. The caller holds
     /// [`Self::lock_updates`].
     pub fn commit(

@@ -434,8 +434,17 @@ async fn group_configs_describe_alter_refuse_and_persist() {
             )
         )
     );
+    // Streams group configs: checked against the group.streams.* bounds; the keys Skiff
+    // would not act on are refused.
     assert_eq!(
-        set(&b, GROUP, "g", "streams.num.standby.replicas", "1")
+        set(&b, GROUP, "g", "streams.num.standby.replicas", "3").await,
+        (
+            40,
+            Some("streams.num.standby.replicas must be less than or equal to 2".into())
+        )
+    );
+    assert_eq!(
+        set(&b, GROUP, "g", "streams.num.warmup.replicas", "1")
             .await
             .0,
         40

@@ -205,6 +205,8 @@ pub(crate) fn build(
         }
     }
 
+    check_streams_group_keys(settings, &int)?;
+
     if let Some(s) = settings.get("metrics.listener") {
         cfg.metrics_listener =
             Some(parse_host_port(&s.value).map_err(|m| invalid("metrics.listener", s, m))?);
@@ -250,6 +252,37 @@ pub(crate) fn build(
     build_log_defaults(&mut cfg, settings, &parsed)?;
     cfg.topics = build_topics(&cfg, topics)?;
     Ok((cfg, warnings))
+}
+
+/// Kafka's start-up checks of the `group.streams.*` keys (`group_streams.rs`), blamed on the
+/// first of the rule's two keys that is set.
+fn check_streams_group_keys(
+    settings: &BTreeMap<String, Setting>,
+    int: &dyn Fn(&str) -> Option<i64>,
+) -> Result<(), ConfigError> {
+    let value = |k: &str| {
+        int(k)
+            .or_else(|| {
+                names::broker_config_def(k)
+                    .and_then(|d| d.default)
+                    .and_then(|v| v.parse().ok())
+            })
+            .unwrap_or(0)
+    };
+    let tags = settings
+        .get(crate::group_streams::RACK_TAGS)
+        .map(|s| s.value.as_str());
+    crate::group_streams::check_broker_keys(value, tags).map_err(|(left, right, message)| {
+        let (key, origin) = [left, right]
+            .into_iter()
+            .find_map(|k| settings.get(k).map(|s| (k, s.origin.clone())))
+            .unwrap_or((left, "default".to_string()));
+        ConfigError::InvalidValue {
+            key: key.to_string(),
+            origin,
+            message,
+        }
+    })
 }
 
 /// `broker.id` is Kafka's older name of `node.id`: as in Kafka, setting one sets the other

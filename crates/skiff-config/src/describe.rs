@@ -17,7 +17,14 @@ use crate::types::{ConfigSource, ConfigType, DescribedConfig};
 pub fn describe_broker_configs(cfg: &BrokerConfig) -> Vec<DescribedConfig> {
     names::broker_config_names()
         .iter()
-        .filter(|d| d.described() || cfg.dynamic_broker.contains_key(d.name))
+        .filter(|d| {
+            d.described()
+                || cfg.dynamic_broker.contains_key(d.name)
+                || (d.internal()
+                    && broker_layers(cfg)
+                        .iter()
+                        .any(|(l, _)| l.contains_key(d.name)))
+        })
         .map(|d| {
             let sensitive = d.is_sensitive();
             let hide = |v: Option<String>| if sensitive { None } else { v };

@@ -127,9 +127,13 @@ pub fn configuration_reference() -> String {
     }
 
     out.push_str(
-        "\n## Group configs\n\nSet per consumer group with IncrementalAlterConfigs on a GROUP \
-         resource; the default is the broker key's value. Only the consumer group timeouts can \
-         be set; the others are described with Kafka's defaults and refused.\n\n\
+        "\n## Group configs\n\nSet per group with IncrementalAlterConfigs on a GROUP \
+         resource; the default is the broker key's value. The keys marked settable are checked \
+         against their broker bounds with Kafka's messages; the others are described with \
+         Kafka's defaults and refused with the reason shown. Kafka's internal keys \
+         (`streams.task.offset.interval.ms`, `streams.acceptable.recovery.lag`, \
+         `streams.num.warmup.replicas`, `streams.assignor.offload.enable`) are described only \
+         once a group sets them.\n\n\
          | Group config | Type | Broker key | Settable | What it does |\n\
          |---|---|---|---|---|\n",
     );

@@ -3,11 +3,15 @@
 //! group's overrides against the broker's bounds with Kafka's messages, and the
 //! DescribeConfigs(GROUP) view (sources GROUP_CONFIG and DEFAULT_CONFIG).
 //!
-//! Skiff serves consumer and share groups. A consumer group is assigned as soon as it changes,
-//! so of its keys only `consumer.session.timeout.ms` and `consumer.heartbeat.interval.ms` can
-//! be set; every `share.*` key can (`group_share.rs`). The streams, dead-letter-queue and
-//! consumer assignment-interval keys are described with Kafka's defaults (as Kafka describes
-//! them for any group) but refused on alter.
+//! Skiff serves consumer, share and streams groups. A consumer group is assigned as soon as it
+//! changes, so of its keys only `consumer.session.timeout.ms` and
+//! `consumer.heartbeat.interval.ms` can be set; every `share.*` key can (`group_share.rs`), and
+//! the `streams.*` keys a streams group runs with (`group_streams.rs`). The keys Skiff would
+//! not act on — the dead-letter-queue keys, the consumer assignment interval, and the streams
+//! warm-up replicas, rack-aware assignment tags, assignor name and assignor offload — are
+//! described with Kafka's defaults (as Kafka describes them for any group) but refused on
+//! alter. Keys Kafka defines as internal are accepted like the others but described only when
+//! the group sets them, as Kafka does.
 //!
 //! Pure functions over a static table; safe from any thread.
 
@@ -15,6 +19,7 @@ use std::collections::BTreeMap;
 
 use crate::broker::BrokerConfig;
 use crate::group_share;
+use crate::group_streams;
 use crate::names;
 use crate::types::{parse_value, ConfigSource, ConfigType, DescribedConfig, Validator};
 
@@ -30,10 +35,18 @@ pub struct GroupConfigDef {
     pub default: &'static str,
     /// `None`: Skiff acts on it; `Some(why)`: refused on alter, with this reason.
     pub refused: Option<&'static str>,
+    /// Kafka defines it as internal: DescribeConfigs lists it only when the group sets it.
+    pub internal: bool,
     pub doc: &'static str,
 }
 
-const STREAMS: Option<&str> = Some("Skiff does not serve streams groups");
+const WARMUP: Option<&str> = Some("Skiff's streams task assignor places no warm-up tasks");
+const RACK_TAGS: Option<&str> =
+    Some("Skiff's streams task assignor does not use rack-aware assignment tags");
+const TASK_ASSIGNOR: Option<&str> =
+    Some("Skiff has only its built-in streams task assignor and no per-group choice");
+const OFFLOAD: Option<&str> =
+    Some("Skiff computes streams assignments on the coordinator and has no assignor offload");
 const DLQ: Option<&str> = Some("Skiff does not write to dead-letter queues");
 const ASSIGN: Option<&str> = Some(
     "Skiff assigns partitions as soon as a consumer group changes and has no assignment interval",
@@ -53,13 +66,30 @@ const fn def(
         broker_synonym,
         default,
         refused,
+        internal: false,
         doc,
     }
 }
 
-use ConfigType::{Boolean, Int, List, String as Str};
+/// A key Kafka defines as internal (see [`GroupConfigDef::internal`]).
+const fn internal(
+    name: &'static str,
+    kind: ConfigType,
+    broker_synonym: &'static str,
+    default: &'static str,
+    refused: Option<&'static str>,
+    doc: &'static str,
+) -> GroupConfigDef {
+    GroupConfigDef {
+        internal: true,
+        ..def(name, kind, broker_synonym, default, refused, doc)
+    }
+}
 
-/// Sorted by name: Kafka 4.4's group configs.
+use ConfigType::{Boolean, Int, List, Long, String as Str};
+
+/// Sorted by name: Kafka 4.4's group configs (the consumer and share assignor-offload keys,
+/// internal in Kafka, are not listed).
 #[rustfmt::skip]
 static DEFS: &[GroupConfigDef] = &[
     def("consumer.assignment.interval.ms", Int, "group.consumer.assignment.interval.ms", "1000", ASSIGN, ""),
@@ -87,13 +117,24 @@ static DEFS: &[GroupConfigDef] = &[
         "Whether members of this share group may renew their record locks."),
     def("share.session.timeout.ms", Int, "group.share.session.timeout.ms", "45000", None,
         "The timeout after which a member of this share group that stopped heartbeating is removed."),
-    def("streams.assignment.interval.ms", Int, "group.streams.assignment.interval.ms", "1000", STREAMS, ""),
-    def("streams.assignor.name", Str, "group.streams.assignors", "sticky", STREAMS, ""),
-    def("streams.heartbeat.interval.ms", Int, "group.streams.heartbeat.interval.ms", "5000", STREAMS, ""),
-    def("streams.initial.rebalance.delay.ms", Int, "group.streams.initial.rebalance.delay.ms", "3000", STREAMS, ""),
-    def("streams.num.standby.replicas", Int, "group.streams.num.standby.replicas", "0", STREAMS, ""),
-    def("streams.rack.aware.assignment.tags", List, "group.streams.rack.aware.assignment.tags", "", STREAMS, ""),
-    def("streams.session.timeout.ms", Int, "group.streams.session.timeout.ms", "45000", STREAMS, ""),
+    internal("streams.acceptable.recovery.lag", Long, "group.streams.acceptable.recovery.lag", "10000", None,
+        "Changelog offsets a member of this streams group may lag behind and still count as caught up."),
+    def("streams.assignment.interval.ms", Int, "group.streams.assignment.interval.ms", "1000", None,
+        "The shortest time between two target assignments of this streams group."),
+    def("streams.assignor.name", Str, "group.streams.assignors", "sticky", TASK_ASSIGNOR, ""),
+    internal("streams.assignor.offload.enable", Boolean, "group.streams.assignor.offload.enable", "true", OFFLOAD, ""),
+    def("streams.heartbeat.interval.ms", Int, "group.streams.heartbeat.interval.ms", "5000", None,
+        "The heartbeat interval given to the members of this streams group."),
+    def("streams.initial.rebalance.delay.ms", Int, "group.streams.initial.rebalance.delay.ms", "3000", None,
+        "How long this streams group, when empty, waits after its first join before assigning."),
+    def("streams.num.standby.replicas", Int, "group.streams.num.standby.replicas", "0", None,
+        "Standby replicas of each stateful task of this streams group."),
+    internal("streams.num.warmup.replicas", Int, "group.streams.num.warmup.replicas", "2", WARMUP, ""),
+    def("streams.rack.aware.assignment.tags", List, "group.streams.rack.aware.assignment.tags", "", RACK_TAGS, ""),
+    def("streams.session.timeout.ms", Int, "group.streams.session.timeout.ms", "45000", None,
+        "The timeout after which a member of this streams group that stopped heartbeating is removed."),
+    internal("streams.task.offset.interval.ms", Int, "group.streams.task.offset.interval.ms", "60000", None,
+        "How often members of this streams group are told to report their tasks' changelog offsets."),
 ];
 
 /// Every group config key.
@@ -143,6 +184,8 @@ pub fn validate_group_configs(
         }
         let validator = if name.starts_with("share.") {
             group_share::validator(name)
+        } else if name.starts_with("streams.") {
+            group_streams::validator(name)
         } else {
             Validator::AtLeast(1)
         };
@@ -154,6 +197,10 @@ pub fn validate_group_configs(
         let crate::types::Parsed::Int(v) = parsed else {
             continue;
         };
+        if let Some(bound) = group_streams::bounds(name) {
+            group_streams::check_bound(name, v, bound, |k| broker_int(broker, k))?;
+            continue;
+        }
         let (lo, hi) = match name.as_str() {
             "consumer.session.timeout.ms" => (
                 "group.consumer.min.session.timeout.ms",
@@ -175,7 +222,7 @@ pub fn validate_group_configs(
             ));
         }
     }
-    Ok(())
+    group_streams::check_session_exceeds_heartbeat(overrides, broker)
 }
 
 /// DescribeConfigs(GROUP): every group config with the group's override (GROUP_CONFIG) or the
@@ -185,6 +232,7 @@ pub fn describe_group_configs(
     broker: &BrokerConfig,
 ) -> Vec<DescribedConfig> {
     DEFS.iter()
+        .filter(|d| !d.internal || overrides.contains_key(d.name))
         .map(|d| {
             let default = default_of(d, broker);
             let mut synonyms = Vec::new();
@@ -238,8 +286,9 @@ mod tests {
     }
 
     #[test]
-    fn table_sorted_with_kafkas_21_keys() {
-        assert_eq!(DEFS.len(), 21);
+    fn table_sorted_with_kafkas_21_keys_and_4_internal_streams_keys() {
+        assert_eq!(DEFS.len(), 25);
+        assert_eq!(DEFS.iter().filter(|d| !d.internal).count(), 21);
         for w in DEFS.windows(2) {
             assert!(w[0].name < w[1].name);
         }
@@ -298,7 +347,133 @@ mod tests {
             Err("Invalid value snapshot for configuration share.isolation.level: String must be one of: read_committed, read_uncommitted".into())
         );
         assert_eq!(check("share.renew.acknowledge.enable", "false"), Ok(()));
-        assert!(check("streams.num.standby.replicas", "1").is_err());
+    }
+
+    #[test]
+    fn streams_bounds_and_messages_are_kafkas() {
+        let b = BrokerConfig::default();
+        let check = |kv: &[(&str, &str)]| validate_group_configs(&map(kv), &b);
+        let ok = [
+            ("streams.session.timeout.ms", "60000"),
+            ("streams.heartbeat.interval.ms", "15000"),
+            ("streams.num.standby.replicas", "2"),
+            ("streams.initial.rebalance.delay.ms", "0"),
+            ("streams.assignment.interval.ms", "0"),
+            ("streams.task.offset.interval.ms", "15000"),
+            ("streams.acceptable.recovery.lag", "9223372036854775807"),
+        ];
+        for kv in ok {
+            assert_eq!(check(&[kv]), Ok(()), "{kv:?}");
+        }
+        let cases = [
+            ("streams.session.timeout.ms", "44999", "streams.session.timeout.ms must be in the range 45000 to 60000 inclusive."),
+            ("streams.heartbeat.interval.ms", "15001", "streams.heartbeat.interval.ms must be in the range 5000 to 15000 inclusive."),
+            ("streams.assignment.interval.ms", "15001", "streams.assignment.interval.ms must be in the range 0 to 15000 inclusive."),
+            ("streams.num.standby.replicas", "3", "streams.num.standby.replicas must be less than or equal to 2"),
+            ("streams.task.offset.interval.ms", "14999", "streams.task.offset.interval.ms must be greater than or equal to 15000"),
+            ("streams.num.standby.replicas", "-1", "Invalid value -1 for configuration streams.num.standby.replicas: Value must be at least 0"),
+            ("streams.initial.rebalance.delay.ms", "-1", "Invalid value -1 for configuration streams.initial.rebalance.delay.ms: Value must be at least 0"),
+            ("streams.task.offset.interval.ms", "0", "Invalid value 0 for configuration streams.task.offset.interval.ms: Value must be at least 1"),
+            ("streams.acceptable.recovery.lag", "-1", "Invalid value -1 for configuration streams.acceptable.recovery.lag: Value must be at least 0"),
+            ("streams.num.warmup.replicas", "1", "Skiff's streams task assignor places no warm-up tasks: streams.num.warmup.replicas cannot be set"),
+            ("streams.rack.aware.assignment.tags", "zone", "Skiff's streams task assignor does not use rack-aware assignment tags: streams.rack.aware.assignment.tags cannot be set"),
+            ("streams.assignor.name", "sticky", "Skiff has only its built-in streams task assignor and no per-group choice: streams.assignor.name cannot be set"),
+            ("streams.assignor.offload.enable", "false", "Skiff computes streams assignments on the coordinator and has no assignor offload: streams.assignor.offload.enable cannot be set"),
+        ];
+        for (k, v, msg) in cases {
+            assert_eq!(check(&[(k, v)]), Err(msg.to_string()), "{k}={v}");
+        }
+        // The session in force must exceed the heartbeat in force: the group's own values,
+        // else the broker's.
+        let (lo, hi) = (
+            "\"group.streams.min.heartbeat.interval.ms\" = 5000\n",
+            "\"group.streams.max.heartbeat.interval.ms\" = 50000\n",
+        );
+        let (wide, _) = crate::load_str(
+            &format!("[broker]\n{lo}{hi}"),
+            std::path::Path::new("t.toml"),
+            &[],
+            Vec::<(String, String)>::new(),
+        )
+        .unwrap();
+        let session_err = Err(
+            "streams.session.timeout.ms must be greater than streams.heartbeat.interval.ms"
+                .to_string(),
+        );
+        assert_eq!(
+            validate_group_configs(&map(&[("streams.heartbeat.interval.ms", "45000")]), &wide),
+            session_err
+        );
+        assert_eq!(
+            validate_group_configs(
+                &map(&[
+                    ("streams.heartbeat.interval.ms", "45000"),
+                    ("streams.session.timeout.ms", "50000")
+                ]),
+                &wide
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            validate_group_configs(
+                &map(&[
+                    ("streams.heartbeat.interval.ms", "50000"),
+                    ("streams.session.timeout.ms", "50000")
+                ]),
+                &wide
+            ),
+            session_err
+        );
+    }
+
+    #[test]
+    fn streams_bounds_follow_the_broker() {
+        let (b, _) = crate::load_str(
+            "[broker]\n\"group.streams.max.standby.replicas\" = 5\n\"group.streams.num.standby.replicas\" = 1\n\"group.streams.min.task.offset.interval.ms\" = 1000\n",
+            std::path::Path::new("t.toml"),
+            &[],
+            Vec::<(String, String)>::new(),
+        )
+        .unwrap();
+        let check = |k: &str, v: &str| validate_group_configs(&map(&[(k, v)]), &b);
+        assert_eq!(check("streams.num.standby.replicas", "5"), Ok(()));
+        assert_eq!(
+            check("streams.num.standby.replicas", "6"),
+            Err("streams.num.standby.replicas must be less than or equal to 5".into())
+        );
+        assert_eq!(check("streams.task.offset.interval.ms", "1000"), Ok(()));
+        let d = describe_group_configs(&BTreeMap::new(), &b);
+        let s = d
+            .iter()
+            .find(|c| c.name == "streams.num.standby.replicas")
+            .unwrap();
+        assert_eq!(s.value.as_deref(), Some("1"));
+        assert_eq!(s.source, ConfigSource::Default);
+    }
+
+    #[test]
+    fn internal_streams_keys_are_described_only_when_set() {
+        let b = BrokerConfig::default();
+        let d = describe_group_configs(&BTreeMap::new(), &b);
+        assert!(d
+            .iter()
+            .all(|c| c.name != "streams.task.offset.interval.ms"));
+        let d = describe_group_configs(&map(&[("streams.task.offset.interval.ms", "20000")]), &b);
+        assert_eq!(d.len(), 22);
+        let t = d
+            .iter()
+            .find(|c| c.name == "streams.task.offset.interval.ms")
+            .unwrap();
+        assert_eq!(t.value.as_deref(), Some("20000"));
+        assert_eq!(t.source, ConfigSource::GroupConfig);
+        assert_eq!(
+            t.synonyms[1],
+            (
+                "group.streams.task.offset.interval.ms".into(),
+                Some("60000".into()),
+                ConfigSource::Default
+            )
+        );
     }
 
     #[test]

@@ -192,6 +192,31 @@ broker_keys! {
         group_share_max_share_sessions: i32 = "group.share.max.share.sessions", Int,
             Some("2000"), Implemented, live: false, valid: V::AtLeast(1),
             doc: "Most share sessions (one per share consumer and broker) open at a time.";
+        // Streams groups (KIP-1071); see docs/groups.md section 6.
+        group_streams_session_timeout_ms: i32 = "group.streams.session.timeout.ms", Int,
+            Some("45000"), Implemented, live: false, valid: V::AtLeast(1), reads: [streams_group_values],
+            doc: "A streams group member not heard from for this long is removed and its tasks reassigned.";
+        group_streams_heartbeat_interval_ms: i32 = "group.streams.heartbeat.interval.ms", Int,
+            Some("5000"), Implemented, live: false, valid: V::AtLeast(1), reads: [streams_group_values],
+            doc: "Heartbeat interval given to streams group members; must be less than group.streams.session.timeout.ms.";
+        group_streams_max_size: i32 = "group.streams.max.size", Int, Some("2147483647"),
+            Implemented, live: false, valid: V::AtLeast(1),
+            doc: "Most members a streams group may have; more are refused with GROUP_MAX_SIZE_REACHED.";
+        group_streams_num_standby_replicas: i32 = "group.streams.num.standby.replicas", Int,
+            Some("0"), Implemented, live: false, valid: V::AtLeast(0), reads: [streams_group_values],
+            doc: "Standby replicas of each stateful task, placed on other members than its active task.";
+        group_streams_initial_rebalance_delay_ms: i32 = "group.streams.initial.rebalance.delay.ms",
+            Int, Some("3000"), Implemented, live: false, valid: V::AtLeast(0), reads: [streams_group_values],
+            doc: "How long an empty streams group waits after its first join before assigning, so instances starting together are assigned at once.";
+        group_streams_assignment_interval_ms: i32 = "group.streams.assignment.interval.ms", Int,
+            Some("1000"), Implemented, live: false, valid: V::AtLeast(0), reads: [streams_group_values],
+            doc: "A streams group's target assignment is recomputed at most this often, so a burst of joins is assigned once.";
+        group_streams_task_offset_interval_ms: i32 = "group.streams.task.offset.interval.ms", Int,
+            Some("60000"), Implemented, live: false, valid: V::AtLeast(1), reads: [streams_group_values],
+            doc: "(Kafka-internal key) How often streams group members are told to report their tasks' changelog offsets.";
+        group_streams_acceptable_recovery_lag: i64 = "group.streams.acceptable.recovery.lag", Long,
+            Some("10000"), Implemented, live: false, valid: V::AtLeast(0), reads: [streams_group_values],
+            doc: "(Kafka-internal key) Changelog offsets a member may lag behind and still count as caught up; told to members.";
         share_coordinator_state_topic_num_partitions: i32 =
             "share.coordinator.state.topic.num.partitions", Int, Some("50"), Implemented,
             live: false, valid: V::AtLeast(1),
@@ -329,6 +354,48 @@ broker_keys! {
         "group.share.max.assignment.interval.ms", Int, Some("15000"), Implemented, live: false,
             reads: [validate_group_configs],
             doc: "Upper bound of a share group's share.assignment.interval.ms.";
+        "group.streams.min.session.timeout.ms", Int, Some("45000"), Implemented, live: false,
+            valid: V::AtLeast(1), reads: [validate_group_configs],
+            doc: "Lower bound of a streams group's streams.session.timeout.ms.";
+        "group.streams.max.session.timeout.ms", Int, Some("60000"), Implemented, live: false,
+            valid: V::AtLeast(1), reads: [validate_group_configs],
+            doc: "Upper bound of a streams group's streams.session.timeout.ms.";
+        "group.streams.min.heartbeat.interval.ms", Int, Some("5000"), Implemented, live: false,
+            valid: V::AtLeast(1), reads: [validate_group_configs],
+            doc: "Lower bound of a streams group's streams.heartbeat.interval.ms.";
+        "group.streams.max.heartbeat.interval.ms", Int, Some("15000"), Implemented, live: false,
+            valid: V::AtLeast(1), reads: [validate_group_configs],
+            doc: "Upper bound of a streams group's streams.heartbeat.interval.ms.";
+        "group.streams.max.standby.replicas", Int, Some("2"), Implemented, live: false,
+            valid: V::AtLeast(0), reads: [validate_group_configs],
+            doc: "Upper bound of a streams group's streams.num.standby.replicas.";
+        "group.streams.min.assignment.interval.ms", Int, Some("0"), Implemented, live: false,
+            valid: V::AtLeast(0), reads: [validate_group_configs],
+            doc: "Lower bound of a streams group's streams.assignment.interval.ms.";
+        "group.streams.max.assignment.interval.ms", Int, Some("15000"), Implemented, live: false,
+            valid: V::AtLeast(0), reads: [validate_group_configs],
+            doc: "Upper bound of a streams group's streams.assignment.interval.ms.";
+        "group.streams.min.task.offset.interval.ms", Int, Some("15000"), Implemented, live: false,
+            valid: V::AtLeast(1), reads: [validate_group_configs],
+            doc: "(Kafka-internal key) Lower bound of a streams group's streams.task.offset.interval.ms.";
+        // Streams group keys Skiff accepts (with Kafka's checks) and does not act on.
+        "group.streams.num.warmup.replicas", Int, Some("2"), Recognised, live: false,
+            valid: V::AtLeast(0), reads: [],
+            doc: "(Kafka-internal key) Accepted and not acted on: Skiff's streams assignor places no warm-up tasks.";
+        "group.streams.max.warmup.replicas", Int, Some("20"), Recognised, live: false,
+            valid: V::AtLeast(0), reads: [],
+            doc: "(Kafka-internal key) Accepted and not acted on (no warm-up tasks); must not be below group.streams.num.warmup.replicas.";
+        "group.streams.assignors", List, Some("sticky"), Recognised, live: false, reads: [],
+            doc: "Accepted and not acted on: Skiff has one streams task assignor, Kafka's sticky one.";
+        "group.streams.assignor.offload.enable", Boolean, Some("true"), Recognised, live: false,
+            reads: [],
+            doc: "(Kafka-internal key) Accepted and not acted on: Skiff computes streams assignments on the coordinator.";
+        "group.streams.rack.aware.assignment.tags", List, Some(""), Recognised, live: false,
+            reads: [],
+            doc: "Accepted (no duplicate tags) and not acted on: Skiff's streams assignor ignores client tags.";
+        "group.streams.topology.description.plugin.class", Class, None, Recognised, live: false,
+            reads: [],
+            doc: "Accepted and not acted on: Skiff loads no plugins.";
         "compression.type", String, Some("producer"), Implemented, live: true,
             reads: [compression_type],
             doc: "Default of the topic config compression.type.";

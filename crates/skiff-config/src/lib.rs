@@ -21,6 +21,7 @@ mod dynamic;
 mod error;
 mod group;
 mod group_share;
+mod group_streams;
 mod http;
 mod keys;
 mod listener;
@@ -49,6 +50,7 @@ pub use group::{
 pub use group_share::{
     parse_share_offset_reset, share_group_values, ShareGroupValues, ShareOffsetReset,
 };
+pub use group_streams::{streams_group_values, StreamsGroupValues};
 pub use http::{parse_http_authentication, HttpAuthentication};
 pub use listener::{
     parse_host_port, parse_listeners, parse_protocol_map, HostPort, Listener, DEFAULT_PROTOCOL_MAP,

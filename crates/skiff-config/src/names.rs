@@ -66,11 +66,30 @@ impl BrokerConfigDef {
         matches!(self.status, KeyStatus::Implemented | KeyStatus::Skiff)
     }
 
-    /// Whether DescribeConfigs(BROKER) lists this key.
+    /// Whether DescribeConfigs(BROKER) lists this key whatever is set (an internal key is
+    /// listed only once set, see [`BrokerConfigDef::internal`]).
     pub fn described(&self) -> bool {
-        self.status != KeyStatus::DynamicOnly && !AUTHORIZER_PROPERTIES.contains(&self.name)
+        self.status != KeyStatus::DynamicOnly
+            && !AUTHORIZER_PROPERTIES.contains(&self.name)
+            && !self.internal()
+    }
+
+    /// A key Kafka 4.4 defines as internal: accepted like any other, but its DescribeConfigs
+    /// lists it only when it is set (Kafka lists the set keys and the non-internal ones).
+    pub fn internal(&self) -> bool {
+        INTERNAL.contains(&self.name)
     }
 }
+
+/// The keys Skiff knows that Kafka 4.4 defines as internal broker configs.
+const INTERNAL: [&str; 6] = [
+    "group.streams.acceptable.recovery.lag",
+    "group.streams.assignor.offload.enable",
+    "group.streams.max.warmup.replicas",
+    "group.streams.min.task.offset.interval.ms",
+    "group.streams.num.warmup.replicas",
+    "group.streams.task.offset.interval.ms",
+];
 
 /// Keys Kafka hands to the authorizer instead of defining them as broker configs, so its
 /// DescribeConfigs(BROKER) has no row for them; Skiff's has none either.

@@ -390,3 +390,69 @@ fn skiff_archive_topic_resolves_and_validates() {
         Some("")
     );
 }
+
+#[test]
+fn internal_broker_keys_are_described_only_once_set() {
+    let (cfg, _) = from_toml("[broker]\nnum.partitions = 3\n").unwrap();
+    let d = describe_broker_configs(&cfg);
+    assert!(d
+        .iter()
+        .all(|c| c.name != "group.streams.task.offset.interval.ms"));
+    // Non-internal streams keys are always listed, with Kafka's defaults.
+    assert_eq!(
+        find(&d, "group.streams.session.timeout.ms")
+            .value
+            .as_deref(),
+        Some("45000")
+    );
+    assert_eq!(
+        find(&d, "group.streams.assignors").value.as_deref(),
+        Some("sticky")
+    );
+    let (cfg, _) =
+        from_toml("[broker]\n\"group.streams.task.offset.interval.ms\" = 30000\n").unwrap();
+    let d = describe_broker_configs(&cfg);
+    let t = find(&d, "group.streams.task.offset.interval.ms");
+    assert_eq!(t.value.as_deref(), Some("30000"));
+    assert_eq!(t.source, ConfigSource::StaticBroker);
+    assert!(d
+        .iter()
+        .all(|c| c.name != "group.streams.acceptable.recovery.lag"));
+}
+
+#[test]
+fn streams_broker_keys_follow_kafkas_start_rules() {
+    let err = |toml: &str| from_toml(toml).unwrap_err().to_string();
+    assert!(err("[broker]\n\"group.streams.heartbeat.interval.ms\" = 16000\n").ends_with(
+        "group.streams.heartbeat.interval.ms must be less than or equal to group.streams.max.heartbeat.interval.ms"
+    ));
+    let e = err("[broker]\n\"group.streams.max.heartbeat.interval.ms\" = 60000\n\"group.streams.heartbeat.interval.ms\" = 45000\n");
+    assert!(e.contains("`group.streams.heartbeat.interval.ms`"), "{e}");
+    assert!(
+        e.ends_with("group.streams.heartbeat.interval.ms must be less than group.streams.session.timeout.ms"),
+        "{e}"
+    );
+    assert!(err("[broker]\n\"group.streams.max.standby.replicas\" = 0\n\"group.streams.num.standby.replicas\" = 1\n")
+        .ends_with("group.streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas"));
+    assert!(
+        err("[broker]\n\"group.streams.num.standby.replicas\" = -1\n")
+            .contains("Value must be at least 0")
+    );
+    assert!(
+        err("[broker]\n\"group.streams.rack.aware.assignment.tags\" = \"zone,zone\"\n").ends_with(
+            "group.streams.rack.aware.assignment.tags must not contain duplicate tag keys."
+        )
+    );
+    // Accepted, not acted on: listed in the start-up warning.
+    let (cfg, warnings) = from_toml(
+        "[broker]\n\"group.streams.num.warmup.replicas\" = 3\n\"group.streams.num.standby.replicas\" = 2\n",
+    )
+    .unwrap();
+    assert_eq!(cfg.group_streams_num_standby_replicas, 2);
+    assert!(
+        warnings[0].contains("group.streams.num.warmup.replicas"),
+        "{warnings:?}"
+    );
+    assert_eq!(cfg.group_streams_acceptable_recovery_lag, 10_000);
+    assert_eq!(cfg.group_streams_max_size, i32::MAX);
+}
