@@ -35,6 +35,7 @@ pub mod quotas;
 pub mod sasl_setup;
 pub mod scram_store;
 pub mod share;
+pub mod streams_groups;
 pub mod table_lookup;
 pub mod table_snapshot;
 pub mod topics;

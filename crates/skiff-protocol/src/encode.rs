@@ -11,7 +11,9 @@ use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, ResponseHeader, ResponseKind};
 use kafka_protocol::protocol::Encodable;
 
+use crate::api::Api;
 use crate::error::EncodeError;
+use crate::streams::OwnResponse;
 use crate::supported::supported_range;
 
 /// Kafka's UNSUPPORTED_VERSION error code.
@@ -38,6 +40,31 @@ pub fn encode_response(
         .map_err(|e| fail(format!("header: {e:#}")))?;
     body.encode(&mut buf, version)
         .map_err(|e| fail(format!("{e:#}")))?;
+    let size = i32::try_from(buf.len() - 4).map_err(|_| EncodeError::TooLarge(buf.len() - 4))?;
+    buf[..4].copy_from_slice(&size.to_be_bytes());
+    Ok(buf.freeze())
+}
+
+/// Encodes a full response frame of an API Skiff codes itself: size prefix, response header
+/// v1 (every version of these APIs is flexible), body at `version`.
+pub fn encode_own_response(
+    correlation_id: i32,
+    version: i16,
+    body: &OwnResponse,
+) -> Result<Bytes, EncodeError> {
+    let api = Api::Own(body.api());
+    let fail = |reason: String| EncodeError::Body {
+        api_key: api.name(),
+        version,
+        reason,
+    };
+    let mut buf = BytesMut::with_capacity(256);
+    buf.put_i32(0); // size, patched below
+    ResponseHeader::default()
+        .with_correlation_id(correlation_id)
+        .encode(&mut buf, api.response_header_version(version))
+        .map_err(|e| fail(format!("header: {e:#}")))?;
+    body.encode(&mut buf, version).map_err(fail)?;
     let size = i32::try_from(buf.len() - 4).map_err(|_| EncodeError::TooLarge(buf.len() - 4))?;
     buf[..4].copy_from_slice(&size.to_be_bytes());
     Ok(buf.freeze())
