@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use acl_support::*;
-use bytes::{BufMut, BytesMut};
 use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse, ResponseHeader};
 use kafka_protocol::protocol::Decodable;
 use skiff_broker::context::RequestContext;
@@ -29,18 +28,10 @@ use tokio::net::TcpStream;
 
 /// A well-formed request frame of an own API (size prefix, header v2, body).
 fn own_frame(api: OwnApi, version: i16, correlation_id: i32, body: &OwnRequest) -> Vec<u8> {
-    let mut f = BytesMut::new();
-    f.put_i32(0);
-    f.put_i16(api.key());
-    f.put_i16(version);
-    f.put_i32(correlation_id);
-    f.put_i16(4);
-    f.put_slice(b"test");
-    f.put_u8(0);
-    body.encode(&mut f, version).unwrap();
-    let size = i32::try_from(f.len() - 4).unwrap();
-    f[..4].copy_from_slice(&size.to_be_bytes());
-    f.to_vec()
+    assert_eq!(api, body.api());
+    skiff_protocol::encode_own_request(correlation_id, Some("test"), version, body)
+        .unwrap()
+        .to_vec()
 }
 
 async fn closed(stream: &mut TcpStream) -> bool {

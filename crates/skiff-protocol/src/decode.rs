@@ -165,6 +165,60 @@ mod tests {
     }
 
     #[test]
+    fn client_frames_round_trip_through_the_pipeline() {
+        use crate::streams::{OwnResponse, StreamsGroupHeartbeatRequest};
+        use crate::streams::{StreamsGroupDescribeResponse, StreamsGroupHeartbeatResponse};
+        let body = StreamsGroupDescribeRequest {
+            group_ids: vec!["g".into(), "h".into()],
+            include_authorized_operations: true,
+            include_topology_description: true,
+            ..Default::default()
+        };
+        // The helper writes exactly the frame laid out by hand above.
+        let frame = crate::encode_own_request(42, Some("cli"), 1, &body.clone().into()).unwrap();
+        assert_eq!(frame.slice(4..), describe_frame(1, &body));
+        let heartbeat = OwnRequest::StreamsGroupHeartbeat(StreamsGroupHeartbeatRequest {
+            group_id: "g".into(),
+            ..Default::default()
+        });
+        for v in 0..=1 {
+            let frame = crate::encode_own_request(7, None, v, &heartbeat).unwrap();
+            let d = decode_served(frame.slice(4..), streams_served).unwrap();
+            assert_eq!(d.header.client_id, None);
+            assert_eq!(d.body, RequestBody::Own(heartbeat.clone()));
+        }
+        for (api, response) in [
+            (
+                OwnApi::StreamsGroupHeartbeat,
+                OwnResponse::StreamsGroupHeartbeat(StreamsGroupHeartbeatResponse {
+                    member_id: "m".into(),
+                    ..Default::default()
+                }),
+            ),
+            (
+                OwnApi::StreamsGroupDescribe,
+                OwnResponse::StreamsGroupDescribe(StreamsGroupDescribeResponse {
+                    throttle_time_ms: 3,
+                    ..Default::default()
+                }),
+            ),
+        ] {
+            for v in 0..=1 {
+                let frame = crate::encode_own_response(9, v, &response).unwrap();
+                let size = i32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]);
+                assert_eq!(usize::try_from(size).unwrap(), frame.len() - 4);
+                assert_eq!(
+                    OwnResponse::decode_frame(api, v, &frame[4..]).unwrap(),
+                    (9, response.clone())
+                );
+                for len in 4..frame.len() {
+                    assert!(OwnResponse::decode_frame(api, v, &frame[4..len]).is_err());
+                }
+            }
+        }
+    }
+
+    #[test]
     fn gated_off_streams_requests_are_unsupported_like_unknown_keys() {
         let body = StreamsGroupDescribeRequest {
             group_ids: vec!["g".into()],

@@ -33,7 +33,8 @@ mod supported;
 pub use api::{Api, OwnApi};
 pub use decode::{decode_request, DecodedRequest, RequestBody};
 pub use encode::{
-    api_versions_fallback, encode_own_response, encode_response, UNSUPPORTED_VERSION,
+    api_versions_fallback, encode_own_request, encode_own_response, encode_response,
+    UNSUPPORTED_VERSION,
 };
 pub use error::{EncodeError, FrameError, RequestError};
 pub use frame::{check_frame_size, DEFAULT_MAX_REQUEST_SIZE};

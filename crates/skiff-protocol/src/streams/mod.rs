@@ -94,6 +94,18 @@ own_message!(
     StreamsGroupDescribeResponse => StreamsGroupDescribe,
 );
 
+impl From<StreamsGroupHeartbeatRequest> for OwnRequest {
+    fn from(r: StreamsGroupHeartbeatRequest) -> OwnRequest {
+        OwnRequest::StreamsGroupHeartbeat(r)
+    }
+}
+
+impl From<StreamsGroupDescribeRequest> for OwnRequest {
+    fn from(r: StreamsGroupDescribeRequest) -> OwnRequest {
+        OwnRequest::StreamsGroupDescribe(r)
+    }
+}
+
 impl OwnRequest {
     /// Decodes the request body of `api` at `version`.
     pub fn decode(api: OwnApi, body: &[u8], version: i16) -> Result<OwnRequest, GuardError> {
@@ -180,6 +192,25 @@ impl OwnResponse {
                 OwnResponse::StreamsGroupDescribe(OwnMessage::decode(body, version)?)
             }
         })
+    }
+
+    /// Decodes a response frame as a client reads it (after the size prefix): response
+    /// header v1 (correlation id, tagged fields), then the body of `api` at `version`.
+    /// Returns the correlation id and the response.
+    pub fn decode_frame(
+        api: OwnApi,
+        version: i16,
+        frame: &[u8],
+    ) -> Result<(i32, OwnResponse), GuardError> {
+        let mut r = crate::wire::Reader::new(frame);
+        let correlation_id = <i32 as Wire>::read(&mut r, version)?;
+        crate::wire::TaggedFields::read(&mut r)?;
+        let at = frame.len() - r.remaining();
+        let body = OwnResponse::decode(api, &frame[at..], version).map_err(|e| GuardError {
+            offset: at + e.offset,
+            what: e.what,
+        })?;
+        Ok((correlation_id, body))
     }
 
     /// The response's `throttle_time_ms` (both streams responses have one).
