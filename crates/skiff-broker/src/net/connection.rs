@@ -725,6 +725,48 @@ async fn send_range<W: Sink>(writer: &mut W, range: &FileRange) -> std::io::Resu
 mod tests {
     use super::*;
 
+    #[test]
+    fn own_api_answers_are_framed_with_their_own_header_and_never_mixed_up() {
+        use skiff_protocol::streams::{
+            StreamsGroupDescribeResponse, StreamsGroupHeartbeatResponse,
+        };
+        use skiff_protocol::OwnApi;
+        let header = |api: Api| Header {
+            correlation_id: 5,
+            api_key: api,
+            version: 1,
+            started: Instant::now(),
+        };
+        let describe = OwnResponse::StreamsGroupDescribe(StreamsGroupDescribeResponse {
+            throttle_time_ms: 12,
+            ..Default::default()
+        });
+        let frame = encode_own(&header(OwnApi::StreamsGroupDescribe.into()), &describe).unwrap();
+        let [Piece::Bytes(bytes)] = &frame[..] else {
+            panic!("one piece expected")
+        };
+        assert_eq!(
+            *bytes,
+            skiff_protocol::encode_own_response(5, 1, &describe).unwrap()
+        );
+        // A response of another API than the request's is refused, not sent.
+        let heartbeat =
+            OwnResponse::StreamsGroupHeartbeat(StreamsGroupHeartbeatResponse::default());
+        assert!(encode_own(&header(OwnApi::StreamsGroupDescribe.into()), &heartbeat).is_err());
+        assert!(encode_own(
+            &header(kafka_protocol::messages::ApiKey::Metadata.into()),
+            &heartbeat
+        )
+        .is_err());
+        let metadata = ResponseKind::Metadata(Default::default());
+        assert!(encode(
+            &header(OwnApi::StreamsGroupDescribe.into()),
+            &metadata,
+            vec![]
+        )
+        .is_err());
+    }
+
     fn pattern(len: usize, seed: u8) -> Vec<u8> {
         (0..len)
             .map(|i| (i as u8).wrapping_mul(31) ^ seed)
