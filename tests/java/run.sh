@@ -7,12 +7,10 @@
 #   tests/java/run.sh --no-tools # only the Maven suite
 #   MVN_ARGS='-Dtest=AdminTest' tests/java/run.sh
 #
-# StreamsGroupTest (Kafka Streams with group.protocol=streams, KIP-1071) runs only with --kafka
-# (E2E_BROKER=kafka) or when E2E_STREAMS_GROUPS=1 is exported; otherwise it skips itself, as
-# Skiff does not serve StreamsGroupHeartbeat yet. It takes 1-2 minutes (a killed member is
-# dropped after Kafka's 45 s streams session timeout):
-#   MVN_ARGS='-Dtest=StreamsGroupTest' tests/java/run.sh --kafka --no-tools
-#   E2E_STREAMS_GROUPS=1 MVN_ARGS='-Dtest=StreamsGroupTest' tests/java/run.sh   # on Skiff
+# StreamsGroupTest (Kafka Streams with group.protocol=streams, KIP-1071) takes 1-2 minutes (a
+# killed member is dropped after the 45 s streams session timeout):
+#   MVN_ARGS='-Dtest=StreamsGroupTest' tests/java/run.sh --no-tools           # on Skiff
+#   MVN_ARGS='-Dtest=StreamsGroupTest' tests/java/run.sh --kafka --no-tools   # on Kafka
 #
 # Needs java 17+, mvn and python3; Maven fetches kafka-clients/JUnit into ~/.m2 on first use,
 # the CLI tools come from tests/kafka/install.sh's cache. The suite finds the broker in

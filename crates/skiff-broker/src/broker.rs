@@ -85,6 +85,10 @@ pub struct Broker {
     pub fetch_sessions: Mutex<crate::fetch_sessions::FetchSessions>,
     /// Appends running on worker threads now ([`crate::dispatch::quick_or_blocking`]).
     pub quick_appends: std::sync::atomic::AtomicUsize,
+    /// The streams group coordinator (KIP-1071), installed once when it starts; unset, the
+    /// streams group APIs answer as Kafka's do with streams groups disabled. See
+    /// [`crate::streams_groups`].
+    pub streams_groups: std::sync::OnceLock<Arc<dyn crate::streams_groups::StreamsGroups>>,
 }
 
 /// The ACLs when `authorizer.class.name` names Kafka's StandardAuthorizer; `None` when it is
@@ -211,6 +215,7 @@ impl Broker {
         let broker = Arc::new(Broker {
             fetch_sessions,
             quick_appends: std::sync::atomic::AtomicUsize::new(0),
+            streams_groups: std::sync::OnceLock::new(),
             scram,
             sasl,
             quota_store,
@@ -236,6 +241,11 @@ impl Broker {
         broker
             .coordinator
             .set_share_listener(crate::share::listener::GroupListener::new(&broker.share));
+        // StreamsGroupHeartbeat and StreamsGroupDescribe reach the group coordinator.
+        let streams = crate::streams_service::StreamsGroupService::new(&broker);
+        if broker.streams_groups.set(Arc::new(streams)).is_err() {
+            tracing::warn!("the streams group service was already installed");
+        }
         broker.connect_cleaner_to_groups();
         broker.apply_configured_topics()?;
         skiff_coordinator::txn::spawn(&broker).map_err(|e| StartError::Io {

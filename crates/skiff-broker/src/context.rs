@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use kafka_protocol::messages::ApiKey;
+use skiff_protocol::Api;
 
 use crate::acl_operations::Principal;
 use crate::broker::Broker;
@@ -19,7 +19,8 @@ use crate::quotas::FetchQuota;
 
 pub struct RequestContext {
     pub broker: Arc<Broker>,
-    pub api_key: ApiKey,
+    /// The API: a kafka-protocol key, or one Skiff codes itself (`skiff_protocol::OwnApi`).
+    pub api_key: Api,
     pub api_version: i16,
     pub correlation_id: i32,
     /// The client id of the request header (empty when the client sent none).
@@ -38,12 +39,13 @@ pub struct RequestContext {
 }
 
 impl RequestContext {
-    /// A context for `api_key` at `api_version` from an anonymous client on the first
-    /// listener (tests and in-process callers); set the other fields as needed.
-    pub fn new(broker: Arc<Broker>, api_key: ApiKey, api_version: i16) -> RequestContext {
+    /// A context for `api_key` (an `ApiKey` or an [`Api`]) at `api_version` from an anonymous
+    /// client on the first listener (tests and in-process callers); set the other fields as
+    /// needed.
+    pub fn new(broker: Arc<Broker>, api_key: impl Into<Api>, api_version: i16) -> RequestContext {
         RequestContext {
             broker,
-            api_key,
+            api_key: api_key.into(),
             api_version,
             correlation_id: 0,
             client_id: String::new(),

@@ -7,6 +7,11 @@
 //! reply that waits ([`Reply::Later`]) keeps the span while it waits.
 //!
 //! Handlers return a [`Reply`]; only the connection knows header versions and the socket.
+//!
+//! APIs kafka-protocol does not know (`skiff_protocol::OwnApi`, the streams group APIs) come
+//! as `RequestBody::Own` and are routed by [`route_own`]; their handlers answer with
+//! [`Reply::Own`]. They reach it only once listed in `skiff_protocol::SUPPORTED_OWN` (the
+//! decoder refuses them before), which is the one switch that serves them.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -15,7 +20,7 @@ use std::sync::Arc;
 
 use kafka_protocol::messages::{RequestKind, ResponseKind};
 use skiff_log::FileRange;
-use skiff_protocol::{DecodedRequest, Outside};
+use skiff_protocol::{DecodedRequest, Outside, OwnRequest, OwnResponse, RequestBody};
 use tracing::Instrument;
 
 use crate::acl_operations::Principal;
@@ -25,6 +30,9 @@ use crate::errors::BrokerError;
 use crate::handlers::*;
 
 pub type ResponseFuture = Pin<Box<dyn Future<Output = ResponseKind> + Send>>;
+
+/// The answer of an API Skiff codes itself, now or later.
+pub type OwnResponseFuture = Pin<Box<dyn Future<Output = OwnResponse> + Send>>;
 
 /// A [`FileAnswer`] to come.
 pub type FileAnswerFuture = Pin<Box<dyn Future<Output = FileAnswer> + Send>>;
@@ -109,6 +117,16 @@ pub enum Reply {
     /// Kafka closes the connection: acks=0 produce that failed (so the client notices), or
     /// a request Kafka's parser refuses.
     Close(String),
+    /// The answer to a request of an API Skiff codes itself (`RequestBody::Own`); an answer
+    /// ready now is a ready future ([`Reply::own`]).
+    Own(OwnResponseFuture),
+}
+
+impl Reply {
+    /// Answers an own-API request now.
+    pub fn own(response: OwnResponse) -> Reply {
+        Reply::Own(Box::pin(std::future::ready(response)))
+    }
 }
 
 /// `client_host` is the peer as Kafka prints it (`/127.0.0.1`): group members report it.
@@ -153,20 +171,27 @@ pub async fn dispatch_as(
         principal,
         fetch_quota: None,
     };
-    dispatch_request(ctx, request.body).await
+    match request.body {
+        RequestBody::Kafka(body) => dispatch_request(ctx, body).await,
+        RequestBody::Own(body) => dispatch_own(ctx, body).await,
+    }
 }
 
-/// Runs the handler of `body` inside the request's span.
-pub async fn dispatch_request(ctx: RequestContext, body: RequestKind) -> Reply {
-    let span = tracing::info_span!(
+fn request_span(ctx: &RequestContext) -> tracing::Span {
+    tracing::info_span!(
         "request",
-        api_key = ?ctx.api_key,
+        api_key = %ctx.api_key,
         api_version = ctx.api_version,
         correlation_id = ctx.correlation_id,
         client_id = %ctx.client_id,
         listener = %ctx.listener,
         principal = %ctx.principal,
-    );
+    )
+}
+
+/// Runs the handler of `body` inside the request's span.
+pub async fn dispatch_request(ctx: RequestContext, body: RequestKind) -> Reply {
+    let span = request_span(&ctx);
     let (mut ctx, mut body) = (ctx, body);
     let metered = crate::quotas::meter(&ctx, &mut body);
     ctx.fetch_quota = metered.as_ref().and_then(|m| m.fetch_quota());
@@ -178,6 +203,30 @@ pub async fn dispatch_request(ctx: RequestContext, body: RequestKind) -> Reply {
     match metered {
         Some(m) => m.finish(reply),
         None => reply,
+    }
+}
+
+/// [`dispatch_request`] for a request of an API Skiff codes itself: the same span, the same
+/// request quota and throttling.
+pub async fn dispatch_own(ctx: RequestContext, body: OwnRequest) -> Reply {
+    let span = request_span(&ctx);
+    let metered = crate::quotas::meter_own(&ctx);
+    let reply = match route_own(&ctx, body).instrument(span.clone()).await {
+        Reply::Own(future) => Reply::Own(Box::pin(future.instrument(span))),
+        reply => reply,
+    };
+    match metered {
+        Some(m) => m.finish(reply),
+        None => reply,
+    }
+}
+
+/// The routes of the APIs Skiff codes itself. Reached only for APIs in
+/// `skiff_protocol::SUPPORTED_OWN` (and by in-process callers such as tests).
+async fn route_own(ctx: &RequestContext, body: OwnRequest) -> Reply {
+    match body {
+        OwnRequest::StreamsGroupHeartbeat(r) => streams_group_heartbeat::handle(ctx, r).await,
+        OwnRequest::StreamsGroupDescribe(r) => streams_group_describe::handle(ctx, r).await,
     }
 }
 

@@ -19,6 +19,7 @@
 use kafka_protocol::messages::ApiKey;
 use kafka_protocol::ResponseError;
 use skiff_log::LogError;
+use skiff_protocol::Api;
 use uuid::Uuid;
 
 use crate::topics::TopicError;
@@ -156,13 +157,15 @@ pub enum BrokerError {
     Internal(String),
 }
 
-/// The Kafka error for `err` in a response to `api` at `version`. Exhaustive on purpose.
-pub fn kafka_error(api: ApiKey, version: i16, err: &BrokerError) -> ResponseError {
+/// The Kafka error for `err` in a response to `api` (an `ApiKey` or a `skiff_protocol::Api`)
+/// at `version`. Exhaustive on purpose.
+pub fn kafka_error(api: impl Into<Api>, version: i16, err: &BrokerError) -> ResponseError {
     use BrokerError as E;
+    let api: Api = api.into();
     match err {
         // Produce and Fetch name topics by id from v13 (KIP-516).
-        E::UnknownTopic(_) => match api {
-            ApiKey::Produce | ApiKey::Fetch if version >= 13 => ResponseError::UnknownTopicId,
+        E::UnknownTopic(_) => match api.kafka() {
+            Some(ApiKey::Produce | ApiKey::Fetch) if version >= 13 => ResponseError::UnknownTopicId,
             _ => ResponseError::UnknownTopicOrPartition,
         },
         E::UnknownTopicId(_) => ResponseError::UnknownTopicId,
@@ -218,9 +221,9 @@ pub fn kafka_error(api: ApiKey, version: i16, err: &BrokerError) -> ResponseErro
         E::MixedProducers => ResponseError::InvalidProducerIdMapping,
         // Produce v11+ clients know TRANSACTION_ABORTABLE; older ones get INVALID_TXN_STATE.
         // AddPartitionsToTxn's verify_only check (KIP-890) answers TRANSACTION_ABORTABLE.
-        E::NotInTransaction => match api {
-            ApiKey::Produce if version >= 11 => ResponseError::TransactionAbortable,
-            ApiKey::AddPartitionsToTxn => ResponseError::TransactionAbortable,
+        E::NotInTransaction => match api.kafka() {
+            Some(ApiKey::Produce) if version >= 11 => ResponseError::TransactionAbortable,
+            Some(ApiKey::AddPartitionsToTxn) => ResponseError::TransactionAbortable,
             _ => ResponseError::InvalidTxnState,
         },
         E::OffsetMetadataTooLarge { .. } => ResponseError::OffsetMetadataTooLarge,

@@ -35,6 +35,8 @@ pub mod quotas;
 pub mod sasl_setup;
 pub mod scram_store;
 pub mod share;
+pub mod streams_groups;
+pub mod streams_service;
 pub mod streams_topics;
 pub mod table_lookup;
 pub mod table_snapshot;

@@ -81,11 +81,16 @@ impl Topic {
     /// Kafka marks only its own bookkeeping topics internal (`Topic.INTERNAL_TOPICS`, which
     /// includes the share state topic).
     pub fn is_internal(&self) -> bool {
-        matches!(
-            self.name.as_str(),
-            "__consumer_offsets" | "__transaction_state" | "__share_group_state"
-        )
+        is_internal_name(&self.name)
     }
+}
+
+/// Whether `name` is one of Kafka's own bookkeeping topics (`Topic.INTERNAL_TOPICS`).
+pub fn is_internal_name(name: &str) -> bool {
+    matches!(
+        name,
+        "__consumer_offsets" | "__transaction_state" | "__share_group_state"
+    )
 }
 
 #[derive(Serialize, Deserialize)]

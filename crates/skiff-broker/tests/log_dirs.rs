@@ -40,10 +40,11 @@ async fn sizes_and_space_are_reported() {
     .unwrap();
     assert!(size > 1000);
     let request = DecodedRequest {
-        api_key: ApiKey::DescribeLogDirs,
+        api_key: ApiKey::DescribeLogDirs.into(),
         api_version: 4,
         header: RequestHeader::default(),
-        body: RequestKind::DescribeLogDirs(DescribeLogDirsRequest::default().with_topics(None)),
+        body: RequestKind::DescribeLogDirs(DescribeLogDirsRequest::default().with_topics(None))
+            .into(),
     };
     let Reply::Respond(ResponseKind::DescribeLogDirs(response)) =
         dispatch(&broker, request, "/127.0.0.1").await

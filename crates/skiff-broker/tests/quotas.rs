@@ -35,10 +35,10 @@ async fn call_as(
     body: RequestKind,
 ) -> ResponseKind {
     let request = DecodedRequest {
-        api_key: key,
+        api_key: key.into(),
         api_version: version,
         header: RequestHeader::default().with_client_id(Some(s(client_id))),
-        body,
+        body: body.into(),
     };
     let principal = Principal {
         kind: "User",
@@ -819,6 +819,52 @@ async fn the_request_time_quota_throttles_at_most_one_window() {
         panic!()
     };
     assert_eq!(r.throttle_time_ms, 0);
+    common::stop(broker).await;
+}
+
+#[tokio::test]
+async fn the_request_time_quota_throttles_answers_of_apis_skiff_codes_itself() {
+    use skiff_protocol::streams::describe::StreamsGroupDescribeRequest;
+    use skiff_protocol::{OwnApi, OwnRequest, OwnResponse};
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::broker(dir.path()).start().await;
+    let set = alter(
+        &broker,
+        0,
+        vec![alter_entry(
+            &[("user", Some("busy"))],
+            &[("request_percentage", Some(0.0001))],
+        )],
+        false,
+    )
+    .await;
+    assert_eq!(set, vec![(0, None)]);
+    let mut throttles = Vec::new();
+    for _ in 0..200 {
+        let request = DecodedRequest {
+            api_key: OwnApi::StreamsGroupDescribe.into(),
+            api_version: 1,
+            header: RequestHeader::default().with_client_id(Some(s("c"))),
+            body: OwnRequest::StreamsGroupDescribe(StreamsGroupDescribeRequest {
+                group_ids: vec!["g".into()],
+                ..Default::default()
+            })
+            .into(),
+        };
+        let principal = Principal {
+            kind: "User",
+            name: Cow::Borrowed("busy"),
+        };
+        let Reply::Own(answer) = dispatch_as(&broker, request, "/127.0.0.1", "", principal).await
+        else {
+            panic!("not an own-API answer")
+        };
+        let OwnResponse::StreamsGroupDescribe(r) = answer.await else {
+            panic!("wrong response type")
+        };
+        throttles.push(r.throttle_time_ms);
+    }
+    assert!(throttles.iter().any(|&t| t > 0), "{throttles:?}");
     common::stop(broker).await;
 }
 

@@ -97,12 +97,12 @@ impl Subscriber for Recorder {
 
 fn request(key: ApiKey, version: i16, correlation_id: i32, body: RequestKind) -> DecodedRequest {
     DecodedRequest {
-        api_key: key,
+        api_key: key.into(),
         api_version: version,
         header: RequestHeader::default()
             .with_correlation_id(correlation_id)
             .with_client_id(Some(StrBytes::from_static_str("span-test"))),
-        body,
+        body: body.into(),
     }
 }
 
@@ -117,6 +117,9 @@ async fn answer(reply: Reply) {
         }
         Reply::NoResponse => panic!("no response"),
         Reply::Close(why) => panic!("closed: {why}"),
+        Reply::Own(f) => {
+            f.await;
+        }
     }
 }
 

@@ -36,7 +36,7 @@ pub struct BrokerConfigDef {
     pub name: &'static str,
     pub kind: ConfigType,
     /// Default as DescribeConfigs prints it (Skiff's own default for the few keys where Skiff
-    /// differs from Kafka: `listeners`, `log.dir`, `group.coordinator.rebalance.protocols`);
+    /// differs from Kafka: `listeners`, `log.dir`);
     /// `None` when Kafka has none (`log.dirs`, `node.id`: Skiff still falls back to `log.dir`
     /// and node 1, but like Kafka it reports no default synonym for them).
     pub default: Option<&'static str>,
@@ -154,7 +154,7 @@ static ACCEPTED: &[BrokerConfigDef] = &[
     def("group.consumer.assignors", List, Some("uniform,range"), Recognised),
     def("group.consumer.max.size", Int, Some("2147483647"), Recognised),
     def("group.coordinator.append.linger.ms", Int, Some("-1"), Recognised),
-    def("group.coordinator.rebalance.protocols", List, Some("classic,consumer"), Recognised),
+    def("group.coordinator.rebalance.protocols", List, Some("classic,consumer,streams"), Recognised),
     def("group.coordinator.threads", Int, Some("4"), Recognised),
     def("group.max.size", Int, Some("2147483647"), Recognised),
     def("initial.broker.registration.timeout.ms", Int, Some("60000"), Recognised),

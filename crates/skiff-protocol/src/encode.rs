@@ -8,10 +8,12 @@
 //! Thread-safety: pure functions. No on-disk format.
 
 use bytes::{BufMut, Bytes, BytesMut};
-use kafka_protocol::messages::{ApiKey, ResponseHeader, ResponseKind};
-use kafka_protocol::protocol::Encodable;
+use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader, ResponseKind};
+use kafka_protocol::protocol::{Encodable, StrBytes};
 
+use crate::api::Api;
 use crate::error::EncodeError;
+use crate::streams::{OwnRequest, OwnResponse};
 use crate::supported::supported_range;
 
 /// Kafka's UNSUPPORTED_VERSION error code.
@@ -38,6 +40,61 @@ pub fn encode_response(
         .map_err(|e| fail(format!("header: {e:#}")))?;
     body.encode(&mut buf, version)
         .map_err(|e| fail(format!("{e:#}")))?;
+    let size = i32::try_from(buf.len() - 4).map_err(|_| EncodeError::TooLarge(buf.len() - 4))?;
+    buf[..4].copy_from_slice(&size.to_be_bytes());
+    Ok(buf.freeze())
+}
+
+/// Encodes a full response frame of an API Skiff codes itself: size prefix, response header
+/// v1 (every version of these APIs is flexible), body at `version`.
+pub fn encode_own_response(
+    correlation_id: i32,
+    version: i16,
+    body: &OwnResponse,
+) -> Result<Bytes, EncodeError> {
+    let api = Api::Own(body.api());
+    let fail = |reason: String| EncodeError::Body {
+        api_key: api.name(),
+        version,
+        reason,
+    };
+    let mut buf = BytesMut::with_capacity(256);
+    buf.put_i32(0); // size, patched below
+    ResponseHeader::default()
+        .with_correlation_id(correlation_id)
+        .encode(&mut buf, api.response_header_version(version))
+        .map_err(|e| fail(format!("header: {e:#}")))?;
+    body.encode(&mut buf, version).map_err(fail)?;
+    let size = i32::try_from(buf.len() - 4).map_err(|_| EncodeError::TooLarge(buf.len() - 4))?;
+    buf[..4].copy_from_slice(&size.to_be_bytes());
+    Ok(buf.freeze())
+}
+
+/// A full request frame of an API Skiff codes itself, as a client sends it (tests, benchmark
+/// and test clients): size prefix, request header v2 (api key, version, correlation id,
+/// client id, no tagged fields), body at `version`.
+pub fn encode_own_request(
+    correlation_id: i32,
+    client_id: Option<&str>,
+    version: i16,
+    body: &OwnRequest,
+) -> Result<Bytes, EncodeError> {
+    let api = Api::Own(body.api());
+    let fail = |reason: String| EncodeError::Body {
+        api_key: api.name(),
+        version,
+        reason,
+    };
+    let mut buf = BytesMut::with_capacity(256);
+    buf.put_i32(0); // size, patched below
+    RequestHeader::default()
+        .with_request_api_key(api.key())
+        .with_request_api_version(version)
+        .with_correlation_id(correlation_id)
+        .with_client_id(client_id.map(|c| StrBytes::from_string(c.to_string())))
+        .encode(&mut buf, api.request_header_version(version))
+        .map_err(|e| fail(format!("header: {e:#}")))?;
+    body.encode(&mut buf, version).map_err(fail)?;
     let size = i32::try_from(buf.len() - 4).map_err(|_| EncodeError::TooLarge(buf.len() - 4))?;
     buf[..4].copy_from_slice(&size.to_be_bytes());
     Ok(buf.freeze())

@@ -7,12 +7,15 @@
 //!
 //! To serve a new API: it must have a guard schema (see [`crate::guarded_range`], which lists
 //! every API and version range the request guard can check); add one line here with a range
-//! inside that one, and a handler in the broker's dispatch.
+//! inside that one, and a handler in the broker's dispatch. APIs kafka-protocol does not know
+//! ([`OwnApi`]) are served from [`SUPPORTED_OWN`] instead, within their codec's range.
 //!
 //! Thread-safety: constant data. No on-disk format.
 
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::ApiKey;
+
+use crate::api::{Api, OwnApi};
 
 /// `(api key, min version, max version)` for every API Skiff serves.
 pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
@@ -80,12 +83,30 @@ pub const SUPPORTED: &[(ApiKey, i16, i16)] = &[
     (ApiKey::SaslAuthenticate, 0, 2),
 ];
 
-/// The advertised `(min, max)` for `key`, or `None` if Skiff does not implement it.
-pub fn supported_range(key: ApiKey) -> Option<(i16, i16)> {
-    SUPPORTED
-        .iter()
-        .find(|(k, _, _)| *k == key)
-        .map(|&(_, min, max)| (min, max))
+/// The APIs kafka-protocol does not know that Skiff serves, coded by Skiff itself
+/// ([`crate::streams`]); advertised and decoded exactly like [`SUPPORTED`] entries. Ranges
+/// must lie inside [`OwnApi::codec_range`] (a test checks).
+///
+/// Streams groups (KIP-1071): StreamsGroupHeartbeat (88) and StreamsGroupDescribe (89), at
+/// Kafka 4.4's versions.
+pub const SUPPORTED_OWN: &[(OwnApi, i16, i16)] = &[
+    (OwnApi::StreamsGroupHeartbeat, 0, 1),
+    (OwnApi::StreamsGroupDescribe, 0, 1),
+];
+
+/// The advertised `(min, max)` for `api` (an `ApiKey`, an [`OwnApi`] or an [`Api`]), or `None`
+/// if Skiff does not serve it.
+pub fn supported_range(api: impl Into<Api>) -> Option<(i16, i16)> {
+    match api.into() {
+        Api::Kafka(key) => SUPPORTED
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .map(|&(_, min, max)| (min, max)),
+        Api::Own(own) => SUPPORTED_OWN
+            .iter()
+            .find(|(k, _, _)| *k == own)
+            .map(|&(_, min, max)| (min, max)),
+    }
 }
 
 /// The lowest Produce version put in ApiVersions answers, below the lowest one served (3).
@@ -96,9 +117,12 @@ pub fn supported_range(key: ApiKey) -> Option<(i16, i16)> {
 /// still refused like any unserved version: the connection is closed.
 pub const ADVERTISED_PRODUCE_MIN: i16 = 0;
 
-/// The [`SUPPORTED`] table as ApiVersions response entries, in table order, with Produce's
-/// minimum lowered to [`ADVERTISED_PRODUCE_MIN`].
+/// The [`SUPPORTED`] table, then [`SUPPORTED_OWN`], as ApiVersions response entries, in
+/// table order, with Produce's minimum lowered to [`ADVERTISED_PRODUCE_MIN`].
 pub fn api_version_entries() -> Vec<ApiVersion> {
+    let own = SUPPORTED_OWN
+        .iter()
+        .map(|&(api, min, max)| (api.key(), min, max));
     SUPPORTED
         .iter()
         .map(|&(key, min, max)| {
@@ -107,8 +131,12 @@ pub fn api_version_entries() -> Vec<ApiVersion> {
             } else {
                 min
             };
+            (key as i16, min, max)
+        })
+        .chain(own)
+        .map(|(key, min, max)| {
             ApiVersion::default()
-                .with_api_key(key as i16)
+                .with_api_key(key)
                 .with_min_version(min)
                 .with_max_version(max)
         })
@@ -134,6 +162,31 @@ mod tests {
                 gmin <= min && max <= gmax,
                 "{key:?} {min}-{max} is not inside its guarded range {gmin}-{gmax}"
             );
+        }
+    }
+
+    #[test]
+    fn own_ranges_within_their_codec() {
+        for &(api, min, max) in SUPPORTED_OWN {
+            let (cmin, cmax) = api.codec_range();
+            assert!(
+                cmin <= min && min <= max && max <= cmax,
+                "{api:?} {min}-{max}"
+            );
+            assert!(
+                SUPPORTED.iter().all(|(k, _, _)| *k as i16 != api.key()),
+                "{api:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn streams_apis_are_advertised_at_kafka_4_4s_versions() {
+        for api in OwnApi::ALL {
+            assert_eq!(supported_range(api), Some((0, 1)), "{api:?}");
+            assert!(api_version_entries()
+                .iter()
+                .any(|e| e.api_key == api.key() && e.min_version == 0 && e.max_version == 1));
         }
     }
 

@@ -119,7 +119,7 @@ fn huge_counts_deep_inside_are_rejected() {
                 let mut m = frame.to_vec();
                 m[pos..pos + pattern.len()].copy_from_slice(pattern);
                 match decode(&m) {
-                    Ok(d) => assert_eq!((d.api_key, d.api_version), (key, v)),
+                    Ok(d) => assert_eq!((d.api_key, d.api_version), (key.into(), v)),
                     Err(_) => rejected += 1,
                 }
             }
@@ -253,7 +253,7 @@ fn api_versions_v3_from_librdkafka_decodes() {
     let d = decode(&b).unwrap();
     assert_eq!(d.header.client_id.as_deref(), Some("rdkafka"));
     match d.body {
-        RequestKind::ApiVersions(r) => {
+        skiff_protocol::RequestBody::Kafka(RequestKind::ApiVersions(r)) => {
             assert_eq!(r.client_software_name.as_str(), "librdkafka");
             assert_eq!(r.client_software_version.as_str(), "2.0.2");
         }

@@ -95,7 +95,7 @@ impl Caller {
     ) -> Result<ResponseKind, PageError> {
         let ctx = RequestContext {
             broker: self.api.broker.clone(),
-            api_key: key,
+            api_key: key.into(),
             api_version: version,
             correlation_id: 0,
             client_id: CLIENT_ID.to_string(),
@@ -113,6 +113,10 @@ impl Caller {
                 .map_err(|e| PageError::internal(format!("{key:?} records unreadable: {e}"))),
             Reply::NoResponse => Err(PageError::internal(format!("{key:?} sent no answer"))),
             Reply::Close(why) => Err(PageError::internal(format!("{key:?} refused: {why}"))),
+            // Only requests of APIs Skiff codes itself answer so; `body` is not one.
+            Reply::Own(_) => Err(PageError::internal(format!(
+                "{key:?} answered as an own API"
+            ))),
         }
     }
 }

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use kafka_protocol::messages::{
     alter_configs_response, incremental_alter_configs_response, AlterConfigsRequest,
-    AlterConfigsResponse, ApiKey, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
+    AlterConfigsResponse, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse,
     ResponseKind,
 };
 use kafka_protocol::protocol::StrBytes;
@@ -534,7 +534,11 @@ fn split_list(s: &str) -> Vec<String> {
 }
 
 /// The code and message of one resource's outcome.
-fn split(api: ApiKey, version: i16, outcome: Result<(), Failure>) -> (i16, Option<StrBytes>) {
+fn split(
+    api: skiff_protocol::Api,
+    version: i16,
+    outcome: Result<(), Failure>,
+) -> (i16, Option<StrBytes>) {
     match outcome {
         Ok(()) => (0, None),
         Err(error) => {

@@ -10,9 +10,10 @@
 //!   2, docs/transactions.md), as on Kafka 4.4. The Java producer (4.x) uses them (EndTxn
 //!   v5, Produce v12+ without AddPartitionsToTxn, TxnOffsetCommit v5 without
 //!   AddOffsetsToTxn) when the finalized level is at least 2.
+//! - `streams.version` 1: streams groups (KIP-1071) are served, as on Kafka 4.4.
 //!
-//! Other features stay out: Skiff has no metadata log (`metadata.version`, `kraft.version`),
-//! no replicas (`eligible.leader.replicas.version`) and does not serve streams groups. The
+//! Other features stay out: Skiff has no metadata log (`metadata.version`, `kraft.version`)
+//! and no replicas (`eligible.leader.replicas.version`). The
 //! levels are fixed while Skiff runs; there is no UpdateFeatures.
 
 use kafka_protocol::messages::api_versions_response::{FinalizedFeatureKey, SupportedFeatureKey};
@@ -27,6 +28,7 @@ use crate::dispatch::Reply;
 const FEATURES: &[(&str, i16)] = &[
     ("group.version", 1),
     ("share.version", 1),
+    ("streams.version", 1),
     ("transaction.version", 2),
 ];
 
@@ -85,6 +87,7 @@ mod tests {
             [
                 ("group.version".to_string(), 1, 1),
                 ("share.version".to_string(), 1, 1),
+                ("streams.version".to_string(), 1, 1),
                 ("transaction.version".to_string(), 2, 2)
             ]
         );
@@ -95,7 +98,12 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            ["group.version", "share.version", "transaction.version"]
+            [
+                "group.version",
+                "share.version",
+                "streams.version",
+                "transaction.version"
+            ]
         );
         assert!(r.supported_features.iter().all(|f| f.min_version == 0));
         assert_eq!(r.finalized_features_epoch, FINALIZED_FEATURES_EPOCH);

@@ -83,6 +83,8 @@ pub mod share_acknowledge;
 pub mod share_fetch;
 pub mod share_group_describe;
 pub mod share_group_heartbeat;
+pub mod streams_group_describe;
+pub mod streams_group_heartbeat;
 pub mod sync_group;
 pub mod txn_offset_commit;
 

@@ -6,7 +6,6 @@
 //! one at a time; run it off the async workers. No I/O, nothing on disk.
 
 use crate::quotas::manager::ThrottleStats;
-use kafka_protocol::messages::ApiKey;
 use skiff_cleaner::CompactionStatus;
 
 use super::histogram::HistogramSnapshot;
@@ -129,7 +128,7 @@ pub fn uncleanable_reason(s: &CompactionStatus) -> Option<&'static str> {
 }
 
 fn api_name(key: i16) -> String {
-    ApiKey::try_from(key).map_or_else(|_| format!("api_{key}"), |k| format!("{k:?}"))
+    skiff_protocol::Api::from_key(key).map_or_else(|| format!("api_{key}"), |api| api.name())
 }
 
 pub fn write(f: &Facts) -> String {

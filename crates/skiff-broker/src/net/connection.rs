@@ -36,9 +36,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
-use kafka_protocol::messages::{ApiKey, ResponseKind};
+use kafka_protocol::messages::ResponseKind;
 use skiff_log::FileRange;
-use skiff_protocol::{Outside, Piece};
+use skiff_protocol::{Api, Outside, OwnResponse, Piece};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
@@ -46,7 +46,9 @@ use tracing::{debug, info, warn, Instrument};
 
 use crate::acl_operations::Principal;
 use crate::broker::Broker;
-use crate::dispatch::{dispatch_as, sending_files, FileAnswerFuture, Reply, ResponseFuture};
+use crate::dispatch::{
+    dispatch_as, sending_files, FileAnswerFuture, OwnResponseFuture, Reply, ResponseFuture,
+};
 use crate::metrics::BrokerMetrics;
 use crate::net::sasl::{Answering, Gate, SaslGate};
 use crate::sasl_setup::SaslListener;
@@ -127,6 +129,8 @@ enum Outgoing {
     Now(Header, ResponseKind),
     Later(Header, ResponseFuture),
     LaterInFiles(Header, FileAnswerFuture),
+    /// The answer of an API Skiff codes itself.
+    Own(Header, OwnResponseFuture),
     Raw(Bytes),
     Close,
 }
@@ -136,7 +140,7 @@ type Queued = Box<Outgoing>;
 
 struct Header {
     correlation_id: i32,
-    api_key: ApiKey,
+    api_key: Api,
     version: i16,
     /// When the request's frame was read, for the latency histogram.
     started: Instant,
@@ -383,7 +387,7 @@ async fn serve<R, W>(
                         version: request.api_version,
                         started,
                     };
-                    broker.metrics.request_received(request.api_key as i16);
+                    broker.metrics.request_received(request.api_key.key());
                     let from = principal.clone();
                     // Boxed: inline, the largest handler's future would sit in every
                     // connection's task for its whole life, idle or not.
@@ -400,8 +404,9 @@ async fn serve<R, W>(
                         Reply::Respond(response) => Outgoing::Now(header, response),
                         Reply::Later(future) => Outgoing::Later(header, future),
                         Reply::LaterInFiles(future) => Outgoing::LaterInFiles(header, future),
+                        Reply::Own(future) => Outgoing::Own(header, future),
                         Reply::NoResponse => {
-                            let key = header.api_key as i16;
+                            let key = header.api_key.key();
                             broker.metrics.request_done(key, started.elapsed());
                             continue;
                         }
@@ -554,6 +559,11 @@ async fn write_loop<W: Sink>(
                 let frame = encode(&h, &answer.response, answer.outside);
                 (frame, Some((h.api_key, h.started)), t)
             }
+            Outgoing::Own(h, future) => {
+                let response = future.await;
+                let t = Some(response.throttle_time_ms());
+                (encode_own(&h, &response), Some((h.api_key, h.started)), t)
+            }
             Outgoing::Close => break,
         };
         let frame = match frame {
@@ -571,7 +581,7 @@ async fn write_loop<W: Sink>(
         }
         activity.touch();
         if let Some((api_key, started)) = timing {
-            metrics.request_done(api_key as i16, started.elapsed());
+            metrics.request_done(api_key.key(), started.elapsed());
         }
     }
     let _ = writer.shutdown().await;
@@ -584,14 +594,30 @@ fn encode(
     response: &ResponseKind,
     outside: Vec<Outside<Files>>,
 ) -> Result<Frame, String> {
-    skiff_protocol::encode_response_pieces(
-        h.correlation_id,
-        h.api_key,
-        h.version,
-        response,
-        outside,
-    )
-    .map_err(|e| e.to_string())
+    let Api::Kafka(api_key) = h.api_key else {
+        // A handler bug: a kafka-protocol response to a request of an own API.
+        return Err(format!(
+            "kafka-protocol response to a {} request",
+            h.api_key
+        ));
+    };
+    skiff_protocol::encode_response_pieces(h.correlation_id, api_key, h.version, response, outside)
+        .map_err(|e| e.to_string())
+}
+
+/// The frame of an own-API response (one piece: these responses carry no record sets).
+fn encode_own(h: &Header, response: &OwnResponse) -> Result<Frame, String> {
+    if Api::Own(response.api()) != h.api_key {
+        // A handler bug: the header would name another API than the body.
+        return Err(format!(
+            "{} response to a {} request",
+            Api::Own(response.api()),
+            h.api_key
+        ));
+    }
+    skiff_protocol::encode_own_response(h.correlation_id, h.version, response)
+        .map(|frame| vec![Piece::Bytes(frame)])
+        .map_err(|e| e.to_string())
 }
 
 /// Record sets still in segment files.
@@ -698,6 +724,48 @@ async fn send_range<W: Sink>(writer: &mut W, range: &FileRange) -> std::io::Resu
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn own_api_answers_are_framed_with_their_own_header_and_never_mixed_up() {
+        use skiff_protocol::streams::{
+            StreamsGroupDescribeResponse, StreamsGroupHeartbeatResponse,
+        };
+        use skiff_protocol::OwnApi;
+        let header = |api: Api| Header {
+            correlation_id: 5,
+            api_key: api,
+            version: 1,
+            started: Instant::now(),
+        };
+        let describe = OwnResponse::StreamsGroupDescribe(StreamsGroupDescribeResponse {
+            throttle_time_ms: 12,
+            ..Default::default()
+        });
+        let frame = encode_own(&header(OwnApi::StreamsGroupDescribe.into()), &describe).unwrap();
+        let [Piece::Bytes(bytes)] = &frame[..] else {
+            panic!("one piece expected")
+        };
+        assert_eq!(
+            *bytes,
+            skiff_protocol::encode_own_response(5, 1, &describe).unwrap()
+        );
+        // A response of another API than the request's is refused, not sent.
+        let heartbeat =
+            OwnResponse::StreamsGroupHeartbeat(StreamsGroupHeartbeatResponse::default());
+        assert!(encode_own(&header(OwnApi::StreamsGroupDescribe.into()), &heartbeat).is_err());
+        assert!(encode_own(
+            &header(kafka_protocol::messages::ApiKey::Metadata.into()),
+            &heartbeat
+        )
+        .is_err());
+        let metadata = ResponseKind::Metadata(Default::default());
+        assert!(encode(
+            &header(OwnApi::StreamsGroupDescribe.into()),
+            &metadata,
+            vec![]
+        )
+        .is_err());
+    }
 
     fn pattern(len: usize, seed: u8) -> Vec<u8> {
         (0..len)

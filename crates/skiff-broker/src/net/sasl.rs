@@ -32,7 +32,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 use skiff_auth::server::{check_reauthenticated_principal, SaslServer, Step};
-use skiff_protocol::{DecodedRequest, RequestError};
+use skiff_protocol::{DecodedRequest, RequestBody, RequestError};
 
 use crate::acl_operations::Principal;
 use crate::sasl_setup::SaslListener;
@@ -48,7 +48,7 @@ const MIN_REAUTH_INTERVAL: Duration = Duration::from_secs(1);
 /// Where a response goes: the request's api key, version and correlation id.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Answering {
-    pub api_key: ApiKey,
+    pub api_key: skiff_protocol::Api,
     pub version: i16,
     pub correlation_id: i32,
 }
@@ -214,7 +214,13 @@ impl SaslGate {
             Err(e) => return Gate::Close(format!("malformed request during SASL {phase}: {e}")),
         };
         let answering = answering(&request);
-        match request.body {
+        let RequestBody::Kafka(body) = request.body else {
+            return Gate::Close(format!(
+                "Unexpected Kafka request of type {} during SASL handshake.",
+                answering.api_key
+            ));
+        };
+        match body {
             RequestKind::ApiVersions(_) if first && !self.reauthenticating => {
                 self.state = State::Handshake;
                 let response = ApiVersionsResponse::default()
@@ -228,7 +234,7 @@ impl SaslGate {
                 self.handshake(answering, h.mechanism.to_string(), now)
             }
             _ => Gate::Close(format!(
-                "Unexpected Kafka request of type {:?} during SASL handshake.",
+                "Unexpected Kafka request of type {} during SASL handshake.",
                 answering.api_key
             )),
         }
@@ -296,13 +302,17 @@ impl SaslGate {
         };
         let answering = answering(&request);
         let auth_bytes = match request.body {
-            RequestKind::SaslAuthenticate(r) => r.auth_bytes,
+            RequestBody::Kafka(RequestKind::SaslAuthenticate(r)) => r.auth_bytes,
             other => {
                 let message = format!(
-                    "Unexpected Kafka request of type {:?} during SASL authentication.",
+                    "Unexpected Kafka request of type {} during SASL authentication.",
                     answering.api_key
                 );
-                return Gate::Fail(illegal_state(answering, &other), message);
+                let response = match &other {
+                    RequestBody::Kafka(kind) => illegal_state(answering, kind),
+                    RequestBody::Own(_) => None,
+                };
+                return Gate::Fail(response, message);
             }
         };
         let fail = |message: &str| {

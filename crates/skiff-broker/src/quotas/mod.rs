@@ -98,13 +98,23 @@ impl FetchQuota {
 /// Before the handler: `None` (one atomic load per key) when no quota is configured; else
 /// the start of the measurement, a Produce's bytes, and a Fetch's `max_bytes` capped.
 pub fn meter(ctx: &RequestContext, body: &mut RequestKind) -> Option<Metered> {
+    meter_body(ctx, Some(body))
+}
+
+/// [`meter`] for a request of an API Skiff codes itself: only the request quota applies
+/// (none of them is a Produce or a Fetch).
+pub fn meter_own(ctx: &RequestContext) -> Option<Metered> {
+    meter_body(ctx, None)
+}
+
+fn meter_body(ctx: &RequestContext, body: Option<&mut RequestKind>) -> Option<Metered> {
     let manager = &ctx.broker.quotas;
     let produce = manager.enabled(QuotaKind::Produce);
     let fetch = manager.enabled(QuotaKind::Fetch);
     let request = manager.enabled(QuotaKind::Request)
         && !matches!(
-            ctx.api_key,
-            ApiKey::SaslHandshake | ApiKey::SaslAuthenticate
+            ctx.api_key.kafka(),
+            Some(ApiKey::SaslHandshake | ApiKey::SaslAuthenticate)
         );
     if !(produce || fetch || request) {
         return None;
@@ -120,7 +130,7 @@ pub fn meter(ctx: &RequestContext, body: &mut RequestKind) -> Option<Metered> {
         fetch: None,
     };
     match body {
-        RequestKind::Produce(r) => {
+        Some(RequestKind::Produce(r)) => {
             metered.acks0 = r.acks == 0;
             if produce {
                 let bytes: usize = r
@@ -132,7 +142,7 @@ pub fn meter(ctx: &RequestContext, body: &mut RequestKind) -> Option<Metered> {
                 metered.produce_bytes = Some(bytes as f64);
             }
         }
-        RequestKind::Fetch(r) => {
+        Some(RequestKind::Fetch(r)) => {
             // Any quota's throttle empties a Fetch response (Kafka's getThrottledResponse).
             metered.fetch = Some(FetchQuota {
                 manager: manager.clone(),
@@ -197,6 +207,11 @@ impl Metered {
                 raise_throttle(&mut answer.response, throttle);
                 answer
             })),
+            Reply::Own(future) => Reply::Own(Box::pin(async move {
+                let mut response = future.await;
+                response.raise_throttle(throttle);
+                response
+            })),
             Reply::NoResponse => {
                 // acks=0: no response to carry the throttle; mute the connection now, as
                 // Kafka does.
@@ -240,7 +255,10 @@ impl MutationQuota {
             manager: ctx.broker.quotas.clone(),
             user: ctx.principal.name.to_string(),
             client_id: ctx.client_id.clone(),
-            strict: ctx.api_version >= strict_since(ctx.api_key),
+            strict: ctx
+                .api_key
+                .kafka()
+                .is_some_and(|k| ctx.api_version >= strict_since(k)),
             last: None,
         }
     }

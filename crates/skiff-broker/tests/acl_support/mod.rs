@@ -83,6 +83,7 @@ pub async fn send_as(
         Reply::LaterInFiles(f) => f.await.into_response().unwrap(),
         Reply::NoResponse => panic!("{key:?}: no response"),
         Reply::Close(why) => panic!("{key:?}: closed: {why}"),
+        Reply::Own(_) => panic!("{key:?}: an own-API answer"),
     };
     skiff_protocol::encode_response(1, key, version, &response)
         .unwrap_or_else(|e| panic!("{key:?} v{version}: {e}"));

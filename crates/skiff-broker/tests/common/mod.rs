@@ -171,10 +171,10 @@ pub async fn call(
     body: RequestKind,
 ) -> ResponseKind {
     let request = DecodedRequest {
-        api_key: key,
+        api_key: key.into(),
         api_version: version,
         header: RequestHeader::default(),
-        body,
+        body: body.into(),
     };
     match dispatch(broker, request, "/127.0.0.1").await {
         Reply::Respond(r) => r,
@@ -182,6 +182,7 @@ pub async fn call(
         Reply::LaterInFiles(f) => f.await.into_response().unwrap(),
         Reply::NoResponse => panic!("{key:?} v{version}: no response"),
         Reply::Close(why) => panic!("{key:?} v{version}: closed: {why}"),
+        Reply::Own(_) => panic!("{key:?} v{version}: an own-API answer"),
     }
 }
 

@@ -618,6 +618,18 @@ impl StreamsGroup {
                     detail: "Assignment delayed due to the configured initial rebalance delay."
                         .to_string(),
                 });
+                if self.assignment_epoch == 0 && self.epoch > 0 {
+                    // A member at epoch 0 is still joining, so a new group's first members
+                    // get an empty target at the first epoch (Kafka starts a group's
+                    // assignment epoch at 1); the real one follows the delay, one epoch on.
+                    self.target = self
+                        .members
+                        .keys()
+                        .map(|id| (id.clone(), MemberTasks::default()))
+                        .collect();
+                    self.assignment_epoch = self.epoch;
+                    self.epoch += 1;
+                }
                 return;
             }
             self.delayed_until = None;

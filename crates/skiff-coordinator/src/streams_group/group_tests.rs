@@ -336,14 +336,27 @@ fn the_initial_rebalance_delay_holds_the_first_assignment() {
     };
     let topics = Topics::all_word_count();
     let t = topics.lookup();
+    // Joined (epoch 1, not 0, which would mean "still joining"), with nothing yet.
     let r = g.heartbeat(join("m1", "p1"), &t, &s, 0).unwrap();
     assert_eq!(codes(&r), [StatusCode::AssignmentDelayed]);
-    assert_eq!(r.member_epoch, 0);
+    assert_eq!(r.member_epoch, 1);
+    assert_eq!(r.tasks, Some(TaskSet::default()));
     let r = g.heartbeat(join("m2", "p2"), &t, &s, 1_000).unwrap();
     assert_eq!(codes(&r), [StatusCode::AssignmentDelayed]);
+    assert_eq!(r.member_epoch, 1);
+    let r = g
+        .heartbeat(beat("m1", 1, &TaskSet::default()), &t, &s, 2_000)
+        .unwrap();
+    assert_eq!(
+        (codes(&r), r.member_epoch),
+        (vec![StatusCode::AssignmentDelayed], 1)
+    );
     // After 3 s, both are assigned in one computation.
-    let r = g.heartbeat(join("m1", "p1"), &t, &s, 3_000).unwrap();
+    let r = g
+        .heartbeat(beat("m1", 1, &TaskSet::default()), &t, &s, 3_000)
+        .unwrap();
     assert!(r.status.is_empty(), "{:?}", r.status);
+    assert!(r.member_epoch > 1);
     assert_eq!(count(&r.tasks.unwrap()), 3);
 }
 

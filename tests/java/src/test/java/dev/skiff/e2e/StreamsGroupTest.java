@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -75,9 +74,7 @@ import org.junit.jupiter.api.io.TempDir;
  *       compacted and the repartition topic has the input's partition count.
  * </ol>
  *
- * <p>Skiff does not serve StreamsGroupHeartbeat yet, so the test runs only against the
- * reference Kafka ({@code run.sh --kafka}, E2E_BROKER=kafka) or when E2E_STREAMS_GROUPS=1 is
- * exported (for Skiff once it serves streams groups); otherwise it is skipped.
+ * <p>It runs against Skiff and, with {@code run.sh --kafka}, against the reference Kafka.
  */
 @Timeout(300)
 class StreamsGroupTest {
@@ -98,15 +95,9 @@ class StreamsGroupTest {
         }
     }
 
-    private static boolean enabled() {
-        return "kafka".equals(System.getenv("E2E_BROKER")) || "1".equals(System.getenv("E2E_STREAMS_GROUPS"));
-    }
-
     @Test
     void wordCountScalesOutAndSurvivesAKill(@TempDir Path dirA, @TempDir Path dirB, @TempDir Path dirC)
             throws Exception {
-        assumeTrue(enabled(), "streams groups (KIP-1071) run against Kafka (E2E_BROKER=kafka) or with "
-                + "E2E_STREAMS_GROUPS=1; Skiff does not serve StreamsGroupHeartbeat yet");
         long started = System.nanoTime();
         String input = Env.unique("java-sgroup-in");
         String output = Env.unique("java-sgroup-out");

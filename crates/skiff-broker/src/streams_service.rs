@@ -1,0 +1,528 @@
+//! The streams group coordinator behind the broker's StreamsGroupHeartbeat and
+//! StreamsGroupDescribe handlers ([`StreamsGroups`]): the request checks Kafka's broker makes
+//! before its group coordinator (the ones KafkaApis and the coordinator service make), the
+//! wire structs to and from `skiff_coordinator::streams_group`, and the internal topics a
+//! heartbeat asks for ([`crate::streams_topics`]).
+//!
+//! Thread-safety: shared; a heartbeat runs on the blocking pool (the coordinator's lock and,
+//! for internal topics, file creation).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Weak};
+
+use kafka_protocol::ResponseError;
+use skiff_coordinator::host::GroupConfigs;
+use skiff_coordinator::streams_group::{
+    self as sg, describe, Endpoint, Heartbeat, HeartbeatResult, StreamsGroupError, TaskId, TaskSet,
+    Tasks, ASSIGNOR_NAME, LEAVE_EPOCH, STATIC_LEAVE_EPOCH,
+};
+use skiff_protocol::streams::describe as wd;
+use skiff_protocol::streams::heartbeat::{
+    self as wh, KeyValue, StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse, TaskIds,
+    TaskOffset, TopicInfo,
+};
+
+use crate::authz::{AclOperation, ResourceType};
+use crate::broker::Broker;
+use crate::errors::BrokerError;
+use crate::streams_groups::{Caller, HeartbeatFuture, StreamsGroups};
+use crate::streams_topics::create_internal_topics;
+use crate::topics::validate_topic_name;
+
+/// The streams group service of one broker.
+pub struct StreamsGroupService {
+    broker: Weak<Broker>,
+}
+
+impl StreamsGroupService {
+    pub fn new(broker: &Arc<Broker>) -> StreamsGroupService {
+        StreamsGroupService {
+            broker: Arc::downgrade(broker),
+        }
+    }
+}
+
+impl StreamsGroups for StreamsGroupService {
+    fn heartbeat(&self, caller: Caller, request: StreamsGroupHeartbeatRequest) -> HeartbeatFuture {
+        let broker = self.broker.clone();
+        Box::pin(async move {
+            let broker = broker
+                .upgrade()
+                .ok_or(BrokerError::CoordinatorUnavailable)?;
+            tokio::task::spawn_blocking(move || heartbeat(&broker, &caller, request))
+                .await
+                .map_err(|e| BrokerError::Internal(format!("streams group heartbeat: {e}")))
+        })
+    }
+
+    fn describe(
+        &self,
+        _caller: &Caller,
+        group_id: &str,
+        _include_topology_description: bool,
+    ) -> Result<wd::DescribedGroup, BrokerError> {
+        let broker = self
+            .broker
+            .upgrade()
+            .ok_or(BrokerError::CoordinatorUnavailable)?;
+        let described = broker
+            .coordinator
+            .with_streams_group(group_id, |g| g.and_then(describe))
+            .map_err(|e| BrokerError::Coordinator(e.response_error()))?;
+        match described {
+            Some(d) => Ok(described_group(&d)),
+            None => Err(BrokerError::GroupNotFound(group_id.to_string())),
+        }
+    }
+}
+
+/// One heartbeat, answered in full (a refusal is an error response).
+fn heartbeat(
+    broker: &Broker,
+    caller: &Caller,
+    request: StreamsGroupHeartbeatRequest,
+) -> StreamsGroupHeartbeatResponse {
+    let refused = |code: i16, message: String| StreamsGroupHeartbeatResponse {
+        error_code: code,
+        error_message: Some(message),
+        ..Default::default()
+    };
+    if let Err(e) = validate(&request) {
+        return refused(e.code(), e.to_string());
+    }
+    if let Some(t) = &request.topology {
+        if let Err((code, message)) = check_topology_topics(caller, t) {
+            return refused(code, message);
+        }
+    }
+    let group_id = request.group_id.clone();
+    let settings = broker.dynamic.streams_group_settings(&group_id);
+    let hb = match to_heartbeat(request, caller) {
+        Ok(hb) => hb,
+        Err(e) => return refused(e.code(), e.to_string()),
+    };
+    match broker
+        .coordinator
+        .streams_heartbeat(&group_id, hb, &settings)
+    {
+        Err(e) => refused(e.code(), e.to_string()),
+        Ok(mut result) => {
+            create_internal_topics(broker, &caller.authz, &result.to_create, &mut result.status);
+            response(result, &settings, caller.version)
+        }
+    }
+}
+
+/// The checks Kafka's group coordinator service makes before touching any group.
+fn validate(r: &StreamsGroupHeartbeatRequest) -> Result<(), StreamsGroupError> {
+    let invalid = |m: &str| Err(StreamsGroupError::InvalidRequest(m.to_string()));
+    if let Some(t) = &r.topology {
+        if t.subtopologies
+            .iter()
+            .any(|s| !s.source_topic_regex.is_empty())
+        {
+            return invalid("Regular expressions for source topics are not supported yet.");
+        }
+    }
+    if r.member_id.trim().is_empty() {
+        return invalid("MemberId can't be empty.");
+    }
+    if r.group_id.trim().is_empty() {
+        return invalid("GroupId can't be empty.");
+    }
+    if r.instance_id
+        .as_deref()
+        .is_some_and(|s| s.trim().is_empty())
+    {
+        return invalid("InstanceId can't be empty.");
+    }
+    if r.rack_id.as_deref().is_some_and(|s| s.trim().is_empty()) {
+        return invalid("RackId can't be empty.");
+    }
+    let some_tasks = |t: &Option<Vec<TaskIds>>| t.as_ref().is_some_and(|v| !v.is_empty());
+    match r.member_epoch {
+        0 => {
+            if r.rebalance_timeout_ms == -1 {
+                return invalid("RebalanceTimeoutMs must be provided in first request.");
+            }
+            if some_tasks(&r.active_tasks) {
+                return invalid("ActiveTasks must be empty when (re-)joining.");
+            }
+            if some_tasks(&r.standby_tasks) {
+                return invalid("StandbyTasks must be empty when (re-)joining.");
+            }
+            if some_tasks(&r.warmup_tasks) {
+                return invalid("WarmupTasks must be empty when (re-)joining.");
+            }
+            let Some(t) = &r.topology else {
+                return invalid("Topology must be non-null when (re-)joining.");
+            };
+            for s in &t.subtopologies {
+                if let Some(c) = s.state_changelog_topics.iter().find(|c| c.partitions != 0) {
+                    return Err(StreamsGroupError::InvalidTopology(format!(
+                        "Changelog topic {} must have an undefined partition count, but it is set to {}.",
+                        c.name, c.partitions
+                    )));
+                }
+            }
+        }
+        STATIC_LEAVE_EPOCH if r.instance_id.is_none() => {
+            return invalid("InstanceId can't be null.")
+        }
+        e if e < STATIC_LEAVE_EPOCH => {
+            return Err(StreamsGroupError::InvalidRequest(format!(
+                "MemberEpoch is {e}, but must be greater than or equal to -2."
+            )))
+        }
+        _ => {}
+    }
+    let given = [&r.active_tasks, &r.standby_tasks, &r.warmup_tasks]
+        .iter()
+        .filter(|t| t.is_some())
+        .count();
+    if given != 0 && given != 3 {
+        return invalid("If one task-type is non-null, all must be non-null.");
+    }
+    if r.member_epoch != 0 && r.topology.is_some() {
+        return invalid("Topology can only be provided when (re-)joining.");
+    }
+    Ok(())
+}
+
+/// KafkaApis' checks of the topics a topology names: no Kafka-internal topic, only valid
+/// names, and DESCRIBE on every one of them.
+fn check_topology_topics(caller: &Caller, t: &wh::Topology) -> Result<(), (i16, String)> {
+    let mut topics: Vec<&str> = Vec::new();
+    for s in &t.subtopologies {
+        topics.extend(s.source_topics.iter().map(String::as_str));
+        topics.extend(s.repartition_sink_topics.iter().map(String::as_str));
+        topics.extend(s.repartition_source_topics.iter().map(|t| t.name.as_str()));
+        topics.extend(s.state_changelog_topics.iter().map(|t| t.name.as_str()));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    topics.retain(|t| seen.insert(*t));
+    let internal: Vec<&str> = topics
+        .iter()
+        .copied()
+        .filter(|t| crate::topics::is_internal_name(t))
+        .collect();
+    if !internal.is_empty() {
+        return Err((
+            ResponseError::StreamsInvalidTopology.code(),
+            format!(
+                "Use of Kafka internal topics {} in a Kafka Streams topology is prohibited.",
+                internal.join(",")
+            ),
+        ));
+    }
+    let invalid: Vec<&str> = topics
+        .iter()
+        .copied()
+        .filter(|t| validate_topic_name(t).is_err())
+        .collect();
+    if !invalid.is_empty() {
+        return Err((
+            ResponseError::StreamsInvalidTopology.code(),
+            format!(
+                "Topic names {} are not valid topic names.",
+                invalid.join(",")
+            ),
+        ));
+    }
+    if topics.iter().any(|t| {
+        !caller
+            .authz
+            .allows(AclOperation::Describe, ResourceType::Topic, t)
+    }) {
+        return Err((
+            ResponseError::TopicAuthorizationFailed.code(),
+            String::new(),
+        ));
+    }
+    Ok(())
+}
+
+fn to_heartbeat(
+    r: StreamsGroupHeartbeatRequest,
+    caller: &Caller,
+) -> Result<Heartbeat, StreamsGroupError> {
+    let owned = match (r.active_tasks, r.standby_tasks, r.warmup_tasks) {
+        (Some(a), Some(s), Some(w)) => Some(TaskSet {
+            active: tasks(&a),
+            standby: tasks(&s),
+            warmup: tasks(&w),
+        }),
+        _ => None,
+    };
+    Ok(Heartbeat {
+        member_id: r.member_id,
+        member_epoch: r.member_epoch,
+        endpoint_epoch: r.endpoint_information_epoch,
+        instance_id: r.instance_id,
+        rack_id: r.rack_id,
+        rebalance_timeout_ms: r.rebalance_timeout_ms,
+        topology: r.topology.map(topology),
+        owned,
+        process_id: r.process_id,
+        user_endpoint: r.user_endpoint.map(|e| Endpoint {
+            host: e.host,
+            port: e.port,
+        }),
+        client_tags: r
+            .client_tags
+            .map(|tags| tags.into_iter().map(|kv| (kv.key, kv.value)).collect()),
+        task_offsets: r.task_offsets.map(|o| offsets(&o)),
+        task_end_offsets: r.task_end_offsets.map(|o| offsets(&o)),
+        shutdown_application: r.shutdown_application,
+        client_id: caller.client_id.clone(),
+        client_host: caller.client_host.clone(),
+    })
+}
+
+fn topology(t: wh::Topology) -> sg::StreamsTopology {
+    let internal = |infos: Vec<TopicInfo>| {
+        infos
+            .into_iter()
+            .map(|i| sg::InternalTopic {
+                name: i.name,
+                partitions: i.partitions,
+                replication_factor: i.replication_factor,
+                configs: i
+                    .topic_configs
+                    .into_iter()
+                    .map(|kv| (kv.key, kv.value))
+                    .collect(),
+            })
+            .collect()
+    };
+    sg::StreamsTopology {
+        epoch: t.epoch,
+        subtopologies: t
+            .subtopologies
+            .into_iter()
+            .map(|s| {
+                let sub = sg::Subtopology {
+                    id: s.subtopology_id.clone(),
+                    source_topics: s.source_topics,
+                    source_topic_regex: s.source_topic_regex,
+                    state_changelog_topics: internal(s.state_changelog_topics),
+                    repartition_sink_topics: s.repartition_sink_topics,
+                    repartition_source_topics: internal(s.repartition_source_topics),
+                    copartition_groups: s
+                        .copartition_groups
+                        .into_iter()
+                        .map(|g| sg::CopartitionGroup {
+                            source_topics: g.source_topics,
+                            source_topic_regex: g.source_topic_regex,
+                            repartition_source_topics: g.repartition_source_topics,
+                        })
+                        .collect(),
+                };
+                (s.subtopology_id, sub)
+            })
+            .collect(),
+    }
+}
+
+fn tasks(ids: &[TaskIds]) -> Tasks {
+    let mut out = Tasks::new();
+    for t in ids {
+        out.entry(t.subtopology_id.clone())
+            .or_default()
+            .extend(t.partitions.iter().copied());
+    }
+    out
+}
+
+fn offsets(o: &[TaskOffset]) -> BTreeMap<TaskId, i64> {
+    o.iter()
+        .map(|t| {
+            (
+                TaskId {
+                    subtopology: t.subtopology_id.clone(),
+                    partition: t.partition,
+                },
+                t.offset,
+            )
+        })
+        .collect()
+}
+
+fn task_ids(tasks: &Tasks) -> Vec<TaskIds> {
+    tasks
+        .iter()
+        .filter(|(_, ps)| !ps.is_empty())
+        .map(|(s, ps)| TaskIds {
+            subtopology_id: s.clone(),
+            partitions: ps.iter().copied().collect(),
+            ..Default::default()
+        })
+        .collect()
+}
+
+fn response(
+    r: HeartbeatResult,
+    settings: &sg::StreamsGroupSettings,
+    version: i16,
+) -> StreamsGroupHeartbeatResponse {
+    let leaving = r.member_epoch == LEAVE_EPOCH;
+    // v0 carries the lag as int32, v1 as int64 (a field a version lacks must stay default).
+    let lag = settings.acceptable_recovery_lag;
+    let (lag_legacy, lag) = if version == 0 {
+        (i32::try_from(lag).unwrap_or(i32::MAX), -1)
+    } else {
+        (0, lag)
+    };
+    StreamsGroupHeartbeatResponse {
+        member_id: r.member_id,
+        member_epoch: r.member_epoch,
+        heartbeat_interval_ms: if leaving {
+            0
+        } else {
+            settings.heartbeat_interval_ms
+        },
+        acceptable_recovery_lag_legacy: lag_legacy,
+        acceptable_recovery_lag: lag,
+        task_offset_interval_ms: settings.task_offset_interval_ms,
+        status: Some(
+            r.status
+                .into_iter()
+                .map(|s| wh::Status {
+                    status_code: s.code as i8,
+                    status_detail: s.detail,
+                    ..Default::default()
+                })
+                .collect(),
+        ),
+        active_tasks: r.tasks.as_ref().map(|t| task_ids(&t.active)),
+        standby_tasks: r.tasks.as_ref().map(|t| task_ids(&t.standby)),
+        warmup_tasks: r.tasks.as_ref().map(|t| task_ids(&t.warmup)),
+        endpoint_information_epoch: r.endpoint_epoch,
+        partitions_by_user_endpoint: r.endpoints.map(|all| {
+            all.into_iter()
+                .map(|e| wh::EndpointToPartitions {
+                    user_endpoint: wh::Endpoint {
+                        host: e.endpoint.host,
+                        port: e.endpoint.port,
+                        ..Default::default()
+                    },
+                    active_partitions: topic_partitions(&e.active),
+                    standby_partitions: topic_partitions(&e.standby),
+                    ..Default::default()
+                })
+                .collect()
+        }),
+        ..Default::default()
+    }
+}
+
+fn topic_partitions(
+    tps: &BTreeMap<String, std::collections::BTreeSet<i32>>,
+) -> Vec<wh::TopicPartition> {
+    tps.iter()
+        .map(|(t, ps)| wh::TopicPartition {
+            topic: t.clone(),
+            partitions: ps.iter().copied().collect(),
+            ..Default::default()
+        })
+        .collect()
+}
+
+fn described_group(d: &sg::DescribedGroup) -> wd::DescribedGroup {
+    let info = |t: &sg::InternalTopic| TopicInfo {
+        name: t.name.clone(),
+        partitions: t.partitions,
+        replication_factor: t.replication_factor,
+        topic_configs: t
+            .configs
+            .iter()
+            .map(|(k, v)| KeyValue {
+                key: k.clone(),
+                value: v.clone(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let assignment = |t: &TaskSet| wd::Assignment {
+        active_tasks: task_ids(&t.active),
+        standby_tasks: task_ids(&t.standby),
+        warmup_tasks: task_ids(&t.warmup),
+        ..Default::default()
+    };
+    let offsets = |o: &BTreeMap<TaskId, i64>| {
+        o.iter()
+            .map(|(t, off)| TaskOffset {
+                subtopology_id: t.subtopology.clone(),
+                partition: t.partition,
+                offset: *off,
+                ..Default::default()
+            })
+            .collect()
+    };
+    wd::DescribedGroup {
+        group_id: d.group_id.clone(),
+        group_state: d.state.to_string(),
+        group_epoch: d.epoch,
+        assignment_epoch: d.assignment_epoch,
+        topology: Some(wd::Topology {
+            epoch: d.topology.epoch,
+            subtopologies: Some(
+                d.topology
+                    .subtopologies
+                    .values()
+                    .map(|s| wd::Subtopology {
+                        subtopology_id: s.id.clone(),
+                        source_topics: s.source_topics.clone(),
+                        repartition_sink_topics: s.repartition_sink_topics.clone(),
+                        state_changelog_topics: s.state_changelog_topics.iter().map(info).collect(),
+                        repartition_source_topics: s
+                            .repartition_source_topics
+                            .iter()
+                            .map(info)
+                            .collect(),
+                        ..Default::default()
+                    })
+                    .collect(),
+            ),
+            ..Default::default()
+        }),
+        members: d
+            .members
+            .iter()
+            .map(|m| wd::Member {
+                member_id: m.member.id.clone(),
+                member_epoch: m.member.epoch,
+                instance_id: m.member.instance_id.clone(),
+                rack_id: m.member.rack_id.clone(),
+                client_id: m.member.client_id.clone(),
+                client_host: m.member.client_host.clone(),
+                topology_epoch: m.member.topology_epoch,
+                process_id: m.member.process_id.clone(),
+                user_endpoint: m.member.user_endpoint.as_ref().map(|e| wh::Endpoint {
+                    host: e.host.clone(),
+                    port: e.port,
+                    ..Default::default()
+                }),
+                client_tags: m
+                    .member
+                    .client_tags
+                    .iter()
+                    .map(|(k, v)| KeyValue {
+                        key: k.clone(),
+                        value: v.clone(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                task_offsets: offsets(&m.task_offsets),
+                task_end_offsets: offsets(&m.task_end_offsets),
+                assignment: assignment(&m.assignment),
+                target_assignment: assignment(&m.target),
+                is_classic: false,
+                ..Default::default()
+            })
+            .collect(),
+        assignor_name: Some(ASSIGNOR_NAME.to_string()),
+        ..Default::default()
+    }
+}
