@@ -7,7 +7,8 @@
 #   tests/kafka/tool.sh org.apache.kafka.tools.GetOffsetShell --bootstrap-server ...
 #
 # Short names (Kafka 4.x classes): kafka-topics, kafka-configs, kafka-console-producer,
-# kafka-console-consumer, kafka-consumer-groups, kafka-share-groups, kafka-console-share-consumer,
+# kafka-console-consumer, kafka-consumer-groups, kafka-share-groups, kafka-streams-groups,
+# kafka-console-share-consumer,
 # kafka-broker-api-versions, kafka-get-offsets, kafka-dump-log,
 # kafka-producer-perf-test, kafka-consumer-perf-test, kafka-storage. Logs go to stderr at WARN.
 set -euo pipefail
@@ -22,6 +23,7 @@ case $NAME in
     kafka-console-consumer) CLASS=org.apache.kafka.tools.consumer.ConsoleConsumer ;;
     kafka-consumer-groups) CLASS=org.apache.kafka.tools.consumer.group.ConsumerGroupCommand ;;
     kafka-share-groups) CLASS=org.apache.kafka.tools.consumer.group.ShareGroupCommand ;;
+    kafka-streams-groups) CLASS=org.apache.kafka.tools.streams.StreamsGroupCommand ;;
     kafka-console-share-consumer) CLASS=org.apache.kafka.tools.consumer.ConsoleShareConsumer ;;
     kafka-broker-api-versions) CLASS=org.apache.kafka.tools.BrokerApiVersionsCommand ;;
     kafka-get-offsets) CLASS=org.apache.kafka.tools.GetOffsetShell ;;

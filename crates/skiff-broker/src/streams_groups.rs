@@ -1,20 +1,11 @@
 //! The seam between the streams group handlers (KIP-1071: `handlers::streams_group_heartbeat`
-//! and `handlers::streams_group_describe`) and the streams group coordinator, which is being
-//! written in `skiff-coordinator` separately. The handlers do what Kafka's `KafkaApis` does
-//! before it reaches the group coordinator (the group ACL checks); everything about groups
-//! (validation, membership, topology, assignment, records, internal topics) is the
-//! coordinator's, behind [`StreamsGroups`].
-//!
-//! # Enabling streams groups (one change, two steps)
-//! 1. Start the coordinator and install it once with `broker.streams_groups.set(..)` (in
-//!    `Broker::start`, beside the other coordinators).
-//! 2. List `(OwnApi::StreamsGroupHeartbeat, 0, 1)` and `(OwnApi::StreamsGroupDescribe, 0, 1)`
-//!    in `skiff_protocol::SUPPORTED_OWN`: the decoder then accepts them, ApiVersions
-//!    advertises them, and `dispatch::route_own` reaches the handlers.
-//!
-//! Until step 2 nothing on the wire reaches the handlers. Until step 1 an in-process caller
-//! that does is answered UNSUPPORTED_VERSION, as Kafka answers both APIs while the streams
-//! group protocol is not enabled on the broker; never a made-up success.
+//! and `handlers::streams_group_describe`) and the streams group coordinator. The handlers do
+//! what Kafka's `KafkaApis` does before it reaches the group coordinator (the group ACL
+//! checks); everything about groups (validation, membership, topology, assignment, records,
+//! internal topics) is behind [`StreamsGroups`], which `crate::streams_service` implements
+//! and `Broker::start` installs in `Broker::streams_groups`. A broker without it (an
+//! in-process test) answers both APIs UNSUPPORTED_VERSION, as Kafka does while the streams
+//! group protocol is disabled; never a made-up success.
 //!
 //! Thread-safety: implementations are shared (`Send + Sync`) and called concurrently from
 //! any runtime worker; a call must not block (do I/O on the blocking pool or a thread of

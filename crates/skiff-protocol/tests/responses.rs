@@ -37,7 +37,7 @@ fn api_versions_v3_has_no_extra_tagged_fields() {
         .unwrap();
         // size | corr (header v0: no tagged fields) | error i16 | compact array of
         // (key, min, max, 0x00) | throttle i32 | 0x00 — nothing else.
-        let n = SUPPORTED.len();
+        let n = SUPPORTED.len() + skiff_protocol::SUPPORTED_OWN.len();
         let expected_len = 4 + 4 + 2 + 1 + n * 7 + 4 + 1;
         assert!(
             n + 1 < 128,

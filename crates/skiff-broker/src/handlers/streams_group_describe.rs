@@ -5,8 +5,6 @@
 //! answered UNSUPPORTED_VERSION; with an authorizer each group needs DESCRIBE, else that
 //! group alone is answered GROUP_AUTHORIZATION_FAILED; authorized operations go to every
 //! group described without an error when asked for.
-//!
-//! Not reachable from the wire until the API is listed in `skiff_protocol::SUPPORTED_OWN`.
 
 use kafka_protocol::ResponseError;
 use skiff_protocol::streams::describe::{

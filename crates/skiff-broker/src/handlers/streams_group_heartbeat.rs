@@ -5,8 +5,6 @@
 //! enabled) the answer is UNSUPPORTED_VERSION; with an authorizer the group needs READ,
 //! else GROUP_AUTHORIZATION_FAILED. The topic permissions a heartbeat with a topology needs
 //! (to create internal topics) are checked by the coordinator with the [`Caller`]'s `authz`.
-//!
-//! Not reachable from the wire until the API is listed in `skiff_protocol::SUPPORTED_OWN`.
 
 use kafka_protocol::ResponseError;
 use skiff_protocol::streams::heartbeat::{

@@ -16,9 +16,9 @@
 //! - `settings.rs`: the limits and their defaults.
 //! - `error.rs`: refusals, and the one place they become Kafka error codes.
 //!
-//! Pure: no I/O, no timers, no locks. Not yet served: StreamsGroupHeartbeat and
-//! StreamsGroupDescribe are not advertised until the group's records in `__consumer_offsets`
-//! and the broker's handlers exist (docs/groups.md, "Streams groups").
+//! Pure: no I/O, no timers, no locks. The group coordinator holds a [`StreamsGroup`] inside
+//! each streams group (`crate::groups`, `streams.rs`); the broker's `streams_service.rs`
+//! serves StreamsGroupHeartbeat and StreamsGroupDescribe with it (docs/groups.md §6).
 
 mod assignor;
 mod configure;
