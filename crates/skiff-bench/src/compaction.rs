@@ -844,5 +844,22 @@ mod tests {
             a.keys = Some(1000);
         }));
         assert!(plan(&args(), 0, false).is_err());
+        // Hot keys and rounds go together, at most --keys keys.
+        assert!(bad(|a| a.hot_keys = 10));
+        assert!(bad(|a| a.hot_rounds = 10));
+        assert!(bad(|a| {
+            a.hot_keys = 200_000;
+            a.hot_rounds = 10;
+        }));
+        assert!(bad(|a| {
+            a.hot_keys = 10;
+            a.hot_rounds = 10;
+            a.hot_pause_ms = 20_000;
+        }));
+        let mut a = args();
+        (a.hot_keys, a.hot_rounds, a.hot_pause_ms) = (100, 50, 5);
+        let p = plan(&a, 1, false).unwrap();
+        assert_eq!((p.workload.hot_keys, p.workload.hot_rounds), (100, 50));
+        assert!(scenario(&p, 1).contains("then 100 hot keys x 50 every 5 ms"));
     }
 }
