@@ -182,6 +182,12 @@ fn a_clean_segment_holding_an_updated_key_is_read_and_cleaned() {
         .map(|r| r.value.clone().unwrap())
         .collect();
     assert_eq!(of_key, vec![b"new".to_vec()]);
+    // The rewritten segment got its summary as it was written: the next pass skips it too.
+    t.produce("hot-a", Some("later"));
+    t.both(|t| t.roll());
+    let s = t.clean(MAP);
+    assert_eq!(s.segments_skipped, 3, "{s:?}");
+    assert_eq!(s.bytes_skipped, sealed_bytes(&t.with, 0, 120));
 }
 
 #[test]
