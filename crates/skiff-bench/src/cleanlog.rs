@@ -35,6 +35,9 @@ pub struct PassSummary {
     /// Bytes appended to the archive topic (`bytes_archived`, docs/compaction.md §5.11); 0
     /// when the line has no such field.
     pub archived_bytes: u64,
+    /// Bytes of clean segments the pass left unread (`bytes_skipped`, Skiff's segment
+    /// summaries, docs/compaction.md §5.3); 0 when the line has no such field.
+    pub skipped_bytes: u64,
     /// When the line was logged (the pass's end), in seconds since the Unix epoch; `None`
     /// when the line has no leading RFC 3339 UTC timestamp.
     pub logged_at: Option<f64>,
@@ -65,6 +68,9 @@ pub fn parse_summary(line: &str) -> Option<PassSummary> {
         end_offset: field("end_offset")?.parse().ok()?,
         partial: field("partial")?.parse().ok()?,
         archived_bytes: field("bytes_archived")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+        skipped_bytes: field("bytes_skipped")
             .and_then(|v| v.parse().ok())
             .unwrap_or(0),
         logged_at: line_time(line),
@@ -246,6 +252,9 @@ mod tests {
         assert_eq!(s.archived_bytes, 0);
         let archived = format!("{LINE} records_archived=9 bytes_archived=4096");
         assert_eq!(parse_summary(&archived).unwrap().archived_bytes, 4096);
+        assert_eq!(s.skipped_bytes, 0);
+        let skipped = format!("{LINE} segments_skipped=2 bytes_skipped=8192");
+        assert_eq!(parse_summary(&skipped).unwrap().skipped_bytes, 8192);
         // 2025-06-01 is day 20240 of the Unix epoch.
         let want = 20_240.0 * 86_400.0 + 10.0 * 3600.0 + 0.123_456;
         assert!(

@@ -78,6 +78,18 @@ pub struct Args {
     /// second topic (docs/compaction.md §5.11), so the cost of archiving shows side by side.
     #[arg(long)]
     pub archive: bool,
+    /// After the keyed workload, write only the first N keys again (`--hot-rounds` times): a
+    /// few hot keys over a large cold table, where a pass has little to change (not counted
+    /// in --bytes).
+    #[arg(long, default_value_t = 0)]
+    pub hot_keys: u64,
+    /// Rounds over the `--hot-keys` keys.
+    #[arg(long, default_value_t = 0)]
+    pub hot_rounds: u32,
+    /// Pause after each hot round, in ms: a steady stream of updates that the cleaner follows
+    /// pass by pass, instead of one burst.
+    #[arg(long, default_value_t = 0)]
+    pub hot_pause_ms: u64,
     /// Also run the same workload on Apache Kafka 4.4.0 (tests/kafka, see --kafka-scripts),
     /// interleaved with Skiff's runs, and report Skiff's ratios to it.
     #[arg(long)]
@@ -168,8 +180,27 @@ pub fn plan(a: &Args, runs: u32, smoke: bool) -> Result<Plan> {
     if !(1..=20).contains(&runs) {
         bail!("--runs must be 1..=20, got {runs}");
     }
-    let workload = Workload::new(keys, rounds, value);
+    if a.hot_keys > keys || (a.hot_keys == 0) != (a.hot_rounds == 0) {
+        bail!(
+            "--hot-keys (at most --keys) and --hot-rounds go together, got {} and {}",
+            a.hot_keys,
+            a.hot_rounds
+        );
+    }
+    if a.hot_rounds > 100_000 {
+        bail!("--hot-rounds must be at most 100000, got {}", a.hot_rounds);
+    }
+    if a.hot_pause_ms > 10_000 {
+        bail!(
+            "--hot-pause-ms must be at most 10000, got {}",
+            a.hot_pause_ms
+        );
+    }
+    let workload = Workload::new(keys, rounds, value)
+        .with_hot(a.hot_keys, a.hot_rounds)
+        .with_hot_pause(Duration::from_millis(a.hot_pause_ms));
     let total = workload.total_bytes();
+    let paused = workload.hot_pause * workload.hot_rounds;
     Ok(Plan {
         workload,
         threads,
@@ -181,7 +212,7 @@ pub fn plan(a: &Args, runs: u32, smoke: bool) -> Result<Plan> {
         deferred: a.deferred,
         archive: a.archive,
         // Generous but finite: 60 s plus 5 MB/s.
-        produce_timeout: Duration::from_secs(60 + total / 5_000_000),
+        produce_timeout: Duration::from_secs(60 + total / 5_000_000) + paused,
         settle_timeout: Duration::from_secs(60 + 3 * backoff_ms / 1000 + total / 5_000_000),
     })
 }
@@ -190,8 +221,18 @@ pub fn plan(a: &Args, runs: u32, smoke: bool) -> Result<Plan> {
 /// deferred" (the target evaluation looks for the "compaction " prefix).
 pub fn scenario(plan: &Plan, threads: usize) -> String {
     let w = &plan.workload;
+    let hot = if w.hot_rounds > 0 {
+        format!(
+            ", then {} hot keys x {} every {} ms",
+            w.hot_keys,
+            w.hot_rounds,
+            w.hot_pause.as_millis()
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "compaction {:.0} MB, {} keys, {:.0}% live, t={threads}{}",
+        "compaction {:.0} MB, {} keys, {:.0}% live{hot}, t={threads}{}",
         w.total_bytes() as f64 / 1e6,
         w.keys,
         100.0 / f64::from(w.rounds),
@@ -327,6 +368,15 @@ struct Figures {
     written_bytes: u64,
     /// Bytes the passes appended to the archive topic (`--archive` runs).
     archived_bytes: u64,
+    /// Bytes of clean segments the passes left unread (Skiff's segment summaries).
+    skipped_bytes: u64,
+    /// Medians over the passes of one run: MB read, MB written, seconds.
+    median_read_mb: f64,
+    median_written_mb: f64,
+    median_pass_secs: f64,
+    /// With `--hot-keys`: the passes that started in the hot writes (first dirty offset at or
+    /// after the first hot write): their count and the same three medians.
+    hot: Option<(usize, f64, f64, f64)>,
     pass_secs: f64,
     cleaner_cpu_secs: f64,
     broker_cpu_secs: f64,
@@ -371,6 +421,10 @@ impl Figures {
                 mb(self.written_bytes) / self.pass_secs.max(1e-9),
             ),
             ("cleaner pass s (sum)", self.pass_secs),
+            ("read MB per pass (median)", self.median_read_mb),
+            ("wrote MB per pass (median)", self.median_written_mb),
+            ("pass s (median)", self.median_pass_secs),
+            ("skipped unread MB (sum)", mb(self.skipped_bytes)),
             ("cleaner threads CPU s", self.cleaner_cpu_secs),
             ("broker CPU s (whole run)", self.broker_cpu_secs),
             ("peak RSS MiB @last write", mib(self.rss_at_last_write)),
@@ -383,6 +437,12 @@ impl Figures {
         }
         if let Some(u) = self.buffer_utilization {
             t.record_value(phase, "dedupe buffer utilization %", 100.0 * u);
+        }
+        if let Some((n, read, wrote, secs)) = self.hot {
+            t.record_value(phase, "hot passes", n as f64);
+            t.record_value(phase, "read MB per hot pass (median)", read);
+            t.record_value(phase, "wrote MB per hot pass (median)", wrote);
+            t.record_value(phase, "hot pass s (median)", secs);
         }
         if self.archived_bytes > 0 {
             t.record_value(phase, "archived MB", mb(self.archived_bytes));
@@ -415,6 +475,32 @@ impl Figures {
             per_pass_sec(self.read_bytes),
         );
         m.add(scenario, "cleaner pass s (sum)", l, broker, self.pass_secs);
+        m.add(
+            scenario,
+            "read MB per pass (median)",
+            l,
+            broker,
+            self.median_read_mb,
+        );
+        m.add(
+            scenario,
+            "wrote MB per pass (median)",
+            l,
+            broker,
+            self.median_written_mb,
+        );
+        m.add(
+            scenario,
+            "pass s (median)",
+            l,
+            broker,
+            self.median_pass_secs,
+        );
+        if let Some((_, read, wrote, secs)) = self.hot {
+            m.add(scenario, "read MB per hot pass (median)", l, broker, read);
+            m.add(scenario, "wrote MB per hot pass (median)", l, broker, wrote);
+            m.add(scenario, "hot pass s (median)", l, broker, secs);
+        }
         m.add(
             scenario,
             "s last write -> clean",
@@ -618,6 +704,26 @@ fn one_run(b: &RunningBroker, plan: &Plan, clk_tck: f64, archive: bool) -> Resul
         read_bytes: passes.iter().map(|(p, _)| p.read_bytes).sum(),
         written_bytes: passes.iter().map(|(p, _)| p.written_bytes).sum(),
         archived_bytes: passes.iter().map(|(p, _)| p.archived_bytes).sum(),
+        skipped_bytes: passes.iter().map(|(p, _)| p.skipped_bytes).sum(),
+        median_read_mb: median(passes.iter().map(|(p, _)| p.read_bytes as f64 / 1e6)),
+        median_written_mb: median(passes.iter().map(|(p, _)| p.written_bytes as f64 / 1e6)),
+        median_pass_secs: median(passes.iter().map(|(p, _)| p.secs)),
+        hot: (w.hot_rounds > 0).then(|| {
+            // Offsets are assigned in send order on one partition (acks=1, no retries in
+            // practice): the hot writes start after keys x rounds records.
+            let first_hot = (w.keys * u64::from(w.rounds)) as i64;
+            let hot: Vec<&PassSummary> = passes
+                .iter()
+                .map(|(p, _)| p)
+                .filter(|p| p.first_dirty >= first_hot)
+                .collect();
+            (
+                hot.len(),
+                median(hot.iter().map(|p| p.read_bytes as f64 / 1e6)),
+                median(hot.iter().map(|p| p.written_bytes as f64 / 1e6)),
+                median(hot.iter().map(|p| p.secs)),
+            )
+        }),
         pass_secs: passes.iter().map(|(p, _)| p.secs).sum(),
         cleaner_cpu_secs,
         broker_cpu_secs: (end.cpu_secs - start.cpu_secs).max(0.0),
@@ -629,6 +735,17 @@ fn one_run(b: &RunningBroker, plan: &Plan, clk_tck: f64, archive: bool) -> Resul
         deferred: plan.deferred,
         buffer_utilization,
     })
+}
+
+/// The median of `values` (the mean of the two middle ones for an even count; 0 when empty).
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = values.collect();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
 }
 
 /// Wall-clock seconds since the Unix epoch (the broker's log timestamps are wall-clock).
@@ -655,6 +772,9 @@ mod tests {
             dedupe_buffer: None,
             deferred: false,
             archive: false,
+            hot_keys: 0,
+            hot_rounds: 0,
+            hot_pause_ms: 0,
             kafka: false,
         }
     }
@@ -724,5 +844,22 @@ mod tests {
             a.keys = Some(1000);
         }));
         assert!(plan(&args(), 0, false).is_err());
+        // Hot keys and rounds go together, at most --keys keys.
+        assert!(bad(|a| a.hot_keys = 10));
+        assert!(bad(|a| a.hot_rounds = 10));
+        assert!(bad(|a| {
+            a.hot_keys = 200_000;
+            a.hot_rounds = 10;
+        }));
+        assert!(bad(|a| {
+            a.hot_keys = 10;
+            a.hot_rounds = 10;
+            a.hot_pause_ms = 20_000;
+        }));
+        let mut a = args();
+        (a.hot_keys, a.hot_rounds, a.hot_pause_ms) = (100, 50, 5);
+        let p = plan(&a, 1, false).unwrap();
+        assert_eq!((p.workload.hot_keys, p.workload.hot_rounds), (100, 50));
+        assert!(scenario(&p, 1).contains("then 100 hot keys x 50 every 5 ms"));
     }
 }

@@ -103,6 +103,7 @@ impl Partial {
                 partial: false,
                 // Kafka has no archive topic.
                 archived_bytes: 0,
+                skipped_bytes: 0,
                 logged_at: None,
             },
             buffer_utilization: self.buffer? / 100.0,

@@ -1,5 +1,6 @@
 //! Keyed workload for the compaction benchmark: every key written `rounds` times, round by
-//! round, with values that say which key and round they belong to; a producer that records
+//! round, then optionally `hot_rounds` more rounds over only the first `hot_keys` keys (a few
+//! hot keys updated over a large cold table), with values that say which key and round they belong to; a producer that records
 //! the offset of every key's last acknowledged write; and a verifier that reads the partition
 //! from offset 0 and checks that each key's latest value is exactly that write.
 //!
@@ -34,6 +35,12 @@ pub const MIN_VALUE: usize = 16;
 pub struct Workload {
     pub keys: u64,
     pub rounds: u32,
+    /// Keys `0..hot_keys` are written `hot_rounds` more times after the `rounds` rounds.
+    pub hot_keys: u64,
+    pub hot_rounds: u32,
+    /// Pause after each hot round (serving delivery reports meanwhile): a steady stream of
+    /// updates instead of a burst.
+    pub hot_pause: Duration,
     pub value_size: usize,
     filler: Vec<u8>,
 }
@@ -53,8 +60,38 @@ impl Workload {
         Workload {
             keys,
             rounds,
+            hot_keys: 0,
+            hot_rounds: 0,
+            hot_pause: Duration::ZERO,
             value_size: value_size.max(MIN_VALUE),
             filler,
+        }
+    }
+
+    /// Adds `hot_rounds` rounds over keys `0..hot_keys` (at most `keys`) after the others.
+    pub fn with_hot(mut self, hot_keys: u64, hot_rounds: u32) -> Workload {
+        self.hot_keys = hot_keys.min(self.keys);
+        self.hot_rounds = hot_rounds;
+        self
+    }
+
+    /// Pauses `pause` after each hot round.
+    pub fn with_hot_pause(mut self, pause: Duration) -> Workload {
+        self.hot_pause = pause;
+        self
+    }
+
+    /// Every round, the hot ones included.
+    pub fn total_rounds(&self) -> u32 {
+        self.rounds.saturating_add(self.hot_rounds)
+    }
+
+    /// Keys written in round `round`.
+    fn keys_in_round(&self, round: u32) -> u64 {
+        if round < self.rounds {
+            self.keys
+        } else {
+            self.hot_keys
         }
     }
 
@@ -74,7 +111,8 @@ impl Workload {
 
     /// Key + value bytes of the whole workload.
     pub fn total_bytes(&self) -> u64 {
-        self.keys * u64::from(self.rounds) * self.record_bytes()
+        (self.keys * u64::from(self.rounds) + self.hot_keys * u64::from(self.hot_rounds))
+            * self.record_bytes()
     }
 
     /// Key + value bytes of the latest write of every key.
@@ -97,7 +135,7 @@ impl Workload {
         }
         let k = u64::from_le_bytes(v.get(..8)?.try_into().ok()?);
         let r = u32::from_le_bytes(v.get(8..HEADER)?.try_into().ok()?);
-        (k < self.keys && r < self.rounds).then_some((k, r))
+        (k < self.keys && r < self.total_rounds()).then_some((k, r))
     }
 }
 
@@ -172,7 +210,7 @@ impl ProducerContext for Ctx {
 /// Writes the workload to partition 0 of `topic` (acks=1, round by round, keys in order) and
 /// waits for every delivery report. Fails if any record is not acknowledged by `deadline`.
 pub fn produce(bootstrap: &str, topic: &str, w: &Workload, deadline: Instant) -> Result<Produced> {
-    let rounds = u64::from(w.rounds);
+    let rounds = u64::from(w.total_rounds());
     if w.keys
         .checked_mul(rounds)
         .is_none_or(|n| n > usize::MAX as u64)
@@ -216,8 +254,8 @@ pub fn produce(bootstrap: &str, topic: &str, w: &Workload, deadline: Instant) ->
     let start = Instant::now();
     let mut value = Vec::with_capacity(w.value_size);
     let mut sent = 0u64;
-    for round in 0..w.rounds {
-        for k in 0..w.keys {
+    for round in 0..w.total_rounds() {
+        for k in 0..w.keys_in_round(round) {
             let key = Workload::key(k);
             w.value_into(k, round, &mut value);
             let tag = (k * rounds + u64::from(round)) as usize;
@@ -240,6 +278,12 @@ pub fn produce(bootstrap: &str, topic: &str, w: &Workload, deadline: Instant) ->
             sent += 1;
             if sent % 1024 == 0 {
                 producer.poll(Duration::ZERO);
+            }
+        }
+        if round >= w.rounds && !w.hot_pause.is_zero() {
+            let until = Instant::now() + w.hot_pause;
+            while let Some(left) = until.checked_duration_since(Instant::now()) {
+                producer.poll(left);
             }
         }
     }
@@ -400,6 +444,18 @@ mod tests {
         assert_eq!(w.decode_value(&v[..63]), None);
         w.value_into(100, 0, &mut v);
         assert_eq!(w.decode_value(&v), None, "key out of range");
+        let hot = Workload::new(100, 10, 64).with_hot(5, 20);
+        hot.value_into(3, 29, &mut v);
+        assert_eq!(hot.decode_value(&v), Some((3, 29)));
+        assert_eq!(
+            (
+                hot.total_rounds(),
+                hot.keys_in_round(9),
+                hot.keys_in_round(10)
+            ),
+            (30, 100, 5)
+        );
+        assert_eq!(hot.total_bytes(), (100 * 10 + 5 * 20) * hot.record_bytes());
     }
 
     #[test]

@@ -335,12 +335,22 @@ fn compaction_main(cli: &Cli, kind: &BrokerKind, bin: &Path, clk_tck: f64) -> Re
         procfs::load_average()
     );
     println!(
-        "load: 1 partition, {} keys x {} writes of {} B (key {} + value {}) = {:.1} MB, \
+        "load: 1 partition, {} keys x {} writes{} of {} B (key {} + value {}) = {:.1} MB, \
          live {:.1} MB;\n      segment.bytes {}, min.cleanable.dirty.ratio {}, \
          log.cleaner.backoff.ms {}, dedupe buffer {};\n      cleaning {}; {} run(s) per \
          thread count",
         w.keys,
         w.rounds,
+        if w.hot_rounds > 0 {
+            format!(
+                ", then {} hot keys x {} writes ({} ms apart)",
+                w.hot_keys,
+                w.hot_rounds,
+                w.hot_pause.as_millis()
+            )
+        } else {
+            String::new()
+        },
         w.record_bytes(),
         keyed::Workload::key_len(),
         w.value_size,

@@ -81,6 +81,12 @@ pub struct PassFigures {
     pub segments_rewritten: usize,
     /// Segments read and left as they were (nothing in them changed, nothing to merge).
     pub segments_unchanged: usize,
+    /// Clean segments left unread: their key summary proved nothing in them would change.
+    pub segments_skipped: usize,
+    /// Bytes of those segments (not in what was read).
+    pub bytes_skipped: u64,
+    /// Bytes read (the map's range and every segment filtered).
+    pub bytes_read: u64,
     pub duration_ms: u64,
     /// Records appended to the archive topic first (`skiff.compaction.archive.topic`; always
     /// 0 for a dry run, which archives nothing) and the bytes of their batches.
@@ -105,6 +111,9 @@ impl From<&PassStats> for PassFigures {
             holding_groups: s.held_for_consumers.top(),
             segments_rewritten: s.segments_rewritten,
             segments_unchanged: s.segments_unchanged,
+            segments_skipped: s.segments_skipped,
+            bytes_skipped: s.bytes_skipped,
+            bytes_read: s.bytes_read,
             duration_ms: u64::try_from(s.duration.as_millis()).unwrap_or(u64::MAX),
             records_archived: s.records_archived,
             bytes_archived: s.bytes_archived,

@@ -132,10 +132,8 @@ impl CleanerHandle {
         let eligible = urgency(&p, ratio, now, next_horizon).is_some();
 
         let threads = shared.threads.max(1);
-        let mut map = OffsetMap::new(
-            shared.config.dedupe_buffer_size / threads as u64,
-            shared.config.io_buffer_load_factor,
-        );
+        let (_, map_bytes) = super::split_dedupe_buffer(shared.config.dedupe_buffer_size, threads);
+        let mut map = OffsetMap::new(map_bytes, shared.config.io_buffer_load_factor);
         let hold = super::consumer_hold(shared, &key, &view);
         let never = AtomicBool::new(false);
         let ctx = PassContext {
@@ -148,6 +146,8 @@ impl CleanerHandle {
             consumer_hold: hold.as_ref(),
             // A dry run never archives (nor removes) anything.
             archive: None,
+            // Read only: a dry run skips what a pass would, and records no summary.
+            summaries: Some(&shared.summaries),
         };
         let stats = dry_run_pass(&log, &view, &p, &mut map, &ctx)?;
         let mut report = DryRunReport::new(topic, partition, eligible, ratio, stats);

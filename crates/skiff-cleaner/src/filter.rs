@@ -30,6 +30,7 @@ use crate::archive::{ArchiveReason, ArchivedOffsets, RemovedRecord};
 use crate::consumers::{ConsumerHold, HeldBack};
 use crate::error::{CleanerError, Result};
 use crate::offset_map::{Lookup, OffsetMap};
+use crate::summary::SummaryBuilder;
 
 /// Byte positions in the v2 header that the empty-batch writer patches (see `skiff-records`).
 const BASE_TIMESTAMP_AT: usize = 27;
@@ -47,9 +48,9 @@ pub struct FilterContext<'a> {
     /// The pass's first uncleanable offset: the batch ending right below it is always kept
     /// (KAFKA-17076).
     pub upper_bound_offset: i64,
-    /// Last offset of the last batch of every producer id in the log (§2.9). Producer-id
-    /// expiry will remove entries here once producer state exists.
-    pub producer_last_offsets: &'a HashMap<i64, i64>,
+    /// What the log's producer state says about each producer id it still has (§2.9):
+    /// producers that expired are not in it, so their last batch is no longer protected.
+    pub producer_last_offsets: &'a ProducerLastRecords,
     /// Cap on a batch's decompressed size (protects against decompression bombs).
     pub max_decompressed_bytes: usize,
     /// Aborted transactions by producer id: `(first offset, marker offset)` ranges.
@@ -64,6 +65,33 @@ pub struct FilterContext<'a> {
     /// removed whatever the filter would decide now (the earlier decision stands, so the
     /// archive and the log never both hold a record) and not returned again.
     pub already_archived: Option<&'a ArchivedOffsets>,
+}
+
+/// The last entry the log's producer state holds for one producer (Kafka's `LastRecord`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProducerLast {
+    /// Last offset of its last data batch; `None` when the state knows no data batch of its
+    /// current epoch (only markers: a bumped epoch forgets the older batches).
+    pub last_data_offset: Option<i64>,
+    pub epoch: i16,
+}
+
+/// [`ProducerLast`] by producer id.
+pub type ProducerLastRecords = HashMap<i64, ProducerLast>;
+
+/// The producer state of `log` as the cleaner needs it: no scan of the log, expired producers
+/// already gone (docs/compaction.md §2.9).
+pub fn producer_last_records(log: &skiff_log::Log) -> ProducerLastRecords {
+    log.producer_entries()
+        .into_iter()
+        .map(|e| {
+            let last = ProducerLast {
+                last_data_offset: e.batches.back().map(|b| b.last_offset),
+                epoch: e.epoch,
+            };
+            (e.producer_id, last)
+        })
+        .collect()
 }
 
 /// Aborted transactions of a log by producer id: `(first offset, marker offset)`.
@@ -98,9 +126,23 @@ impl FilterContext<'_> {
         is_aborted(self.aborted, header)
     }
 
+    /// The batch holds its producer's last entry: the last data batch the producer state
+    /// knows, or, when it knows none, a marker of the producer's current epoch.
     fn is_last_batch_of_producer(&self, header: &BatchHeader) -> bool {
-        header.producer_id >= 0
-            && self.producer_last_offsets.get(&header.producer_id) == Some(&header.last_offset())
+        if header.producer_id < 0 {
+            return false;
+        }
+        match self.producer_last_offsets.get(&header.producer_id) {
+            None => false,
+            Some(ProducerLast {
+                last_data_offset: Some(last),
+                ..
+            }) => header.last_offset() == *last,
+            Some(ProducerLast {
+                last_data_offset: None,
+                epoch,
+            }) => header.is_control() && header.producer_epoch == *epoch,
+        }
     }
 }
 
@@ -175,6 +217,19 @@ pub fn filter_batch_with(
     ctx: &FilterContext<'_>,
     marker_removable: bool,
 ) -> Result<BatchResult> {
+    filter_batch_summarized(header, batch, ctx, marker_removable, None)
+}
+
+/// [`filter_batch_with`], also giving `summary` the hash of every key that stays (and blocking
+/// it for a keyless record that stays). The caller judges the batch as a whole (flags, empty
+/// output, horizons) from the result.
+pub fn filter_batch_summarized(
+    header: &BatchHeader,
+    batch: &[u8],
+    ctx: &FilterContext<'_>,
+    marker_removable: bool,
+    mut summary: Option<&mut SummaryBuilder<'_>>,
+) -> Result<BatchResult> {
     let corrupt = |source| CleanerError::Corrupt {
         offset: header.base_offset,
         source,
@@ -197,18 +252,24 @@ pub fn filter_batch_with(
     let mut kept = Vec::with_capacity(recs.len());
     for rec in &recs {
         let offset = header.base_offset + i64::from(rec.offset_delta);
+        // Hashed once, for the map and the summary.
+        let lookup = !discard && !header.is_control() && offset <= ctx.map.latest_offset();
+        let hash = match &rec.key {
+            Some(key) if lookup || summary.is_some() => Some(ctx.map.hash_of(key)),
+            _ => None,
+        };
         let retain = if discard {
             false
         } else if header.is_control() || offset > ctx.map.latest_offset() {
             true
         } else {
-            match &rec.key {
-                None => {
+            match (&rec.key, hash) {
+                (None, _) | (_, None) => {
                     res.keyless_removed += 1;
                     false
                 }
-                Some(key) => {
-                    let latest = match ctx.map.get(key) {
+                (Some(key), Some(hash)) => {
+                    let latest = match ctx.map.get_hashed(key, hash) {
                         Lookup::Absent | Lookup::Unknown => true,
                         Lookup::Latest(p) => offset >= p,
                     };
@@ -233,6 +294,12 @@ pub fn filter_batch_with(
         if retain {
             if tombstone {
                 res.tombstones_kept += 1;
+            }
+            if let Some(b) = summary.as_deref_mut() {
+                match hash {
+                    Some(h) => b.add_key(h),
+                    None => b.block(),
+                }
             }
             kept.push(rec);
         } else if tombstone && rec.key.is_some() {

@@ -24,9 +24,17 @@ fn map_of(entries: &[(&[u8], i64)], latest: i64) -> OffsetMap {
     m
 }
 
+/// The producer state's entry for a producer whose last data batch ends at `last`.
+fn data_at(last: i64, epoch: i16) -> ProducerLast {
+    ProducerLast {
+        last_data_offset: Some(last),
+        epoch,
+    }
+}
+
 struct Ctx {
     map: OffsetMap,
-    producers: HashMap<i64, i64>,
+    producers: ProducerLastRecords,
     now: i64,
     upper: i64,
     aborted: AbortedRanges,
@@ -49,7 +57,12 @@ impl Ctx {
         }
     }
     fn run(&self, bytes: &[u8]) -> BatchResult {
-        let ctx = FilterContext {
+        let ctx = self.filter_context();
+        let h = validate_batch(bytes).unwrap();
+        filter_batch(&h, bytes, &ctx).unwrap()
+    }
+    fn filter_context(&self) -> FilterContext<'_> {
+        FilterContext {
             map: &self.map,
             now_ms: self.now,
             delete_retention_ms: 500,
@@ -60,9 +73,7 @@ impl Ctx {
             consumer_hold: self.hold.as_ref(),
             collect_removed: self.collect,
             already_archived: self.archived.as_ref(),
-        };
-        let h = validate_batch(bytes).unwrap();
-        filter_batch(&h, bytes, &ctx).unwrap()
+        }
     }
 }
 
@@ -323,7 +334,7 @@ fn last_batch_of_producer_retained_empty_with_producer_fields() {
     b.push(50, Some(b"k"), Some(b"v"), &[]);
     let bytes = b.build().unwrap();
     let mut ctx = Ctx::new(map_of(&[(b"k", 30)], 30));
-    ctx.producers.insert(77, 3);
+    ctx.producers.insert(77, data_at(3, 4));
     let h = validate_batch(rewritten(&ctx.run(&bytes))).unwrap();
     assert_eq!(
         (h.producer_id, h.producer_epoch, h.base_sequence),
@@ -332,8 +343,69 @@ fn last_batch_of_producer_retained_empty_with_producer_fields() {
     assert_eq!(h.partition_leader_epoch, 9);
     assert_eq!((h.base_offset, h.last_offset(), h.record_count), (3, 3, 0));
     // Not the producer's last batch any more: dropped.
-    ctx.producers.insert(77, 31);
+    ctx.producers.insert(77, data_at(31, 4));
     assert_eq!(ctx.run(&bytes).output, BatchOutput::Dropped);
+}
+
+#[test]
+fn an_expired_producer_protects_nothing_and_a_marker_only_state_protects_its_epochs_markers() {
+    let mut b = BatchBuilder::new(3, Compression::None)
+        .producer_id(77)
+        .producer_epoch(4)
+        .base_sequence(12);
+    b.push(50, Some(b"k"), Some(b"v"), &[]);
+    let bytes = b.build().unwrap();
+    let mut ctx = Ctx::new(map_of(&[(b"k", 30)], 30));
+    // Expired (or never known): the superseded batch goes whole.
+    assert_eq!(ctx.run(&bytes).output, BatchOutput::Dropped);
+    // The state knows only markers of epoch 4 (a bumped epoch forgot the data batches): a
+    // data batch is not protected, a marker of epoch 4 is, one of epoch 3 is not.
+    let markers_only = ProducerLast {
+        last_data_offset: None,
+        epoch: 4,
+    };
+    ctx.producers.insert(77, markers_only);
+    assert_eq!(ctx.run(&bytes).output, BatchOutput::Dropped);
+    let marker_of = |epoch: i16| {
+        let mut m =
+            skiff_log::control_batch(77, epoch, 0, skiff_log::ControlType::Commit, 5).unwrap();
+        skiff_records::stamp_base_offset(&mut m, 20);
+        m
+    };
+    let ctx_at = |c: &Ctx, m: &[u8], now: i64| {
+        let h = validate_batch(m).unwrap();
+        let f = FilterContext {
+            now_ms: now,
+            ..c.filter_context()
+        };
+        filter_batch_with(&h, m, &f, true).unwrap().output
+    };
+    // A removable marker first gets a horizon, then, past it, goes or stays empty.
+    let stamped = match ctx_at(&ctx, &marker_of(4), 0) {
+        BatchOutput::Rewritten(b) => b,
+        other => panic!("expected a stamped marker, got {other:?}"),
+    };
+    let after = ctx.now + 1_000_000;
+    let kept = ctx_at(&ctx, &stamped, after);
+    let h = validate_batch(rewritten_output(&kept)).unwrap();
+    assert_eq!(
+        (h.base_offset, h.record_count, h.is_control()),
+        (20, 0, true)
+    );
+    let mut old_epoch = marker_of(3);
+    if let BatchOutput::Rewritten(b) = ctx_at(&ctx, &old_epoch, 0) {
+        old_epoch = b;
+    }
+    assert_eq!(ctx_at(&ctx, &old_epoch, after), BatchOutput::Dropped);
+    ctx.producers.clear();
+    assert_eq!(ctx_at(&ctx, &stamped, after), BatchOutput::Dropped);
+}
+
+fn rewritten_output(o: &BatchOutput) -> &[u8] {
+    match o {
+        BatchOutput::Rewritten(b) => b,
+        other => panic!("expected a rewritten batch, got {other:?}"),
+    }
 }
 
 #[test]
@@ -429,7 +501,7 @@ fn aborted_transactional_data_goes_whatever_its_keys_and_markers_stay() {
     );
     assert_eq!(ctx.run(&other).output, BatchOutput::Copy);
     // The producer's last batch keeps its header (§2.9).
-    ctx.producers.insert(7, 11);
+    ctx.producers.insert(7, data_at(11, 0));
     let r = ctx.run(&aborted);
     let out = rewritten(&r);
     let h = validate_batch(out).unwrap();

@@ -8,6 +8,8 @@
 //! consumer groups), [`tickets`] (compact-now requests), [`states`] (in progress / aborted / paused /
 //! uncleanable, and the moves between them) and [`pool`] (the `skiff-cleaner-N` threads).
 //! [`archive`] copies what a pass removes to an archive topic first, exactly once.
+//! [`summary`] keeps a key summary of each clean segment so a pass can leave unread the
+//! segments it would not change.
 //! [`table_snapshot`] reuses the offset map for reads: one record per live key of a pinned
 //! partition (compacted topics as tables, docs/snapshots.md).
 //! Synchronous std threads only; no async runtime and no protocol types.
@@ -26,6 +28,7 @@ pub mod planner;
 pub mod pool;
 pub mod states;
 pub mod status;
+pub mod summary;
 pub mod table_snapshot;
 pub mod tickets;
 
@@ -38,6 +41,7 @@ pub use planner::{plan, CleanablePlan, UncleanableReason, Urgency};
 pub use pool::{CleanerConfig, CleanerHandle, CleanerPool, DryRunReport, LogSource};
 pub use states::{AbortOutcome, CleaningState, CleaningStates, StateError};
 pub use status::{CompactionStatus, PassTotals};
+pub use summary::SummaryStore;
 pub use table_snapshot::{
     snapshot_partition, SnapshotError, SnapshotLimits, SnapshotStats, TableRecord,
 };

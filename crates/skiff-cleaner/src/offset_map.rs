@@ -76,6 +76,9 @@ pub struct OffsetMap {
     latest_offset: i64,
     collisions: u64,
     hasher: fn(&[u8]) -> u128,
+    /// Built by [`OffsetMap::new`] (XXH3-128): its hashes can be checked against segment
+    /// summaries, which are built with the same function (`summary.rs`).
+    default_hasher: bool,
 }
 
 impl OffsetMap {
@@ -83,7 +86,10 @@ impl OffsetMap {
     /// holds key bytes; full at `load_factor` × slots distinct keys (at least one key always fits,
     /// so every pass makes progress).
     pub fn new(memory_bytes: u64, load_factor: f64) -> OffsetMap {
-        OffsetMap::with_hasher(memory_bytes, load_factor, xxh3_128)
+        OffsetMap {
+            default_hasher: true,
+            ..OffsetMap::with_hasher(memory_bytes, load_factor, xxh3_128)
+        }
     }
 
     /// As [`OffsetMap::new`] with another hash function (tests force collisions with it).
@@ -110,6 +116,7 @@ impl OffsetMap {
             latest_offset: -1,
             collisions: 0,
             hasher,
+            default_hasher: false,
         }
     }
 
@@ -200,7 +207,30 @@ impl OffsetMap {
 
     /// The latest offset of `key`, or why there is none.
     pub fn get(&self, key: &[u8]) -> Lookup {
-        let hash = (self.hasher)(key);
+        self.get_hashed(key, (self.hasher)(key))
+    }
+
+    /// The hash this map files `key` under.
+    pub fn hash_of(&self, key: &[u8]) -> u128 {
+        (self.hasher)(key)
+    }
+
+    /// Whether the hashes are XXH3-128 ([`OffsetMap::new`]), the function segment summaries
+    /// use.
+    pub fn has_default_hasher(&self) -> bool {
+        self.default_hasher
+    }
+
+    /// The hash of every key stored (in no particular order).
+    pub fn hashes(&self) -> impl Iterator<Item = u128> + '_ {
+        self.slots
+            .iter()
+            .filter(|s| s.offset != EMPTY)
+            .map(|s| (u128::from(s.hash[0]) << 64) | u128::from(s.hash[1]))
+    }
+
+    /// [`OffsetMap::get`] with `hash` = [`OffsetMap::hash_of`]`(key)` already computed.
+    pub fn get_hashed(&self, key: &[u8], hash: u128) -> Lookup {
         let slot = self.slots[self.probe(hash)];
         if slot.offset == EMPTY {
             return Lookup::Absent;

@@ -1,9 +1,12 @@
 //! One cleaning pass over one log (Kafka's `Cleaner.doClean`): build the key → offset map over
-//! `[first dirty, first uncleanable)`, then filter every segment below the map's end, group by
+//! `[first dirty, first uncleanable)` (reading only those segments; the producers' last batches
+//! come from the log's producer state), then filter every segment below the map's end, group by
 //! group, through `skiff-log`'s cleaned-segment writer and crash-safe swap. A segment the
 //! filter leaves exactly as it is (no key of the map, nothing expired, no horizon to stamp) and
 //! that is not merged with its neighbours is neither written nor swapped: Kafka rewrites it
-//! anyway; here it costs only its reading.
+//! anyway; here it costs only its reading, and not even that when its summary (`summary.rs`)
+//! proves it would be left as it is (`skippable`). Each group's output is summarized as it is
+//! filtered, for the next passes.
 //!
 //! Thread-safety: a pass runs on one cleaner thread and owns its map; the log serves appends
 //! and reads meanwhile (the writer and the swap take the log's lock only briefly). The shared
@@ -14,23 +17,25 @@
 //! an archive topic, also appends to its partition and the pass intent file (`archive.rs`),
 //! both before the group's swap. The cleaner checkpoint is written by the pool after the pass.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use skiff_log::{CleanedSegmentWriter, CleanerView, Log, LogError};
+use skiff_log::{CleanedSegmentWriter, CleanerView, Log, LogError, SegmentInfo};
 use skiff_records::{records, BatchHeader};
 
 use crate::archive::{self, ArchiveSink, ArchivedOffsets, Archiver, PassIntent};
 use crate::consumers::{ConsumerHold, HeldBack};
 use crate::error::{CleanerError, Result};
 use crate::filter::{
-    aborted_ranges, filter_batch_with, is_aborted, AbortedRanges, BatchOutput, FilterContext,
+    aborted_ranges, filter_batch_summarized, is_aborted, producer_last_records, AbortedRanges,
+    BatchOutput, BatchResult, FilterContext,
 };
 use crate::markers::{MarkerTracker, Seen};
 use crate::offset_map::OffsetMap;
 use crate::planner::{group_segments, CleanablePlan};
+use crate::summary::{SegmentSummary, SummaryBuilder, SummaryStore};
 use skiff_log::ControlType;
 
 /// Cap on one batch's decompressed size, as the log's own reads use.
@@ -48,7 +53,7 @@ pub struct PassStats {
     pub end_offset: i64,
     /// The map filled before `first_uncleanable_offset`.
     pub partial: bool,
-    /// Bytes read building the map and rewriting.
+    /// Bytes read building the map and rewriting (what was actually read).
     pub bytes_read: u64,
     pub bytes_written: u64,
     /// Bytes of the segments that were rewritten, before cleaning.
@@ -63,6 +68,11 @@ pub struct PassStats {
     /// Segments read and left as they were: each alone in its group, which the pass would
     /// have copied byte for byte (not counted in `bytes_before` and `bytes_written`).
     pub segments_unchanged: usize,
+    /// Clean segments left unread: their summary proved the filter would copy them as they
+    /// are (`summary.rs`). Not counted in `segments_unchanged`.
+    pub segments_skipped: usize,
+    /// Bytes of those segments (not read, not in `bytes_read`).
+    pub bytes_skipped: u64,
     /// Groups swapped (rewritten).
     pub groups: usize,
     /// Distinct keys in the map and its slot utilization (0..=1).
@@ -137,6 +147,10 @@ pub struct PassContext<'a> {
     /// The archive partition when the topic has `skiff.compaction.archive.topic`: removed
     /// records go there, fsynced, before each swap (`archive.rs`). Ignored by a dry run.
     pub archive: Option<&'a dyn ArchiveSink>,
+    /// Segment summaries (`summary.rs`): used to leave clean segments unread, and (not by a
+    /// dry run) filled with the summary of every group the pass filters. `None`: every
+    /// segment below the map's end is read.
+    pub summaries: Option<&'a SummaryStore>,
 }
 
 impl PassContext<'_> {
@@ -232,7 +246,14 @@ fn pass(
     };
     // Everything below the first uncleanable offset is decided (it is at most the LSO).
     let aborted = aborted_ranges(&log.aborted_txn_index());
-    let producers = build_map(log, view, plan, map, ctx, &aborted, &mut stats)?;
+    // Taken before the map, as Kafka does: a producer writing meanwhile only moves its last
+    // batch above this pass's range.
+    let producers = producer_last_records(log);
+    // A dry run changes nothing, not even the summaries.
+    if let (Some(store), Mode::Clean) = (ctx.summaries, mode) {
+        store.retain_segments(ctx.topic, ctx.partition, view);
+    }
+    build_map(log, view, plan, map, ctx, &aborted, &mut stats)?;
     stats.end_offset = map.latest_offset() + 1;
     stats.partial = stats.end_offset < plan.first_uncleanable_offset;
     stats.map_keys = map.len();
@@ -274,11 +295,33 @@ fn pass(
         already_archived: (!already.is_empty()).then_some(&already),
     };
     // Markers are judged walking the log from its start (the groups are in offset order).
+    // A skipped segment holds no transactional batch, so the walk needs nothing from it.
     let mut markers = MarkerTracker::default();
+    let summarize = mode == Mode::Clean && filter.map.has_default_hasher();
     for (gi, group) in groups.iter().enumerate() {
+        if let Some((seg, summary)) = skippable(view, group, plan, &filter, ctx, &already) {
+            stats.segments_skipped += 1;
+            stats.bytes_skipped += seg.size;
+            if let Some(hz) = summary.tombstone_horizon_ms {
+                // Still a due horizon for §5.2 (skippable means it is later than now).
+                stats.next_delete_horizon_ms =
+                    Some(stats.next_delete_horizon_ms.map_or(hz, |cur| cur.min(hz)));
+            }
+            rewritten_upto = segment_end(view, group);
+            continue;
+        }
         if mode == Mode::DryRun {
             let mut out = GroupOutput::counting(group);
-            clean_group(log, &mut out, None, &filter, ctx, &mut markers, &mut stats)?;
+            clean_group(
+                log,
+                &mut out,
+                None,
+                &filter,
+                ctx,
+                &mut markers,
+                &mut stats,
+                None,
+            )?;
             match out.changed {
                 Some(c) => {
                     stats.bytes_before += c.bytes_before;
@@ -291,6 +334,10 @@ fn pass(
             continue;
         }
         let mut out = GroupOutput::writing(group);
+        let mut summary = match (ctx.summaries, summarize) {
+            (Some(store), true) => store.builder(group_span(view, group)),
+            _ => None,
+        };
         let cleaned = clean_group(
             log,
             &mut out,
@@ -299,6 +346,7 @@ fn pass(
             ctx,
             &mut markers,
             &mut stats,
+            summary.as_mut(),
         )
         .and_then(|()| match archiver.as_mut() {
             // Nothing leaves the log before it is durably in the archive.
@@ -317,6 +365,25 @@ fn pass(
                 // Every batch would be copied as it is: the segments stay.
                 stats.segments_unchanged += group.len();
                 rewritten_upto = segment_end(view, group);
+                let seg = view
+                    .segments
+                    .iter()
+                    .find(|s| Some(&s.base_offset) == group.first());
+                if let (Some(store), Some(b), Some(seg), 1) =
+                    (ctx.summaries, summary, seg, group.len())
+                {
+                    // Only if the segment read is still the one of the view.
+                    if log.segment_id(seg.base_offset) == Some(seg.id) {
+                        store.finish(
+                            ctx.topic,
+                            ctx.partition,
+                            seg.base_offset,
+                            b,
+                            seg.id,
+                            seg.size,
+                        );
+                    }
+                }
                 continue;
             }
             (Ok(()), Some(changed), Some(writer)) => (changed, writer),
@@ -330,7 +397,8 @@ fn pass(
         let removed_aborts = changed.removed_aborts;
         stats.bytes_before += changed.bytes_before;
         stats.bytes_read += changed.bytes_reread;
-        stats.bytes_written += writer.size();
+        let cleaned_size = writer.size();
+        stats.bytes_written += cleaned_size;
         // The transaction index must not name an ABORT marker readers will no longer find.
         if let Err(e) = log.forget_aborted_txns(&removed_aborts) {
             if let Err(ae) = writer.abort() {
@@ -339,6 +407,10 @@ fn pass(
             return Err(moved_on(e));
         }
         log.replace_segments(group, writer).map_err(moved_on)?;
+        if let (Some(store), Some(b), Some(id)) = (ctx.summaries, summary, log.segment_id(group[0]))
+        {
+            store.finish(ctx.topic, ctx.partition, group[0], b, id, cleaned_size);
+        }
         stats.groups += 1;
         stats.segments_rewritten += group.len();
         rewritten_upto = segment_end(view, group);
@@ -370,10 +442,9 @@ fn pass(
     Ok(stats)
 }
 
-/// Fills the map over the cleanable range and returns each producer id's last batch offset
-/// (over the whole log, for §2.9). Control batches and aborted transactional data are never
-/// put in the map (an aborted value must not shadow the committed one before it).
-#[allow(clippy::too_many_arguments)]
+/// Fills the map over the cleanable range, reading only the segments that overlap it. Control
+/// batches and aborted transactional data are never put in the map (an aborted value must not
+/// shadow the committed one before it).
 fn build_map(
     log: &Log,
     view: &CleanerView,
@@ -382,13 +453,15 @@ fn build_map(
     ctx: &PassContext<'_>,
     aborted: &AbortedRanges,
     stats: &mut PassStats,
-) -> Result<HashMap<i64, i64>> {
+) -> Result<()> {
     let (start, end) = (plan.first_dirty_offset, plan.first_uncleanable_offset);
     map.clear(start - 1);
-    let mut producers: HashMap<i64, i64> = HashMap::new();
     let mut full = false;
     for (i, seg) in view.segments.iter().enumerate() {
         let in_range = !full && seg.base_offset < end && seg.next_offset > start;
+        if !in_range {
+            continue;
+        }
         let batches = log
             .segment_batches(seg.base_offset, ctx.io_buffer_size)
             .map_err(moved_on)?;
@@ -397,11 +470,7 @@ fn build_map(
             let (h, bytes) = item.map_err(moved_on)?;
             stats.bytes_read += bytes.len() as u64;
             ctx.throttler.acquire(bytes.len() as u64);
-            if h.producer_id >= 0 {
-                let e = producers.entry(h.producer_id).or_insert(h.last_offset());
-                *e = (*e).max(h.last_offset());
-            }
-            if !in_range || full || h.last_offset() < start || h.base_offset >= end {
+            if full || h.last_offset() < start || h.base_offset >= end {
                 continue;
             }
             if !h.is_control() && !is_aborted(aborted, &h) {
@@ -425,14 +494,87 @@ fn build_map(
                 map.update_latest_offset(h.last_offset());
             }
         }
-        if in_range && !full {
+        if !full {
             // Offset gaps between segments must not stall progress.
             if let Some(next) = view.segments.get(i + 1) {
                 map.update_latest_offset(next.base_offset.min(end) - 1);
             }
         }
     }
-    Ok(producers)
+    Ok(())
+}
+
+/// The segment of a one-segment `group` with its summary when the pass may leave it unread:
+/// the filter would provably copy every batch of it as it is. That needs all of:
+/// - the segment is alone in its group (a group of several is merged, so written) and sealed;
+/// - it lies wholly below the first dirty offset, so any key of the map has a later record
+///   and every record of the segment is at or below the map's last offset;
+/// - a summary of this very segment exists (`summary.rs`: it has one only if it holds no
+///   transactional or control batch, no batch left empty and no keyless record; so neither the
+///   aborted-data rule, nor the producers' last batches, nor the marker walk, nor a keyless
+///   record can change anything in it);
+/// - none of its tombstones' delete horizons has passed (so no tombstone goes, and the
+///   consumer hold, which only acts after the horizon, has nothing to hold);
+/// - no key of the map may be in it (the Bloom filter answers "no" for every map key; a false
+///   "maybe" only means it is read);
+/// - no record an interrupted attempt archived is pending (those go whatever the filter says).
+fn skippable<'v>(
+    view: &'v CleanerView,
+    group: &[i64],
+    plan: &CleanablePlan,
+    filter: &FilterContext<'_>,
+    ctx: &PassContext<'_>,
+    already: &ArchivedOffsets,
+) -> Option<(&'v SegmentInfo, Arc<SegmentSummary>)> {
+    let store = ctx.summaries?;
+    let [base] = group else {
+        return None;
+    };
+    if !already.is_empty() {
+        return None;
+    }
+    let seg = view.segments.iter().find(|s| s.base_offset == *base)?;
+    if seg.is_active || seg.next_offset > plan.first_dirty_offset {
+        return None;
+    }
+    let summary = store.get(ctx.topic, ctx.partition, seg)?;
+    if summary
+        .tombstone_horizon_ms
+        .is_some_and(|h| ctx.now_ms >= h)
+    {
+        return None;
+    }
+    if summary.may_hold_a_key_of(filter.map) {
+        return None;
+    }
+    Some((seg, summary))
+}
+
+/// Offsets spanned by `group` (sizes its summary's filter before it is read).
+fn group_span(view: &CleanerView, group: &[i64]) -> i64 {
+    let first = group.first().copied().unwrap_or(0);
+    let last = group.last().copied().unwrap_or(first);
+    let end = view
+        .segments
+        .iter()
+        .find(|s| s.base_offset == last)
+        .map_or(first + 1, |s| s.next_offset);
+    end.saturating_sub(first).max(1)
+}
+
+/// What `summary` must know about a batch that stays, beyond its keys.
+fn summarize_batch(summary: &mut SummaryBuilder<'_>, h: &BatchHeader, r: &BatchResult) {
+    if matches!(r.output, BatchOutput::Dropped) {
+        return;
+    }
+    if h.is_transactional() || h.is_control() || r.records_kept == 0 {
+        summary.block();
+    } else if r.tombstones_kept > 0 {
+        match r.horizon_ms {
+            Some(hz) => summary.tombstones_until(hz),
+            None => summary.block(),
+        }
+    }
 }
 
 /// Where one group's filtered batches go. Nothing is written until the first batch whose output
@@ -584,7 +726,9 @@ fn copy_prefix(
     Ok(copied)
 }
 
-/// Filters every batch of `out`'s group into it (the caller aborts its writer on error).
+/// Filters every batch of `out`'s group into it (the caller aborts its writer on error), and
+/// tells `summary` what the output holds.
+#[allow(clippy::too_many_arguments)]
 fn clean_group(
     log: &Log,
     out: &mut GroupOutput<'_>,
@@ -593,6 +737,7 @@ fn clean_group(
     ctx: &PassContext<'_>,
     markers: &mut MarkerTracker,
     stats: &mut PassStats,
+    mut summary: Option<&mut SummaryBuilder<'_>>,
 ) -> Result<()> {
     for &base in out.group {
         let batches = log
@@ -605,7 +750,11 @@ fn clean_group(
             ctx.throttler.acquire(bytes.len() as u64);
             let seen = markers.observe(&h, &bytes, filter.aborted);
             let removable = matches!(seen, Seen::RemovableMarker(_));
-            let mut r = filter_batch_with(&h, &bytes, filter, removable)?;
+            let mut r =
+                filter_batch_summarized(&h, &bytes, filter, removable, summary.as_deref_mut())?;
+            if let Some(b) = summary.as_deref_mut() {
+                summarize_batch(b, &h, &r);
+            }
             if let Some(a) = archiver.as_deref_mut() {
                 a.add(std::mem::take(&mut r.removed))?;
             }
@@ -724,6 +873,8 @@ fn log_summary(ctx: &PassContext<'_>, s: &PassStats) {
         records_archived = s.records_archived,
         bytes_archived = s.bytes_archived,
         segments_unchanged = s.segments_unchanged,
+        segments_skipped = s.segments_skipped,
+        bytes_skipped = s.bytes_skipped,
         "cleaned log in {:.3} s: read {:.2} MB ({:.2} MB/s), wrote {:.2} MB ({:.2} MB/s), \
          {:.1}% size reduction of {} segments in {} groups; kept {}/{} records, removed {} \
          tombstones; map {} keys, {:.1}% full",

@@ -6,6 +6,7 @@ use skiff_log::LogConfig;
 
 fn seg(base: i64, next: i64, size: u64, largest_ts: i64, first_ts: Option<i64>) -> SegmentInfo {
     SegmentInfo {
+        id: 0,
         base_offset: base,
         next_offset: next,
         size,

@@ -22,6 +22,10 @@
 //! pass's `.cleaned` files are deleted as its writer unwinds, and the thread goes on with the
 //! other partitions.
 //!
+//! Memory: `log.cleaner.dedupe.buffer.size` is split once, 1/16 for the segment summaries of
+//! every log (one [`SummaryStore`], `summary.rs`) and the rest evenly between the threads'
+//! offset maps ([`split_dedupe_buffer`]).
+//!
 //! Disk: `cleaner-offset-checkpoint` in the log dir (format owned by `skiff-log`), holding the
 //! first dirty offset of every compacted partition the source still lists.
 
@@ -42,11 +46,24 @@ use crate::pass::{run_pass, PassContext, Throttler};
 use crate::planner::{choose, plan, urgency, CleanablePlan, Urgency};
 use crate::states::{AbortOutcome, CleaningStates};
 use crate::status::CompactionStatus;
+use crate::summary::SummaryStore;
 use crate::tickets::{TicketId, TicketState, Tickets};
 
 #[path = "control.rs"]
 mod control;
 pub use control::DryRunReport;
+
+/// Share of `log.cleaner.dedupe.buffer.size` that holds segment summaries (`summary.rs`); the
+/// threads' offset maps split the rest. 1/16 (8 MiB of the default 128 MiB) summarizes about
+/// 2.6 million keys at 16..32 bits each and costs the maps 6% of their keys.
+pub const SUMMARY_SHARE_DIVISOR: u64 = 16;
+
+/// Bytes of `dedupe_buffer_size` for summaries, and for each of `threads` offset maps.
+pub fn split_dedupe_buffer(dedupe_buffer_size: u64, threads: usize) -> (u64, u64) {
+    let summaries = dedupe_buffer_size / SUMMARY_SHARE_DIVISOR;
+    let maps = dedupe_buffer_size - summaries;
+    (summaries, maps / threads.max(1) as u64)
+}
 
 /// Extra free space required beyond the largest output group, for indexes and metadata.
 const FREE_SPACE_MARGIN: u64 = 16 << 20;
@@ -127,6 +144,8 @@ struct Shared {
     groups: Mutex<Option<Arc<dyn GroupOffsetsSource>>>,
     /// Serializes dry runs, so at most one dry-run map exists besides the threads' own.
     dry_runs: Mutex<()>,
+    /// Segment summaries of every log, within their share of the dedupe buffer.
+    summaries: SummaryStore,
 }
 
 impl State {
@@ -187,7 +206,9 @@ impl CleanerPool {
             BTreeMap::new()
         });
         let threads = if config.enable { config.threads } else { 0 };
+        let (summary_bytes, _) = split_dedupe_buffer(config.dedupe_buffer_size, threads);
         let shared = Arc::new(Shared {
+            summaries: SummaryStore::new(summary_bytes),
             throttler: Throttler::new(config.io_max_bytes_per_second),
             config,
             source,
@@ -350,7 +371,7 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 
 fn thread_main(shared: &Shared, threads: usize) {
     let threads = threads.max(1);
-    let map_bytes = shared.config.dedupe_buffer_size / threads as u64;
+    let (_, map_bytes) = split_dedupe_buffer(shared.config.dedupe_buffer_size, threads);
     let mut map = OffsetMap::new(map_bytes, shared.config.io_buffer_load_factor);
     let io_buffer = (shared.config.io_buffer_size / threads / 2).max(1);
     loop {
@@ -413,6 +434,10 @@ fn pick(shared: &Shared) -> Option<Job> {
         entries, cleaning, ..
     } = &mut *st;
     entries.retain(|k, _| cleaning.is_cleaning(k) || present.contains(k));
+    // Summaries of logs that are gone or no longer compacted.
+    shared
+        .summaries
+        .retain_logs(|t, p| present.iter().any(|k| k.0 == t && k.1 == p));
     // An uncleanable mark lasts while its log is listed and compacted, as the entry does.
     cleaning.retain_uncleanable(|k| present.contains(k));
     for key in st.tickets.requested() {
@@ -558,6 +583,7 @@ fn clean(shared: &Shared, job: Job, map: &mut OffsetMap, io_buffer: usize) {
         throttler: &shared.throttler,
         consumer_hold: hold.as_ref(),
         archive: job.archive.as_ref().map(|a| a as &dyn ArchiveSink),
+        summaries: Some(&shared.summaries),
     };
     // A panic is caught here, per pass: the partition is marked uncleanable below and this
     // thread goes on with the others. Unwinding drops the pass's cleaned-segment writer,

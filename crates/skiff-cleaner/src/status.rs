@@ -72,6 +72,8 @@ pub struct CompactionStatus {
 pub struct PassTotals {
     pub passes: u64,
     pub bytes_read: u64,
+    /// Bytes of clean segments passes left unread (their summary proved them unchanged).
+    pub bytes_skipped: u64,
     pub bytes_written: u64,
     /// Records dropped from rewritten segments (superseded, tombstones, keyless).
     pub records_removed: u64,
@@ -107,6 +109,7 @@ impl CompactionStatus {
         let t = &mut self.totals;
         t.passes = t.passes.saturating_add(1);
         t.bytes_read = t.bytes_read.saturating_add(stats.bytes_read);
+        t.bytes_skipped = t.bytes_skipped.saturating_add(stats.bytes_skipped);
         t.bytes_written = t.bytes_written.saturating_add(stats.bytes_written);
         t.records_removed = t
             .records_removed
@@ -207,6 +210,7 @@ mod tests {
         let mut s = CompactionStatus::default();
         let stats = PassStats {
             bytes_read: 100,
+            bytes_skipped: 1000,
             bytes_written: 40,
             records_read: 10,
             records_kept: 4,
@@ -220,6 +224,7 @@ mod tests {
         let want = PassTotals {
             passes: 2,
             bytes_read: 200,
+            bytes_skipped: 2000,
             bytes_written: 80,
             records_removed: 12,
             tombstones_removed: 4,

@@ -419,6 +419,7 @@ fn a_dry_run_archives_nothing() {
         throttler: &throttler,
         consumer_hold: None,
         archive: Some(&sink),
+        summaries: None,
     };
     let s = dry_run_pass(log, &view, &p, &mut map, &ctx).unwrap();
     assert!(

@@ -393,3 +393,44 @@ fn without_the_topic_config_groups_are_ignored() {
     assert!(!has_tombstone(&f, tomb));
     pool.stop();
 }
+
+#[test]
+fn a_dry_run_skips_the_segments_the_pass_would_skip() {
+    let f = Fixture::new(|_| {});
+    // Three cold segments of over half a segment.bytes each (no two are merged).
+    let value = "v".repeat(20_000);
+    for s in 0..3 {
+        for k in 0..30 {
+            f.produce(&format!("cold-{s}-{k}"), Some(&value));
+        }
+        f.roll();
+    }
+    f.produce("hot", Some("0"));
+    f.roll();
+    let pool = f.pool(1);
+    let h = pool.handle();
+    let first = done(&wait_ticket(&h, h.compact_now("t", 0).unwrap().id)).clone();
+    assert_eq!(
+        first.segments_skipped, 0,
+        "no summaries before the first pass"
+    );
+    f.produce("hot", Some("1"));
+    f.roll();
+    // The first two cold segments hold none of the map's keys (the third is merged with the
+    // small hot segments after it): the dry run and the pass leave them unread.
+    let dry = h.dry_run("t", 0).unwrap();
+    assert_eq!(dry.stats.segments_skipped, 2, "{:?}", dry.stats);
+    assert!(dry.stats.bytes_skipped > 2 * 512 * 1024);
+    let second = done(&wait_ticket(&h, h.compact_now("t", 0).unwrap().id)).clone();
+    assert_eq!(
+        (second.segments_skipped, second.bytes_skipped),
+        (dry.stats.segments_skipped, dry.stats.bytes_skipped)
+    );
+    // The pass also reads the unchanged start of a rewritten group again to copy it.
+    assert!(second.bytes_read >= dry.stats.bytes_read);
+    assert_eq!(second.bytes_written, dry.stats.bytes_written);
+    // Status totals count what was left unread.
+    let status = h.status("t", 0).unwrap();
+    assert_eq!(status.totals.bytes_skipped, second.bytes_skipped);
+    pool.stop();
+}

@@ -562,11 +562,15 @@ fn aborted_data_removed_committed_kept_and_open_transactions_not_cleaned() {
     );
     // Both markers stay, so the transaction index keeps matching the log.
     assert_eq!(headers.iter().filter(|h| h.is_control()).count(), 2);
-    // The aborted batch went whole: its producer's last entry is the marker, which stays
-    // and carries the epoch producer state needs (§2.9).
-    assert!(!headers
+    // The aborted batch is producer 5's last data batch in its producer state: its records
+    // went, its header stays (§2.8, §2.9; Kafka keeps the producer's last data batch, not its
+    // marker).
+    let p5: Vec<(i64, bool, i32)> = headers
         .iter()
-        .any(|h| h.producer_id == 5 && !h.is_control()));
+        .filter(|h| h.producer_id == 5)
+        .map(|h| (h.base_offset, h.is_control(), h.record_count))
+        .collect();
+    assert_eq!(p5, vec![(1, false, 0), (2, true, 1)]);
 }
 
 #[test]
@@ -599,19 +603,29 @@ fn markers_get_a_horizon_once_their_data_is_gone_then_go_with_their_index_entrie
         control_at(&t),
         vec![(1, 1, false), (3, 1, false), (6, 1, false)]
     );
-    // Pass 2: both early markers have no data left: they get a delete horizon.
+    // Pass 2: the ABORT marker has no data left: it gets a delete horizon. Producer 6's
+    // committed batch lost its record but is its last data batch, so its header stays
+    // (§2.9), and with it the COMMIT marker's transaction still has a batch: kept as is.
     let stats = t.clean(None, MAP);
     assert_eq!(
         control_at(&t),
-        vec![(1, 1, true), (3, 1, true), (6, 1, false)]
+        vec![(1, 1, true), (3, 1, false), (6, 1, false)]
     );
+    let empty_at = |t: &TestLog| -> Vec<i64> {
+        t.read_all()
+            .0
+            .iter()
+            .filter(|h| !h.is_control() && h.record_count == 0)
+            .map(|h| h.base_offset)
+            .collect()
+    };
+    assert_eq!(empty_at(&t), vec![2]);
     assert!(stats.next_delete_horizon_ms.is_some());
     assert_eq!(t.log().aborted_transactions(0, 100), vec![(5, 0)]);
-    // Pass 3 after the horizon: the ABORT marker goes with its index entry; the COMMIT
-    // marker is producer 6's last entry, so an empty control batch stays (§2.9).
+    // Pass 3 after the horizon: the ABORT marker goes with its index entry.
     t.clock.advance(60_001);
     t.clean(None, MAP);
-    assert_eq!(control_at(&t), vec![(3, 0, false), (6, 1, false)]);
+    assert_eq!(control_at(&t), vec![(3, 1, false), (6, 1, false)]);
     assert!(t.log().aborted_transactions(0, 100).is_empty());
     // Nothing comes back after a restart (files were rewritten before the swap).
     t.reopen(true);
@@ -624,6 +638,19 @@ fn markers_get_a_horizon_once_their_data_is_gone_then_go_with_their_index_entrie
         .producer_entries()
         .iter()
         .any(|e| e.producer_id == 5));
+
+    // Once the producers expire (producer.id.expiration.ms), nothing protects producer 6's
+    // empty batch: it goes, then its COMMIT marker has no data left, gets a horizon and goes.
+    t.clock.advance(1);
+    assert_eq!(t.log().remove_expired_producers(1), 2);
+    t.clean(None, MAP);
+    assert_eq!(empty_at(&t), Vec::<i64>::new());
+    assert_eq!(control_at(&t), vec![(3, 1, false), (6, 1, false)]);
+    t.clean(None, MAP);
+    assert_eq!(control_at(&t), vec![(3, 1, true), (6, 1, false)]);
+    t.clock.advance(60_001);
+    t.clean(None, MAP);
+    assert_eq!(control_at(&t), vec![(6, 1, false)]);
 }
 
 /// Inode of every segment's `.log` file by base offset.
@@ -672,9 +699,15 @@ fn segments_the_pass_would_not_change_are_not_rewritten() {
     t.roll();
     let second = t.clean(Some(first.end_offset), MAP);
     assert_eq!(second.end_offset, 30);
+    // The segment of b keys is clean and its summary (made by the first pass) holds none of
+    // the map's keys: it is not even read. The dirty segment of c keys is read, unchanged.
     assert_eq!(
-        (second.segments_rewritten, second.segments_unchanged),
-        (1, 2)
+        (
+            second.segments_rewritten,
+            second.segments_unchanged,
+            second.segments_skipped
+        ),
+        (1, 1, 1)
     );
     let after = segment_inodes(&t);
     assert_ne!(

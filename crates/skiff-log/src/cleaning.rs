@@ -48,6 +48,9 @@ pub struct CleanerView {
 #[derive(Clone, Debug)]
 pub struct SegmentInfo {
     pub base_offset: i64,
+    /// Identity of this segment object, unique within the process: a segment replaced by a
+    /// swap, or the log reopened, has another one even at the same base offset.
+    pub id: u64,
     /// Last offset + 1 (the base offset when empty). After compaction it may be below the
     /// next segment's base: offsets have gaps.
     pub next_offset: i64,

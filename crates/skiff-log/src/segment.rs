@@ -20,9 +20,13 @@ use skiff_records::{BatchHeader, HEADER_LEN, LOG_OVERHEAD};
 use std::fs::{self, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub(crate) const LOG_SUFFIX: &str = "log";
+
+/// Source of [`Segment::id`]: only uniqueness matters, hence `Relaxed`.
+static NEXT_SEGMENT_ID: AtomicU64 = AtomicU64::new(1);
 pub(crate) const INDEX_SUFFIX: &str = "index";
 pub(crate) const TIME_INDEX_SUFFIX: &str = "timeindex";
 pub(crate) const DELETED_SUFFIX: &str = ".deleted";
@@ -130,6 +134,9 @@ impl SegState {
 
 pub(crate) struct Segment {
     pub base_offset: i64,
+    /// Unique within the process: a segment swapped in, rolled or reopened gets a new one, so
+    /// facts kept about a segment elsewhere (the cleaner's summaries) can tell it apart.
+    pub id: u64,
     log_path: PathBuf,
     file: CachedFile,
     created_ms: i64,
@@ -182,6 +189,7 @@ impl Segment {
     ) -> Segment {
         Segment {
             base_offset,
+            id: NEXT_SEGMENT_ID.fetch_add(1, Ordering::Relaxed),
             log_path,
             file,
             created_ms: now_ms,

@@ -29,6 +29,8 @@ pub struct Row {
     pub last_start_s: Option<f64>,
     pub last_duration_s: Option<f64>,
     pub read_bytes: f64,
+    /// Bytes of clean segments left unread thanks to their key summaries.
+    pub skipped_bytes: f64,
     pub written_bytes: f64,
     pub records_removed: f64,
     pub tombstones_removed: f64,
@@ -105,6 +107,7 @@ pub fn rows(samples: &[Sample]) -> Vec<Row> {
             "last_clean_start_timestamp_seconds" => r.last_start_s = Some(v),
             "last_clean_duration_seconds" => r.last_duration_s = Some(v),
             "read_bytes_total" => r.read_bytes = v,
+            "skipped_bytes_total" => r.skipped_bytes = v,
             "written_bytes_total" => r.written_bytes = v,
             "records_removed_total" => r.records_removed = v,
             "tombstones_removed_total" => r.tombstones_removed = v,
@@ -162,7 +165,15 @@ pub fn table(rows: &[Row], now_s: f64) -> String {
                     .map_or("never".to_string(), |t| format!("{} ago", age(now_s - t))),
                 r.last_duration_s
                     .map_or("-".to_string(), |d| format!("{:.3}s", d)),
-                bytes(r.read_bytes),
+                if r.skipped_bytes > 0.0 {
+                    format!(
+                        "{} (+{} unread)",
+                        bytes(r.read_bytes),
+                        bytes(r.skipped_bytes)
+                    )
+                } else {
+                    bytes(r.read_bytes)
+                },
                 bytes(r.written_bytes),
                 format!(
                     "{} rec, {} tomb",

@@ -265,6 +265,10 @@ fn pass_items(p: &PassFigures) -> Vec<(&'static str, String)> {
         ("Segments rewritten", p.segments_rewritten.to_string()),
         ("Segments unchanged", p.segments_unchanged.to_string()),
         (
+            "Segments skipped unread",
+            format!("{} ({} bytes)", p.segments_skipped, p.bytes_skipped),
+        ),
+        (
             "Took",
             esc(&format::duration_ms(
                 i64::try_from(p.duration_ms).unwrap_or(i64::MAX),

@@ -403,7 +403,7 @@ fn write_requests(e: &mut Exposition, f: &Facts) {
 
 fn write_compaction(e: &mut Exposition, all: &[(String, i32, CompactionStatus)]) {
     type Get = fn(&CompactionStatus) -> Option<f64>;
-    let gauges: [(&str, Kind, &str, Get); 16] = [
+    let gauges: [(&str, Kind, &str, Get); 17] = [
         (
             "skiff_compaction_dirty_ratio",
             Kind::Gauge,
@@ -463,6 +463,13 @@ fn write_compaction(e: &mut Exposition, all: &[(String, i32, CompactionStatus)])
             Kind::Counter,
             "Bytes read by cleaning passes since start-up.",
             |s| Some(s.totals.bytes_read as f64),
+        ),
+        (
+            "skiff_compaction_skipped_bytes_total",
+            Kind::Counter,
+            "Bytes of clean segments cleaning passes left unread since start-up (their key \
+             summary proved the pass would not change them).",
+            |s| Some(s.totals.bytes_skipped as f64),
         ),
         (
             "skiff_compaction_written_bytes_total",

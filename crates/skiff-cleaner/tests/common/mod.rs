@@ -6,7 +6,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use skiff_cleaner::{
-    plan, run_pass, ArchiveSink, LogArchive, OffsetMap, PassContext, PassStats, Throttler,
+    plan, run_pass, ArchiveSink, LogArchive, OffsetMap, PassContext, PassStats, SummaryStore,
+    Throttler,
 };
 use skiff_log::{AppendValidation, Clock, Log, LogConfig, ManualClock, Recovery};
 use skiff_records::{records, BatchBuilder, BatchHeader, Batches, Compression};
@@ -40,7 +41,13 @@ pub struct TestLog {
     pub clock: Arc<ManualClock>,
     pub config: LogConfig,
     pub log: Option<Log>,
+    /// Segment summaries the passes use and fill (`None`: every pass reads every segment, as
+    /// before summaries existed).
+    pub summaries: Option<SummaryStore>,
 }
+
+/// Summary memory of a [`TestLog`]: ample for test logs.
+pub const SUMMARY_BYTES: u64 = 1 << 20;
 
 impl TestLog {
     pub fn new(config: LogConfig) -> TestLog {
@@ -51,6 +58,7 @@ impl TestLog {
             clock,
             config,
             log: None,
+            summaries: Some(SummaryStore::new(SUMMARY_BYTES)),
         };
         t.open(true);
         t
@@ -196,6 +204,7 @@ impl TestLog {
             throttler: &throttler,
             consumer_hold: None,
             archive,
+            summaries: self.summaries.as_ref(),
         };
         run_pass(log, &view, &p, &mut map, &ctx)
     }

@@ -14,6 +14,7 @@ fn segment_info(seg: &Segment, is_active: bool) -> SegmentInfo {
     let st = read_guard(&seg.state);
     SegmentInfo {
         base_offset: seg.base_offset,
+        id: seg.id,
         next_offset: st.next_offset,
         size: st.size,
         largest_timestamp: if st.max_timestamp >= 0 {
@@ -66,6 +67,15 @@ impl Log {
                 ))
             })?;
         Ok(SegmentBatches::new(seg, buffer_size))
+    }
+
+    /// [`SegmentInfo::id`] of the segment now at `base_offset`, if there is one.
+    pub fn segment_id(&self, base_offset: i64) -> Option<u64> {
+        self.snapshot()
+            .segments
+            .iter()
+            .find(|s| s.base_offset == base_offset)
+            .map(|s| s.id)
     }
 
     /// Starts a cleaned replacement for the segments starting at `base_offset`: files
