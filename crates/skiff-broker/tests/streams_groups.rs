@@ -1,7 +1,7 @@
-//! Streams groups (KIP-1071) before the coordinator exists: on the wire, StreamsGroupHeartbeat
-//! (88) and StreamsGroupDescribe (89) are neither advertised nor served (refused like any key
-//! the broker does not know); in-process, with an authorizer, the handlers check the group
-//! ACLs Kafka checks before they reach the coordinator (here a test double).
+//! Streams groups (KIP-1071) at the broker's edge: StreamsGroupHeartbeat (88) and
+//! StreamsGroupDescribe (89) are advertised at v0-1 and answered over TCP; versions past those
+//! are refused like an unknown key; with an authorizer, the handlers check the group ACLs
+//! Kafka checks before the group coordinator sees the request.
 #![allow(clippy::unwrap_used)]
 
 mod acl_support;
@@ -15,13 +15,9 @@ use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse, 
 use kafka_protocol::protocol::Decodable;
 use skiff_broker::context::RequestContext;
 use skiff_broker::dispatch::{dispatch_own, Reply};
-use skiff_broker::errors::BrokerError;
-use skiff_broker::streams_groups::{Caller, HeartbeatFuture, StreamsGroups};
 use skiff_broker::Broker;
-use skiff_protocol::streams::describe::{DescribedGroup, StreamsGroupDescribeRequest};
-use skiff_protocol::streams::heartbeat::{
-    StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
-};
+use skiff_protocol::streams::describe::StreamsGroupDescribeRequest;
+use skiff_protocol::streams::heartbeat::StreamsGroupHeartbeatRequest;
 use skiff_protocol::{OwnApi, OwnRequest, OwnResponse};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -43,7 +39,7 @@ async fn closed(stream: &mut TcpStream) -> bool {
 }
 
 #[tokio::test]
-async fn gated_off_streams_apis_are_not_advertised_and_refused_like_unknown_keys() {
+async fn streams_apis_are_advertised_and_answered_over_tcp() {
     let dir = tempfile::tempdir().unwrap();
     let served = common::broker(dir.path()).serve().await;
     let mut s = TcpStream::connect(served.addr).await.unwrap();
@@ -60,34 +56,47 @@ async fn gated_off_streams_apis_are_not_advertised_and_refused_like_unknown_keys
         .unwrap();
     ResponseHeader::decode(&mut body, 0).unwrap();
     let response = ApiVersionsResponse::decode(&mut body, 3).unwrap();
-    let keys: Vec<i16> = response.api_keys.iter().map(|k| k.api_key).collect();
-    assert!(keys.contains(&(ApiKey::ConsumerGroupHeartbeat as i16)));
-    assert!(!keys.contains(&88) && !keys.contains(&89), "{keys:?}");
+    let served_range = |key: i16| {
+        response
+            .api_keys
+            .iter()
+            .find(|k| k.api_key == key)
+            .map(|k| (k.min_version, k.max_version))
+    };
+    assert_eq!(served_range(88), Some((0, 1)));
+    assert_eq!(served_range(89), Some((0, 1)));
 
-    // A valid StreamsGroupHeartbeat or StreamsGroupDescribe closes the connection without an
-    // answer, as a request for a key the broker does not know at all (1000) does.
-    let heartbeat = OwnRequest::StreamsGroupHeartbeat(StreamsGroupHeartbeatRequest {
-        group_id: "g".into(),
-        member_id: "m".into(),
-        ..Default::default()
-    });
+    // StreamsGroupDescribe of a group that does not exist, at both versions.
     let describe = OwnRequest::StreamsGroupDescribe(StreamsGroupDescribeRequest {
         group_ids: vec!["g".into()],
         ..Default::default()
     });
-    let mut unknown = own_frame(OwnApi::StreamsGroupDescribe, 0, 9, &describe);
-    unknown[4..6].copy_from_slice(&1000i16.to_be_bytes());
-    let frames = [
-        own_frame(OwnApi::StreamsGroupHeartbeat, 0, 7, &heartbeat),
-        own_frame(OwnApi::StreamsGroupHeartbeat, 1, 7, &heartbeat),
-        own_frame(OwnApi::StreamsGroupDescribe, 1, 8, &describe),
-        unknown,
-    ];
-    for frame in frames {
-        let mut s = TcpStream::connect(served.addr).await.unwrap();
-        s.write_all(&frame).await.unwrap();
-        assert!(closed(&mut s).await, "key {:?}", &frame[4..6]);
+    for v in 0..=1 {
+        s.write_all(&own_frame(OwnApi::StreamsGroupDescribe, v, 8, &describe))
+            .await
+            .unwrap();
+        let frame = common::read_frame(&mut s, Duration::from_secs(5))
+            .await
+            .unwrap();
+        let (corr, answer) =
+            OwnResponse::decode_frame(OwnApi::StreamsGroupDescribe, v, &frame).unwrap();
+        assert_eq!(corr, 8);
+        let OwnResponse::StreamsGroupDescribe(r) = answer else {
+            panic!("wrong response type")
+        };
+        assert_eq!(r.groups.len(), 1);
+        assert_eq!(
+            (r.groups[0].group_id.as_str(), r.groups[0].error_code),
+            ("g", 69)
+        );
     }
+
+    // A version past the served ones closes the connection, as an unknown key does.
+    let mut newer = own_frame(OwnApi::StreamsGroupDescribe, 1, 9, &describe);
+    newer[6..8].copy_from_slice(&2i16.to_be_bytes());
+    let mut s = TcpStream::connect(served.addr).await.unwrap();
+    s.write_all(&newer).await.unwrap();
+    assert!(closed(&mut s).await);
     // The broker still serves.
     let mut s = TcpStream::connect(served.addr).await.unwrap();
     s.write_all(&versions).await.unwrap();
@@ -96,27 +105,24 @@ async fn gated_off_streams_apis_are_not_advertised_and_refused_like_unknown_keys
         .is_some());
 }
 
-/// Knows every group; answers a heartbeat with epoch 1.
-struct Everything;
-
-impl StreamsGroups for Everything {
-    fn heartbeat(&self, _: Caller, request: StreamsGroupHeartbeatRequest) -> HeartbeatFuture {
-        Box::pin(async move {
-            Ok(StreamsGroupHeartbeatResponse {
-                member_id: request.member_id,
-                member_epoch: 1,
+/// A join with a one-sub-topology topology reading "words".
+fn join(group: &str) -> OwnRequest {
+    use skiff_protocol::streams::heartbeat::{Subtopology, Topology};
+    OwnRequest::StreamsGroupHeartbeat(StreamsGroupHeartbeatRequest {
+        group_id: group.into(),
+        member_id: format!("{group}-member"),
+        rebalance_timeout_ms: 30_000,
+        process_id: Some("p".into()),
+        topology: Some(Topology {
+            subtopologies: vec![Subtopology {
+                subtopology_id: "0".into(),
+                source_topics: vec!["words".into()],
                 ..Default::default()
-            })
-        })
-    }
-
-    fn describe(&self, _: &Caller, group_id: &str, _: bool) -> Result<DescribedGroup, BrokerError> {
-        Ok(DescribedGroup {
-            group_id: group_id.to_string(),
-            group_state: "EMPTY".into(),
+            }],
             ..Default::default()
-        })
-    }
+        }),
+        ..Default::default()
+    })
 }
 
 async fn send_own(broker: &Arc<Broker>, who: &'static str, body: OwnRequest) -> OwnResponse {
@@ -133,7 +139,6 @@ async fn send_own(broker: &Arc<Broker>, who: &'static str, body: OwnRequest) -> 
 async fn group_acls_are_checked_before_the_coordinator() {
     let dir = tempfile::tempdir().unwrap();
     let broker = start(dir.path(), &[]).await;
-    assert!(broker.streams_groups.set(Arc::new(Everything)).is_ok());
     let codes = create_acls(
         &broker,
         "admin",
@@ -154,26 +159,31 @@ async fn group_acls_are_checked_before_the_coordinator() {
         })
     };
     let code = |r: OwnResponse| match r {
-        OwnResponse::StreamsGroupHeartbeat(r) => (r.error_code, r.member_epoch),
+        OwnResponse::StreamsGroupHeartbeat(r) => r.error_code,
         other => panic!("{other:?}"),
     };
-    // READ on the group is what a heartbeat needs; DESCRIBE alone is not enough.
+    // READ on the group is what a heartbeat needs; DESCRIBE alone is not enough. Past the
+    // ACL, this heartbeat (epoch 0 without a topology) is INVALID_REQUEST.
     assert_eq!(
         code(send_own(&broker, "alice", heartbeat("open")).await),
-        (0, 1)
+        42
     );
     assert_eq!(
         code(send_own(&broker, "alice", heartbeat("seen")).await),
-        (GROUP_DENIED, 0)
+        GROUP_DENIED
     );
     assert_eq!(
         code(send_own(&broker, "alice", heartbeat("closed")).await),
-        (GROUP_DENIED, 0)
+        GROUP_DENIED
     );
     assert_eq!(
         code(send_own(&broker, "admin", heartbeat("closed")).await),
-        (0, 1)
+        42
     );
+    // The admin creates "open" and "seen" with a join (their source topic is missing).
+    for group in ["open", "seen"] {
+        assert_eq!(code(send_own(&broker, "admin", join(group)).await), 0);
+    }
 
     // Describe: each group on its own; authorized operations only for groups answered.
     let describe = OwnRequest::StreamsGroupDescribe(StreamsGroupDescribeRequest {
@@ -192,9 +202,9 @@ async fn group_acls_are_checked_before_the_coordinator() {
     assert_eq!(
         answered,
         [
-            ("open", 0, "EMPTY"),
+            ("open", 0, "NotReady"),
             ("closed", GROUP_DENIED, ""),
-            ("seen", 0, "EMPTY")
+            ("seen", 0, "NotReady")
         ]
     );
     // READ (bit 3) and DESCRIBE (bit 8) on "open"; DESCRIBE alone on "seen".
