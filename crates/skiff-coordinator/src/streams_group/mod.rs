@@ -10,6 +10,7 @@
 //! - `assignor.rs`: the sticky task assignor (active and standby tasks).
 //! - `describe.rs`: what StreamsGroupDescribe shows.
 //! - `group.rs`: one group's epochs, members, target and reconciliation.
+//! - `reconcile.rs`: a member moving towards its target (revocation before reassignment).
 //! - `member.rs`: a member and the tasks it holds.
 //! - `records.rs`: Kafka's streams group records of `__consumer_offsets`.
 //! - `persist.rs`: a group to and from those records.
@@ -27,6 +28,7 @@ mod error;
 mod group;
 mod member;
 mod persist;
+mod reconcile;
 pub mod records;
 mod settings;
 mod topology;
