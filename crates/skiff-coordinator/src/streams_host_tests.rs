@@ -250,3 +250,26 @@ async fn offsets_of_topics_the_topology_does_not_read_can_be_deleted() {
     );
     c.stop();
 }
+
+#[tokio::test]
+async fn a_refused_first_join_leaves_no_group_behind() {
+    let storage = Arc::new(MemStorage::default());
+    storage.add_topic("lines", 1);
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let c = start(&storage, &clock);
+    // A repartition topic nothing writes: the topology can never be configured.
+    let mut hb = join("m1");
+    if let Some(t) = hb.topology.as_mut() {
+        t.subtopologies
+            .get_mut("0")
+            .unwrap()
+            .repartition_source_topics = vec![InternalTopic {
+            name: "nowhere".to_string(),
+            ..InternalTopic::default()
+        }];
+    }
+    let e = c.streams_heartbeat("app", hb, &settings()).unwrap_err();
+    assert_eq!(e.code(), ResponseError::StreamsInvalidTopology.code());
+    assert!(c.list().unwrap().iter().all(|l| l.id != "app"));
+    c.stop();
+}

@@ -54,12 +54,24 @@ impl<S: Storage> Coordinator<S> {
             }
             _ => {}
         }
-        let group = groups
-            .entry(group_id.to_string())
-            .or_insert_with(|| Group::new(group_id, now));
-        if group.streams.is_none() {
-            group.become_streams_group();
+        let topics = &self.shared.topics;
+        let partitions = |t: &str| topics.partition_count(t);
+        if !groups.get(group_id).is_some_and(Group::is_streams_group) {
+            // A join that creates the group (or converts an empty classic one) changes
+            // nothing when it is refused: no empty group is left behind.
+            let mut state = StreamsGroup::new(group_id);
+            let result = state.heartbeat(hb, &partitions, settings, now)?;
+            let group = groups
+                .entry(group_id.to_string())
+                .or_insert_with(|| Group::new(group_id, now));
+            group.become_streams_group(state);
+            persist_streams(group);
+            self.shared.drain(group, None);
+            return Ok(result);
         }
+        let Some(group) = groups.get_mut(group_id) else {
+            return Err(StreamsGroupError::GroupNotFound(group_id.to_string()));
+        };
         let Some(state) = group.streams.as_mut() else {
             return Err(not_streams());
         };
@@ -75,8 +87,7 @@ impl<S: Storage> Coordinator<S> {
                 to_create: Vec::new(),
             })
         } else {
-            let topics = &self.shared.topics;
-            state.heartbeat(hb, &|t| topics.partition_count(t), settings, now)
+            state.heartbeat(hb, &partitions, settings, now)
         };
         persist_streams(group);
         self.shared.drain(group, None);
@@ -115,9 +126,9 @@ impl<S: Storage> Shared<S> {
 }
 
 impl Group {
-    /// An empty classic group (or a new one) becomes a streams group; its offsets stay and
-    /// its classic metadata is tombstoned.
-    fn become_streams_group(&mut self) {
+    /// An empty classic group (or a new one) becomes the streams group `state`; its offsets
+    /// stay and its classic metadata is tombstoned.
+    fn become_streams_group(&mut self, state: StreamsGroup) {
         if self.protocol_type.is_some() || self.generation > 0 {
             self.outbox.push((
                 Key::Group {
@@ -129,7 +140,7 @@ impl Group {
             self.protocol = None;
             self.generation = 0;
         }
-        self.streams = Some(StreamsGroup::new(&self.id));
+        self.streams = Some(state);
     }
 
     /// An empty streams group becomes classic (a classic JoinGroup): its records are
