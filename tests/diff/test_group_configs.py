@@ -3,10 +3,11 @@ of a group with no configs, IncrementalAlterConfigs of each `streams.*` key Skif
 (valid values, values outside the broker's `group.streams.*` bounds, a heartbeat not below the
 session), and DescribeConfigs after the changes, where Kafka's internal keys appear once set.
 
-The keys Skiff refuses on purpose (`streams.num.warmup.replicas`,
-`streams.rack.aware.assignment.tags`, `streams.assignor.name`,
-`streams.assignor.offload.enable`: its assignor has no warm-up tasks, rack tags, choice or
-offload) are not compared: Kafka accepts them."""
+`streams.num.warmup.replicas` and `streams.rack.aware.assignment.tags` are compared too: Kafka
+4.4 accepts both, and so does Skiff (neither broker's assignor places warm-up tasks or uses the
+tags to place standbys yet). The keys Skiff refuses on purpose (`streams.assignor.name`,
+`streams.assignor.offload.enable`: its assignor has no choice or offload) are not compared:
+Kafka accepts them."""
 
 import time
 
@@ -69,6 +70,13 @@ ALTER_CASES = [
     ("task-offset-zero", [("streams.task.offset.interval.ms", "0")]),
     ("recovery-lag-ok", [("streams.acceptable.recovery.lag", "0")]),
     ("recovery-lag-negative", [("streams.acceptable.recovery.lag", "-1")]),
+    ("warmup-ok", [("streams.num.warmup.replicas", "3")]),
+    ("warmup-above-max", [("streams.num.warmup.replicas", "21")]),
+    ("warmup-negative", [("streams.num.warmup.replicas", "-1")]),
+    ("rack-tags-ok", [("streams.rack.aware.assignment.tags", "zone, rack")]),
+    ("rack-tags-none", [("streams.rack.aware.assignment.tags", "")]),
+    ("rack-tags-duplicate", [("streams.rack.aware.assignment.tags", "zone,rack,zone")]),
+    ("rack-tags-empty-entry", [("streams.rack.aware.assignment.tags", "zone,,rack")]),
     ("session-and-heartbeat-ok", [("streams.session.timeout.ms", "45000"),
                                   ("streams.heartbeat.interval.ms", "15000")]),
 ]
@@ -92,7 +100,8 @@ def test_streams_group_configs(brokers, name):
     pairs = [("streams.session.timeout.ms", "50000"), ("streams.heartbeat.interval.ms", "6000"),
              ("streams.num.standby.replicas", "1"), ("streams.initial.rebalance.delay.ms", "0"),
              ("streams.assignment.interval.ms", "500"), ("streams.task.offset.interval.ms", "20000"),
-             ("streams.acceptable.recovery.lag", "123")]
+             ("streams.acceptable.recovery.lag", "123"), ("streams.num.warmup.replicas", "3"),
+             ("streams.rack.aware.assignment.tags", "zone,rack")]
 
     def set_all(c):
         r = alter(c, group, pairs)

@@ -167,6 +167,7 @@ impl GroupConfigs for DynamicConfigs {
             assignment_interval_ms: values.assignment_interval_ms,
             task_offset_interval_ms: values.task_offset_interval_ms,
             acceptable_recovery_lag: values.acceptable_recovery_lag,
+            rack_aware_assignment_tags: values.rack_aware_assignment_tags,
         }
     }
 }
@@ -213,6 +214,7 @@ mod tests {
         assert_eq!(unset.max_size, 7);
         assert_eq!(unset.session_timeout_ms, 45_000);
         assert_eq!(unset.acceptable_recovery_lag, 10_000);
+        assert!(unset.rack_aware_assignment_tags.is_empty());
 
         let mut next = (*store.stored()).clone();
         let group = next.groups.entry("g".into()).or_default();
@@ -224,6 +226,7 @@ mod tests {
             ("streams.assignment.interval.ms", "500"),
             ("streams.task.offset.interval.ms", "20000"),
             ("streams.acceptable.recovery.lag", "123"),
+            ("streams.rack.aware.assignment.tags", " zone , rack"),
         ] {
             group.insert(k.into(), v.into());
         }
@@ -243,6 +246,7 @@ mod tests {
                 assignment_interval_ms: 500,
                 task_offset_interval_ms: 20_000,
                 acceptable_recovery_lag: 123,
+                rack_aware_assignment_tags: vec!["zone".to_string(), "rack".to_string()],
             }
         );
         // Another group still runs with the broker's values.

@@ -157,14 +157,9 @@ fn validate(r: &StreamsGroupHeartbeatRequest) -> Result<(), StreamsGroupError> {
             let Some(t) = &r.topology else {
                 return invalid("Topology must be non-null when (re-)joining.");
             };
-            for s in &t.subtopologies {
-                if let Some(c) = s.state_changelog_topics.iter().find(|c| c.partitions != 0) {
-                    return Err(StreamsGroupError::InvalidTopology(format!(
-                        "Changelog topic {} must have an undefined partition count, but it is set to {}.",
-                        c.name, c.partitions
-                    )));
-                }
-            }
+            topology(t.clone())
+                .validate()
+                .map_err(StreamsGroupError::InvalidTopology)?;
         }
         STATIC_LEAVE_EPOCH if r.instance_id.is_none() => {
             return invalid("InstanceId can't be null.")
@@ -255,6 +250,7 @@ fn to_heartbeat(
         _ => None,
     };
     Ok(Heartbeat {
+        version: caller.version,
         member_id: r.member_id,
         member_epoch: r.member_epoch,
         endpoint_epoch: r.endpoint_information_epoch,
@@ -268,9 +264,7 @@ fn to_heartbeat(
             host: e.host,
             port: e.port,
         }),
-        client_tags: r
-            .client_tags
-            .map(|tags| tags.into_iter().map(|kv| (kv.key, kv.value)).collect()),
+        client_tags: r.client_tags.map(key_value_map),
         task_offsets: r.task_offsets.map(|o| offsets(&o)),
         task_end_offsets: r.task_end_offsets.map(|o| offsets(&o)),
         shutdown_application: r.shutdown_application,
@@ -287,11 +281,7 @@ fn topology(t: wh::Topology) -> sg::StreamsTopology {
                 name: i.name,
                 partitions: i.partitions,
                 replication_factor: i.replication_factor,
-                configs: i
-                    .topic_configs
-                    .into_iter()
-                    .map(|kv| (kv.key, kv.value))
-                    .collect(),
+                configs: key_value_map(i.topic_configs),
             })
             .collect()
     };
@@ -334,7 +324,7 @@ fn tasks(ids: &[TaskIds]) -> Tasks {
     out
 }
 
-fn offsets(o: &[TaskOffset]) -> BTreeMap<TaskId, i64> {
+fn offsets(o: &[TaskOffset]) -> Vec<(TaskId, i64)> {
     o.iter()
         .map(|t| {
             (
@@ -428,20 +418,28 @@ fn topic_partitions(
         .collect()
 }
 
+/// Wire key-value pairs as a map (a repeated key keeps its last value).
+fn key_value_map(pairs: Vec<KeyValue>) -> BTreeMap<String, String> {
+    pairs.into_iter().map(|kv| (kv.key, kv.value)).collect()
+}
+
+/// A map as wire key-value pairs, in key order.
+fn key_values(map: &BTreeMap<String, String>) -> Vec<KeyValue> {
+    map.iter()
+        .map(|(k, v)| KeyValue {
+            key: k.clone(),
+            value: v.clone(),
+            ..Default::default()
+        })
+        .collect()
+}
+
 fn described_group(d: &sg::DescribedGroup) -> wd::DescribedGroup {
     let info = |t: &sg::InternalTopic| TopicInfo {
         name: t.name.clone(),
         partitions: t.partitions,
         replication_factor: t.replication_factor,
-        topic_configs: t
-            .configs
-            .iter()
-            .map(|(k, v)| KeyValue {
-                key: k.clone(),
-                value: v.clone(),
-                ..Default::default()
-            })
-            .collect(),
+        topic_configs: key_values(&t.configs),
         ..Default::default()
     };
     let assignment = |t: &TaskSet| wd::Assignment {
@@ -504,16 +502,7 @@ fn described_group(d: &sg::DescribedGroup) -> wd::DescribedGroup {
                     port: e.port,
                     ..Default::default()
                 }),
-                client_tags: m
-                    .member
-                    .client_tags
-                    .iter()
-                    .map(|(k, v)| KeyValue {
-                        key: k.clone(),
-                        value: v.clone(),
-                        ..Default::default()
-                    })
-                    .collect(),
+                client_tags: key_values(&m.member.client_tags),
                 task_offsets: offsets(&m.task_offsets),
                 task_end_offsets: offsets(&m.task_end_offsets),
                 assignment: assignment(&m.assignment),

@@ -444,7 +444,14 @@ async fn group_configs_describe_alter_refuse_and_persist() {
         )
     );
     assert_eq!(
-        set(&b, GROUP, "g", "streams.num.warmup.replicas", "1")
+        set(&b, GROUP, "g", "streams.num.warmup.replicas", "21").await,
+        (
+            40,
+            Some("streams.num.warmup.replicas must be less than or equal to 20".into())
+        )
+    );
+    assert_eq!(
+        set(&b, GROUP, "g", "streams.assignor.name", "sticky")
             .await
             .0,
         40

@@ -549,6 +549,18 @@ fn build_topics(cfg: &BrokerConfig, raw: Vec<RawTopic>) -> Result<Vec<TopicSpec>
     Ok(out)
 }
 
+/// The broker's value of `key`: what the operator set, else the default of Skiff's table.
+pub(crate) fn broker_value(broker: &BrokerConfig, key: &str) -> Option<String> {
+    broker_layers(broker)
+        .iter()
+        .find_map(|(layer, _)| layer.get(key).cloned())
+        .or_else(|| {
+            crate::names::broker_config_def(key)
+                .and_then(|d| d.default)
+                .map(str::to_string)
+        })
+}
+
 /// The layers a broker key can be set in, highest precedence first, with their sources.
 pub(crate) fn broker_layers(cfg: &BrokerConfig) -> [(&BTreeMap<String, String>, ConfigSource); 3] {
     [

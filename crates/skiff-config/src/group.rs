@@ -8,9 +8,9 @@
 //! `consumer.heartbeat.interval.ms` can be set; every `share.*` key can (`group_share.rs`), and
 //! the `streams.*` keys a streams group runs with (`group_streams.rs`). The keys Skiff would
 //! not act on — the dead-letter-queue keys, the consumer assignment interval, and the streams
-//! warm-up replicas, rack-aware assignment tags, assignor name and assignor offload — are
-//! described with Kafka's defaults (as Kafka describes them for any group) but refused on
-//! alter. Keys Kafka defines as internal are accepted like the others but described only when
+//! assignor name and assignor offload — are described with Kafka's defaults (as Kafka
+//! describes them for any group) but refused on alter. `streams.num.warmup.replicas` is
+//! accepted: Kafka 4.4 places no warm-up tasks whatever it says, and neither does Skiff. Keys Kafka defines as internal are accepted like the others but described only when
 //! the group sets them, as Kafka does.
 //!
 //! Pure functions over a static table; safe from any thread.
@@ -20,7 +20,6 @@ use std::collections::BTreeMap;
 use crate::broker::BrokerConfig;
 use crate::group_share;
 use crate::group_streams;
-use crate::names;
 use crate::types::{parse_value, ConfigSource, ConfigType, DescribedConfig, Validator};
 
 /// One group config key.
@@ -40,9 +39,6 @@ pub struct GroupConfigDef {
     pub doc: &'static str,
 }
 
-const WARMUP: Option<&str> = Some("Skiff's streams task assignor places no warm-up tasks");
-const RACK_TAGS: Option<&str> =
-    Some("Skiff's streams task assignor does not use rack-aware assignment tags");
 const TASK_ASSIGNOR: Option<&str> =
     Some("Skiff has only its built-in streams task assignor and no per-group choice");
 const OFFLOAD: Option<&str> =
@@ -129,8 +125,10 @@ static DEFS: &[GroupConfigDef] = &[
         "How long this streams group, when empty, waits after its first join before assigning."),
     def("streams.num.standby.replicas", Int, "group.streams.num.standby.replicas", "0", None,
         "Standby replicas of each stateful task of this streams group."),
-    internal("streams.num.warmup.replicas", Int, "group.streams.num.warmup.replicas", "2", WARMUP, ""),
-    def("streams.rack.aware.assignment.tags", List, "group.streams.rack.aware.assignment.tags", "", RACK_TAGS, ""),
+    internal("streams.num.warmup.replicas", Int, "group.streams.num.warmup.replicas", "2", None,
+        "Most warm-up replicas per task of this streams group (Kafka 4.4's assignor, like Skiff's, places none yet)."),
+    def("streams.rack.aware.assignment.tags", List, "group.streams.rack.aware.assignment.tags", "", None,
+        "Client tag keys every member of this streams group must report; a member without one is told MISSING_CLIENT_TAGS."),
     def("streams.session.timeout.ms", Int, "group.streams.session.timeout.ms", "45000", None,
         "The timeout after which a member of this streams group that stopped heartbeating is removed."),
     internal("streams.task.offset.interval.ms", Int, "group.streams.task.offset.interval.ms", "60000", None,
@@ -147,28 +145,19 @@ pub fn group_config_def(name: &str) -> Option<&'static GroupConfigDef> {
     DEFS.iter().find(|d| d.name == name)
 }
 
-/// The broker's value of `key`: what the operator set, else the default of Skiff's table.
-fn broker_value(broker: &BrokerConfig, key: &str) -> Option<String> {
-    crate::broker::broker_layers(broker)
-        .iter()
-        .find_map(|(layer, _)| layer.get(key).cloned())
-        .or_else(|| {
-            names::broker_config_def(key)
-                .and_then(|d| d.default)
-                .map(str::to_string)
-        })
-}
-
 fn broker_int(broker: &BrokerConfig, key: &str) -> i64 {
-    broker_value(broker, key)
+    crate::broker::broker_value(broker, key)
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0)
 }
 
 /// The default of a group config: the broker's value of its synonym, else Kafka's default.
 fn default_of(d: &GroupConfigDef, broker: &BrokerConfig) -> String {
-    broker_value(broker, d.broker_synonym).unwrap_or_else(|| d.default.to_string())
+    crate::broker::broker_value(broker, d.broker_synonym).unwrap_or_else(|| d.default.to_string())
 }
+
+/// The group key of the rack-aware assignment tags.
+const RACK_TAGS: &str = "streams.rack.aware.assignment.tags";
 
 /// Validate a group's complete new set of overrides. Errors carry Kafka's text and are
 /// INVALID_CONFIG.
@@ -176,12 +165,28 @@ pub fn validate_group_configs(
     overrides: &BTreeMap<String, String>,
     broker: &BrokerConfig,
 ) -> Result<(), String> {
-    for (name, value) in overrides {
+    // Kafka's order: every name first, then the rack tags' duplicates, then each value.
+    for name in overrides.keys() {
         let def =
             group_config_def(name).ok_or_else(|| format!("Unknown group config name: {name}"))?;
         if let Some(why) = def.refused {
             return Err(format!("{why}: {name} cannot be set"));
         }
+    }
+    if let Some(tags) = overrides.get(RACK_TAGS) {
+        if group_streams::has_duplicate_tags(tags) {
+            return Err(format!("{RACK_TAGS} must not contain duplicate tag keys."));
+        }
+        if group_streams::tag_list(tags).contains(&"") {
+            return Err(format!(
+                "Configuration '{RACK_TAGS}' values must not be empty."
+            ));
+        }
+    }
+    for (name, value) in overrides {
+        let Some(def) = group_config_def(name) else {
+            continue;
+        };
         let validator = if name.starts_with("share.") {
             group_share::validator(name)
         } else if name.starts_with("streams.") {
@@ -361,6 +366,9 @@ mod tests {
             ("streams.assignment.interval.ms", "0"),
             ("streams.task.offset.interval.ms", "15000"),
             ("streams.acceptable.recovery.lag", "9223372036854775807"),
+            ("streams.num.warmup.replicas", "20"),
+            ("streams.rack.aware.assignment.tags", " zone , rack"),
+            ("streams.rack.aware.assignment.tags", ""),
         ];
         for kv in ok {
             assert_eq!(check(&[kv]), Ok(()), "{kv:?}");
@@ -375,8 +383,10 @@ mod tests {
             ("streams.initial.rebalance.delay.ms", "-1", "Invalid value -1 for configuration streams.initial.rebalance.delay.ms: Value must be at least 0"),
             ("streams.task.offset.interval.ms", "0", "Invalid value 0 for configuration streams.task.offset.interval.ms: Value must be at least 1"),
             ("streams.acceptable.recovery.lag", "-1", "Invalid value -1 for configuration streams.acceptable.recovery.lag: Value must be at least 0"),
-            ("streams.num.warmup.replicas", "1", "Skiff's streams task assignor places no warm-up tasks: streams.num.warmup.replicas cannot be set"),
-            ("streams.rack.aware.assignment.tags", "zone", "Skiff's streams task assignor does not use rack-aware assignment tags: streams.rack.aware.assignment.tags cannot be set"),
+            ("streams.num.warmup.replicas", "21", "streams.num.warmup.replicas must be less than or equal to 20"),
+            ("streams.num.warmup.replicas", "-1", "Invalid value -1 for configuration streams.num.warmup.replicas: Value must be at least 0"),
+            ("streams.rack.aware.assignment.tags", "zone, rack ,zone", "streams.rack.aware.assignment.tags must not contain duplicate tag keys."),
+            ("streams.rack.aware.assignment.tags", "zone,,rack", "Configuration 'streams.rack.aware.assignment.tags' values must not be empty."),
             ("streams.assignor.name", "sticky", "Skiff has only its built-in streams task assignor and no per-group choice: streams.assignor.name cannot be set"),
             ("streams.assignor.offload.enable", "false", "Skiff computes streams assignments on the coordinator and has no assignor offload: streams.assignor.offload.enable cannot be set"),
         ];

@@ -235,22 +235,22 @@ pub(crate) fn check_broker_keys(
             ));
         }
     }
-    if let Some(raw) = rack_tags {
-        let tags: Vec<&str> = raw
-            .split(',')
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .collect();
-        let unique: std::collections::BTreeSet<&str> = tags.iter().copied().collect();
-        if unique.len() != tags.len() {
-            return Err((
-                RACK_TAGS,
-                RACK_TAGS,
-                format!("{RACK_TAGS} must not contain duplicate tag keys."),
-            ));
-        }
+    if rack_tags.is_some_and(has_duplicate_tags) {
+        return Err((
+            RACK_TAGS,
+            RACK_TAGS,
+            format!("{RACK_TAGS} must not contain duplicate tag keys."),
+        ));
     }
     Ok(())
+}
+
+/// Whether a rack-aware tag list names a tag twice (Kafka's check of the broker key and of
+/// the group key, made before the value is parsed).
+pub(crate) fn has_duplicate_tags(raw: &str) -> bool {
+    let tags = tag_list(raw);
+    let unique: std::collections::BTreeSet<&str> = tags.iter().copied().collect();
+    unique.len() != tags.len()
 }
 
 /// The settings one streams group runs with.
@@ -263,6 +263,18 @@ pub struct StreamsGroupValues {
     pub assignment_interval_ms: i32,
     pub task_offset_interval_ms: i32,
     pub acceptable_recovery_lag: i64,
+    /// Client tag keys every member must report, trimmed, in the order given.
+    pub rack_aware_assignment_tags: Vec<String>,
+}
+
+/// A tag list as Kafka parses a LIST config: comma-separated, entries trimmed, an empty
+/// value is no tag.
+pub(crate) fn tag_list(raw: &str) -> Vec<&str> {
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        return Vec::new();
+    }
+    trimmed.split(',').map(str::trim).collect()
 }
 
 /// A streams group's settings: its overrides (already validated when they were set), else the
@@ -306,6 +318,16 @@ pub fn streams_group_values(
             .get("streams.acceptable.recovery.lag")
             .and_then(|v| v.trim().parse::<i64>().ok())
             .unwrap_or(broker.group_streams_acceptable_recovery_lag),
+        rack_aware_assignment_tags: tag_list(
+            &overrides
+                .get("streams.rack.aware.assignment.tags")
+                .cloned()
+                .or_else(|| crate::broker::broker_value(broker, RACK_TAGS))
+                .unwrap_or_default(),
+        )
+        .into_iter()
+        .map(str::to_string)
+        .collect(),
     }
 }
 
@@ -390,12 +412,14 @@ mod tests {
                 assignment_interval_ms: 1_000,
                 task_offset_interval_ms: 60_000,
                 acceptable_recovery_lag: 10_000,
+                rack_aware_assignment_tags: Vec::new(),
             }
         );
         let overrides: BTreeMap<String, String> = [
             ("streams.session.timeout.ms", "50000"),
             ("streams.num.standby.replicas", "2"),
             ("streams.acceptable.recovery.lag", "5000000000"),
+            ("streams.rack.aware.assignment.tags", " zone ,rack "),
         ]
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -405,5 +429,16 @@ mod tests {
         assert_eq!(v.num_standby_replicas, 2);
         assert_eq!(v.acceptable_recovery_lag, 5_000_000_000);
         assert_eq!(v.heartbeat_interval_ms, 5_000);
+        assert_eq!(v.rack_aware_assignment_tags, ["zone", "rack"]);
+        // The broker's tags when the group names none.
+        let (tagged, _) = crate::load_str(
+            "[broker]\n\"group.streams.rack.aware.assignment.tags\" = \"az\"\n",
+            std::path::Path::new("t.toml"),
+            &[],
+            Vec::<(String, String)>::new(),
+        )
+        .unwrap();
+        let v = streams_group_values(&BTreeMap::new(), &tagged);
+        assert_eq!(v.rack_aware_assignment_tags, ["az"]);
     }
 }

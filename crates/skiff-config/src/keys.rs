@@ -381,7 +381,7 @@ broker_keys! {
         // Streams group keys Skiff accepts (with Kafka's checks) and does not act on.
         "group.streams.num.warmup.replicas", Int, Some("2"), Recognised, live: false,
             valid: V::AtLeast(0), reads: [],
-            doc: "(Kafka-internal key) Accepted and not acted on: Skiff's streams assignor places no warm-up tasks.";
+            doc: "(Kafka-internal key) Accepted and not acted on: Kafka 4.4's streams assignor places no warm-up tasks yet, nor does Skiff's.";
         "group.streams.max.warmup.replicas", Int, Some("20"), Recognised, live: false,
             valid: V::AtLeast(0), reads: [],
             doc: "(Kafka-internal key) Accepted and not acted on (no warm-up tasks); must not be below group.streams.num.warmup.replicas.";
@@ -390,9 +390,9 @@ broker_keys! {
         "group.streams.assignor.offload.enable", Boolean, Some("true"), Recognised, live: false,
             reads: [],
             doc: "(Kafka-internal key) Accepted and not acted on: Skiff computes streams assignments on the coordinator.";
-        "group.streams.rack.aware.assignment.tags", List, Some(""), Recognised, live: false,
-            reads: [],
-            doc: "Accepted (no duplicate tags) and not acted on: Skiff's streams assignor ignores client tags.";
+        "group.streams.rack.aware.assignment.tags", List, Some(""), Implemented, live: false,
+            reads: [streams_group_values],
+            doc: "Client tag keys every streams group member must report (MISSING_CLIENT_TAGS otherwise); no duplicates. As in Kafka 4.4, standbys are not yet placed by them.";
         "group.streams.topology.description.plugin.class", Class, None, Recognised, live: false,
             reads: [],
             doc: "Accepted and not acted on: Skiff loads no plugins.";

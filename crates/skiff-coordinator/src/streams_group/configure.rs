@@ -32,6 +32,7 @@ pub enum StatusCode {
     MissingInternalTopics = 3,
     ShutdownApplication = 4,
     AssignmentDelayed = 5,
+    MissingClientTags = 6,
 }
 
 /// One status the heartbeat reports, with its detail text.

@@ -76,6 +76,8 @@ impl StreamsGroupState {
 /// One validated StreamsGroupHeartbeat (member epoch 0 or above, or -2).
 #[derive(Clone, Debug, Default)]
 pub struct Heartbeat {
+    /// The request's version: MISSING_CLIENT_TAGS is reported from v1.
+    pub version: i16,
     pub member_id: String,
     pub member_epoch: i32,
     pub endpoint_epoch: i32,
@@ -94,10 +96,10 @@ pub struct Heartbeat {
     pub user_endpoint: Option<Endpoint>,
     /// `None`: unchanged.
     pub client_tags: Option<BTreeMap<String, String>>,
-    /// Changelog offset sums per task; `None`: unchanged.
-    pub task_offsets: Option<BTreeMap<TaskId, i64>>,
-    /// Changelog end offset sums per task; `None`: unchanged.
-    pub task_end_offsets: Option<BTreeMap<TaskId, i64>>,
+    /// Changelog offset sums per task as reported; `None`: unchanged.
+    pub task_offsets: Option<Vec<(TaskId, i64)>>,
+    /// Changelog end offset sums per task as reported; `None`: unchanged.
+    pub task_end_offsets: Option<Vec<(TaskId, i64)>>,
     pub shutdown_application: bool,
     pub client_id: String,
     pub client_host: String,
@@ -151,8 +153,9 @@ pub struct StreamsGroup {
     configured: Option<ConfiguredTopology>,
     /// Partition counts of the topics the topology needs, when last configured.
     topics_seen: BTreeMap<String, Option<i32>>,
-    /// The standby count the target was computed with.
-    standby_replicas: u32,
+    /// The assignment configs recorded with the last group epoch bump; settings that differ
+    /// from them start a rebalance.
+    assignment_configs: BTreeMap<String, String>,
     assignment_timestamp: Option<i64>,
     /// While set, no target is computed (initial rebalance delay).
     delayed_until: Option<i64>,
@@ -176,7 +179,7 @@ impl StreamsGroup {
             endpoint_epoch: 0,
             configured: None,
             topics_seen: BTreeMap::new(),
-            standby_replicas: 0,
+            assignment_configs: BTreeMap::new(),
             assignment_timestamp: None,
             delayed_until: None,
             shutdown_requested_by: None,
@@ -241,23 +244,24 @@ impl StreamsGroup {
         topics.into_iter().map(str::to_string).collect()
     }
 
-    /// The standby count the current target was computed with.
-    pub fn standby_replicas(&self) -> u32 {
-        self.standby_replicas
+    /// The assignment configs recorded with the last group epoch bump.
+    pub fn assignment_configs(&self) -> &BTreeMap<String, String> {
+        &self.assignment_configs
     }
 
     /// Completes a group rebuilt from its records (`persist.rs`): the assignment epoch and
-    /// time, the standby count, and fresh session deadlines (revocations restart too).
+    /// time, the recorded assignment configs, and fresh session deadlines (revocations
+    /// restart too).
     pub(super) fn restored(
         &mut self,
         (assignment_epoch, timestamp): (i32, Option<i64>),
-        standby_replicas: u32,
+        assignment_configs: BTreeMap<String, String>,
         now: i64,
         session_timeout_ms: i32,
     ) {
         self.assignment_epoch = assignment_epoch;
         self.assignment_timestamp = timestamp;
-        self.standby_replicas = standby_replicas;
+        self.assignment_configs = assignment_configs;
         for m in self.members.values_mut() {
             m.session_deadline = now + i64::from(session_timeout_ms);
             if m.state == MemberState::UnrevokedTasks {
@@ -388,21 +392,24 @@ impl StreamsGroup {
         if validated != self.validated_topology_epoch {
             recompute = true;
         }
-        if settings.standby_replicas != self.standby_replicas {
-            recompute = true;
-        }
         if let Some(offsets) = &hb.task_offsets {
-            self.task_offsets.insert(member.id.clone(), offsets.clone());
+            self.task_offsets
+                .insert(member.id.clone(), task_offset_map(offsets)?);
         }
         if let Some(offsets) = &hb.task_end_offsets {
             self.task_end_offsets
-                .insert(member.id.clone(), offsets.clone());
+                .insert(member.id.clone(), task_offset_map(offsets)?);
+        }
+        let assignment_configs = settings.assignment_configs();
+        if assignment_configs != self.assignment_configs {
+            recompute = true;
         }
         self.members.insert(member.id.clone(), member.clone());
         self.topology = Some(topology);
         if recompute {
             self.epoch += 1;
             self.validated_topology_epoch = validated;
+            self.assignment_configs = assignment_configs;
         }
 
         self.maybe_compute_target(settings, now, &mut status);
@@ -435,6 +442,9 @@ impl StreamsGroup {
                     "Streams group member {by} encountered a fatal error and requested a shutdown for the entire application."
                 ),
             });
+        }
+        if hb.version >= 1 {
+            status.extend(missing_client_tags(settings, &m));
         }
         let endpoints =
             (hb.endpoint_epoch != self.endpoint_epoch).then(|| self.endpoint_partitions(topics));
@@ -654,7 +664,6 @@ impl StreamsGroup {
     }
 
     fn compute_target(&mut self, standby_replicas: u32) {
-        self.standby_replicas = standby_replicas;
         let ready = self
             .configured
             .as_ref()
@@ -784,4 +793,37 @@ fn check_tasks_exist(
         }
     }
     Ok(())
+}
+
+/// Reported task offsets (or end offsets) by task; a task listed twice is INVALID_REQUEST,
+/// with the message Kafka gives for either list.
+fn task_offset_map(reported: &[(TaskId, i64)]) -> Result<BTreeMap<TaskId, i64>, StreamsGroupError> {
+    let mut out = BTreeMap::new();
+    for (task, offset) in reported {
+        if out.insert(task.clone(), *offset).is_some() {
+            return Err(StreamsGroupError::InvalidRequest(format!(
+                "Task offsets contain a duplicate entry for subtopology {} and partition {}.",
+                task.subtopology, task.partition
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// The MISSING_CLIENT_TAGS status when the group names rack-aware assignment tags that the
+/// member does not report among its client tags.
+fn missing_client_tags(settings: &StreamsGroupSettings, member: &StreamsMember) -> Option<Status> {
+    let missing: Vec<&str> = settings
+        .rack_aware_assignment_tags
+        .iter()
+        .map(String::as_str)
+        .filter(|tag| !member.client_tags.contains_key(*tag))
+        .collect();
+    (!missing.is_empty()).then(|| Status {
+        code: StatusCode::MissingClientTags,
+        detail: format!(
+            "Missing required client tags for rack-aware standby assignment: [{}]. Configure them via 'client.tag.<tagKey>' in your Streams config.",
+            missing.join(", ")
+        ),
+    })
 }

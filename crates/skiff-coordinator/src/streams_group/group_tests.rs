@@ -432,13 +432,13 @@ fn describe_shows_decided_partition_counts_and_each_members_tasks() {
     let topics = Topics::all_word_count();
     let t = topics.lookup();
     let mut hb = join("m1", "p1");
-    hb.task_offsets = Some(BTreeMap::from([(
+    hb.task_offsets = Some(vec![(
         TaskId {
             subtopology: "1".to_string(),
             partition: 0,
         },
         42,
-    )]));
+    )]);
     let r = g.heartbeat(hb, &t, &s, 0).unwrap();
     let d = describe(&g).unwrap();
     assert_eq!((d.state, d.epoch, d.assignment_epoch), ("Stable", 1, 1));
@@ -468,4 +468,115 @@ fn describe_shows_decided_partition_counts_and_each_members_tasks() {
         d.topology.subtopologies["1"].state_changelog_topics[0].partitions,
         0
     );
+}
+
+#[test]
+fn a_task_reported_twice_is_an_invalid_request_and_changes_nothing() {
+    let mut g = StreamsGroup::new("wc");
+    let topics = Topics::all_word_count();
+    let t = topics.lookup();
+    let s = settings();
+    let r = g.heartbeat(join("m1", "p1"), &t, &s, 0).unwrap();
+    let before = g.clone();
+    let task = |p| TaskId {
+        subtopology: "0".to_string(),
+        partition: p,
+    };
+    for end in [false, true] {
+        let mut hb = beat("m1", r.member_epoch, &TaskSet::default());
+        let reported = Some(vec![(task(0), 5), (task(1), 6), (task(0), 7)]);
+        if end {
+            hb.task_end_offsets = reported;
+        } else {
+            hb.task_offsets = reported;
+        }
+        let e = g.heartbeat(hb, &t, &s, 1).unwrap_err();
+        assert_eq!(
+            e,
+            StreamsGroupError::InvalidRequest(
+                "Task offsets contain a duplicate entry for subtopology 0 and partition 0."
+                    .to_string()
+            )
+        );
+        assert_eq!(g.epoch, before.epoch);
+        assert_eq!(g.members, before.members);
+    }
+}
+
+#[test]
+fn members_missing_a_rack_aware_tag_are_told_so_from_version_1() {
+    let mut g = StreamsGroup::new("wc");
+    let topics = Topics::all_word_count();
+    let t = topics.lookup();
+    let s = StreamsGroupSettings {
+        rack_aware_assignment_tags: vec!["zone".to_string(), "rack".to_string()],
+        ..settings()
+    };
+    let missing = |r: &HeartbeatResult| {
+        r.status
+            .iter()
+            .filter(|st| st.code == StatusCode::MissingClientTags)
+            .map(|st| st.detail.clone())
+            .collect::<Vec<_>>()
+    };
+    let mut hb = join("m1", "p1");
+    hb.version = 1;
+    hb.client_tags = Some(BTreeMap::from([("zone".to_string(), "a".to_string())]));
+    let r = g.heartbeat(hb, &t, &s, 0).unwrap();
+    assert_eq!(
+        missing(&r),
+        ["Missing required client tags for rack-aware standby assignment: [rack]. Configure them via 'client.tag.<tagKey>' in your Streams config."]
+    );
+    // A v0 member is not told (the status code is new in v1).
+    let mut v0 = join("m2", "p2");
+    v0.version = 0;
+    assert!(missing(&g.heartbeat(v0, &t, &s, 0).unwrap()).is_empty());
+    // With both tags reported, nothing is missing.
+    let mut hb = beat("m1", r.member_epoch, r.tasks.as_ref().unwrap());
+    hb.version = 1;
+    hb.client_tags = Some(BTreeMap::from([
+        ("zone".to_string(), "a".to_string()),
+        ("rack".to_string(), "r1".to_string()),
+    ]));
+    assert!(missing(&g.heartbeat(hb, &t, &s, 0).unwrap()).is_empty());
+}
+
+#[test]
+fn a_changed_assignment_config_starts_a_rebalance_and_is_recorded() {
+    let mut g = StreamsGroup::new("wc");
+    let topics = Topics::all_word_count();
+    let t = topics.lookup();
+    let s = settings();
+    let r = g.heartbeat(join("m1", "p1"), &t, &s, 0).unwrap();
+    assert_eq!(
+        g.assignment_configs(),
+        &BTreeMap::from([("num.standby.replicas".to_string(), "0".to_string())])
+    );
+    let tasks = r.tasks.unwrap();
+    g.heartbeat(beat("m1", r.member_epoch, &tasks), &t, &s, 1)
+        .unwrap();
+    let epoch = g.epoch;
+
+    let tagged = StreamsGroupSettings {
+        rack_aware_assignment_tags: vec!["zone".to_string(), "rack".to_string()],
+        ..settings()
+    };
+    g.heartbeat(beat("m1", r.member_epoch, &tasks), &t, &tagged, 2)
+        .unwrap();
+    assert_eq!(g.epoch, epoch + 1);
+    assert_eq!(
+        g.assignment_configs(),
+        &BTreeMap::from([
+            ("num.standby.replicas".to_string(), "0".to_string()),
+            (
+                "rack.aware.assignment.tags".to_string(),
+                "zone,rack".to_string()
+            ),
+        ])
+    );
+    // The same settings again: no further bump.
+    let m = g.members["m1"].clone();
+    g.heartbeat(beat("m1", m.epoch, &m.assigned), &t, &tagged, 3)
+        .unwrap();
+    assert_eq!(g.epoch, epoch + 1);
 }

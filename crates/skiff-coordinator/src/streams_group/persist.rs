@@ -23,9 +23,6 @@ use crate::wire::CodecError;
 /// Encoded values by key.
 pub type Persisted = BTreeMap<StreamsKey, Vec<u8>>;
 
-/// The assignment config Kafka records with the group epoch.
-const STANDBY_CONFIG: &str = "num.standby.replicas";
-
 /// The records describing `group` now.
 pub fn snapshot(group: &StreamsGroup) -> Persisted {
     let g = || group.id.clone();
@@ -35,10 +32,7 @@ pub fn snapshot(group: &StreamsGroup) -> Persisted {
         encode_metadata(&GroupMetadata {
             epoch: group.epoch,
             validated_topology_epoch: group.validated_topology_epoch,
-            last_assignment_configs: BTreeMap::from([(
-                STANDBY_CONFIG.to_string(),
-                group.standby_replicas().to_string(),
-            )]),
+            last_assignment_configs: group.assignment_configs().clone(),
         }),
     );
     if let Some(t) = &group.topology {
@@ -151,11 +145,6 @@ pub fn restore(
     };
     group.epoch = metadata.epoch;
     group.validated_topology_epoch = metadata.validated_topology_epoch;
-    let standby = metadata
-        .last_assignment_configs
-        .get(STANDBY_CONFIG)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
     for (id, m) in group.members.iter_mut() {
         if let Some(c) = currents.remove(id) {
             m.epoch = c.epoch;
@@ -167,6 +156,11 @@ pub fn restore(
     }
     let members = group.members.clone();
     group.target.retain(|m, _| members.contains_key(m));
-    group.restored(assignment, standby, now, session_timeout_ms);
+    group.restored(
+        assignment,
+        metadata.last_assignment_configs,
+        now,
+        session_timeout_ms,
+    );
     Ok(Some(group))
 }

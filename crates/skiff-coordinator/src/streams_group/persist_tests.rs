@@ -6,7 +6,11 @@ use super::*;
 #[test]
 fn a_restored_group_carries_on_where_it_was() {
     let mut g = StreamsGroup::new("wc");
-    let s = settings();
+    let s = StreamsGroupSettings {
+        standby_replicas: 1,
+        rack_aware_assignment_tags: vec!["zone".to_string()],
+        ..settings()
+    };
     let topics = Topics::all_word_count();
     let t = topics.lookup();
     let all = g
@@ -26,6 +30,11 @@ fn a_restored_group_carries_on_where_it_was() {
     assert_eq!(back.topology, g.topology);
     assert_eq!(back.validated_topology_epoch, g.validated_topology_epoch);
     assert_eq!(back.target, g.target);
+    assert_eq!(back.assignment_configs(), g.assignment_configs());
+    assert_eq!(
+        back.assignment_configs()["rack.aware.assignment.tags"],
+        "zone"
+    );
     for (id, m) in &g.members {
         let r = &back.members[id];
         assert_eq!(

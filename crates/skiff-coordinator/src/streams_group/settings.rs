@@ -1,6 +1,8 @@
 //! The limits a streams group runs with: Kafka's `group.streams.*` broker configs and their
 //! per-group overrides, with Kafka's defaults.
 
+use std::collections::BTreeMap;
+
 /// Kafka's `group.streams.session.timeout.ms` default.
 pub const DEFAULT_SESSION_TIMEOUT_MS: i32 = 45_000;
 /// Kafka's `group.streams.heartbeat.interval.ms` default.
@@ -33,7 +35,32 @@ pub struct StreamsGroupSettings {
     pub task_offset_interval_ms: i32,
     /// Told to members (v1+).
     pub acceptable_recovery_lag: i64,
+    /// Client tag keys every member must report (MISSING_CLIENT_TAGS otherwise). Kafka 4.4's
+    /// sticky assignor does not place standbys by them yet, and neither does Skiff's.
+    pub rack_aware_assignment_tags: Vec<String>,
 }
+
+impl StreamsGroupSettings {
+    /// The assignment configs Kafka records with each group epoch; a change of any of them
+    /// starts a rebalance.
+    pub fn assignment_configs(&self) -> BTreeMap<String, String> {
+        let mut configs = BTreeMap::from([(
+            STANDBY_REPLICAS_CONFIG.to_string(),
+            self.standby_replicas.to_string(),
+        )]);
+        if !self.rack_aware_assignment_tags.is_empty() {
+            configs.insert(
+                RACK_TAGS_CONFIG.to_string(),
+                self.rack_aware_assignment_tags.join(","),
+            );
+        }
+        configs
+    }
+}
+
+/// Names of the assignment configs in the group metadata record.
+pub(super) const STANDBY_REPLICAS_CONFIG: &str = "num.standby.replicas";
+pub(super) const RACK_TAGS_CONFIG: &str = "rack.aware.assignment.tags";
 
 impl Default for StreamsGroupSettings {
     fn default() -> StreamsGroupSettings {
@@ -46,6 +73,7 @@ impl Default for StreamsGroupSettings {
             assignment_interval_ms: DEFAULT_ASSIGNMENT_INTERVAL_MS,
             task_offset_interval_ms: DEFAULT_TASK_OFFSET_INTERVAL_MS,
             acceptable_recovery_lag: DEFAULT_ACCEPTABLE_RECOVERY_LAG,
+            rack_aware_assignment_tags: Vec::new(),
         }
     }
 }

@@ -92,43 +92,18 @@ pub struct StreamsTopology {
 }
 
 impl StreamsTopology {
-    /// The structural checks that make a topology unusable whatever topics exist; the
-    /// message is what STREAMS_INVALID_TOPOLOGY carries. Kafka checks the changelog counts
-    /// when the request arrives; the other two it meets later, while configuring.
+    /// The check Kafka makes of a topology when the joining heartbeat arrives: changelog
+    /// topics take their partition count from their sub-topology, so none may state one.
+    /// The message is what STREAMS_INVALID_TOPOLOGY carries. A sub-topology without
+    /// sources shows while configuring (`configure.rs`); a copartition index past the end of
+    /// its list names no topic and is skipped (`copartition_topic_sets`).
     pub fn validate(&self) -> Result<(), String> {
-        if self.epoch < 0 {
-            return Err("Topology epoch must be non-negative.".to_string());
-        }
         for s in self.subtopologies.values() {
             if let Some(c) = s.state_changelog_topics.iter().find(|c| c.partitions != 0) {
                 return Err(format!(
                     "Changelog topic {} must have an undefined partition count, but it is set to {}.",
                     c.name, c.partitions
                 ));
-            }
-            if s.source_topics.is_empty()
-                && s.source_topic_regex.is_empty()
-                && s.repartition_source_topics.is_empty()
-            {
-                return Err(format!("Subtopology {} has no source topics.", s.id));
-            }
-            for g in &s.copartition_groups {
-                let in_range = |idx: &[i16], len: usize| {
-                    idx.iter()
-                        .all(|i| usize::try_from(*i).is_ok_and(|i| i < len))
-                };
-                if !in_range(&g.source_topics, s.source_topics.len())
-                    || !in_range(&g.source_topic_regex, s.source_topic_regex.len())
-                    || !in_range(
-                        &g.repartition_source_topics,
-                        s.repartition_source_topics.len(),
-                    )
-                {
-                    return Err(format!(
-                        "Copartition group of subtopology {} refers to a topic it does not have.",
-                        s.id
-                    ));
-                }
             }
         }
         Ok(())
