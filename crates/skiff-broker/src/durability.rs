@@ -8,13 +8,16 @@
 //! A round with several partitions fsyncs them in parallel (up to [`MAX_PARALLEL_FSYNCS`]
 //! threads for the round): a filesystem such as ext4 or xfs folds concurrent fsyncs into one
 //! journal commit, where fsyncing partition after partition waits for a commit each, which
-//! made acks=all on 12 partitions slower than on one.
+//! made acks=all on 12 partitions slower than on one. The helper threads are started by the
+//! first such round and then kept ([`FsyncPool`]): starting threads in every round cost
+//! more CPU than a round's fsyncs.
 //!
 //! Thread safety: the queue is a std `Mutex` + `Condvar`; nothing is held across `.await`
-//! (waiters await a oneshot channel).
+//! (waiters await a oneshot channel). The pool belongs to the flusher thread alone.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex, PoisonError};
 
 use tokio::sync::oneshot;
 use tracing::error;
@@ -90,8 +93,9 @@ impl Durability {
     }
 }
 
-fn flusher_loop(queue: &(Mutex<Queue>, Condvar), metrics: &BrokerMetrics) {
+fn flusher_loop(queue: &(Mutex<Queue>, Condvar), metrics: &Arc<BrokerMetrics>) {
     let (lock, cvar) = queue;
+    let mut pool = FsyncPool::default();
     loop {
         let batch = {
             let mut q = lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -103,23 +107,23 @@ fn flusher_loop(queue: &(Mutex<Queue>, Condvar), metrics: &BrokerMetrics) {
             }
             std::mem::take(&mut q.waiters)
         };
-        flush_round(batch, metrics);
+        flush_round(batch, &mut pool, metrics);
     }
 }
 
 /// Flush each distinct partition once and answer every waiter of this round.
-fn flush_round(batch: Vec<Waiter>, metrics: &BrokerMetrics) {
-    let mut distinct: Vec<&Arc<Partition>> = Vec::new();
+fn flush_round(batch: Vec<Waiter>, pool: &mut FsyncPool, metrics: &Arc<BrokerMetrics>) {
+    let mut distinct: Vec<Arc<Partition>> = Vec::new();
     let mut seen = HashSet::new();
     for (partition, _, _) in &batch {
         if seen.insert(Arc::as_ptr(partition)) {
-            distinct.push(partition);
+            distinct.push(partition.clone());
         }
     }
-    let results: HashMap<*const Partition, Result<i64, String>> = distinct
-        .iter()
-        .map(|p| Arc::as_ptr(p))
-        .zip(flush_all(&distinct, metrics))
+    let keys: Vec<*const Partition> = distinct.iter().map(Arc::as_ptr).collect();
+    let results: HashMap<*const Partition, Result<i64, String>> = keys
+        .into_iter()
+        .zip(pool.flush_all(distinct, metrics))
         .collect();
     for (partition, end_offset, tx) in batch {
         let answer = match results.get(&Arc::as_ptr(&partition)) {
@@ -134,16 +138,138 @@ fn flush_round(batch: Vec<Waiter>, metrics: &BrokerMetrics) {
     }
 }
 
-/// Fsyncs every partition of `distinct` (results in the same order): on this thread when
-/// there is one, else spread over up to [`MAX_PARALLEL_FSYNCS`] threads, this one included.
-fn flush_all(distinct: &[&Arc<Partition>], metrics: &BrokerMetrics) -> Vec<Result<i64, String>> {
-    let threads = distinct.len().min(MAX_PARALLEL_FSYNCS);
-    skiff_log::parallel::map_in_parallel(distinct, threads, "skiff-fsync", |p| {
-        flush_one(p, metrics)
-    })
-    .into_iter()
-    .map(|r| r.unwrap_or_else(|| Err("the fsync thread panicked".into())))
-    .collect()
+/// The flusher's helper threads, started when a round first has several partitions.
+#[derive(Default)]
+struct FsyncPool {
+    helpers: Vec<mpsc::Sender<Arc<RoundWork>>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    /// A helper could not be started: run with the ones there are from then on.
+    spawn_failed: bool,
+}
+
+/// One round's partitions, claimed one at a time by the flusher and the helpers it woke.
+struct RoundWork {
+    partitions: Vec<Arc<Partition>>,
+    next: AtomicUsize,
+    results: Mutex<Vec<Option<Result<i64, String>>>>,
+    /// Helpers not yet done with this round.
+    busy: Mutex<usize>,
+    done: Condvar,
+}
+
+impl RoundWork {
+    fn run(&self, metrics: &BrokerMetrics) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(partition) = self.partitions.get(i) else {
+                return;
+            };
+            let result = flush_one(partition, metrics);
+            if let Some(slot) = self
+                .results
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_mut(i)
+            {
+                *slot = Some(result);
+            }
+        }
+    }
+
+    fn helper_done(&self) {
+        let mut busy = self.busy.lock().unwrap_or_else(PoisonError::into_inner);
+        *busy = busy.saturating_sub(1);
+        self.done.notify_one();
+    }
+}
+
+/// Marks a helper done with its round even if an fsync panicked, so the flusher never waits
+/// for it forever (the partition it held is then answered with an error).
+struct DoneGuard(Arc<RoundWork>);
+
+impl Drop for DoneGuard {
+    fn drop(&mut self) {
+        self.0.helper_done();
+    }
+}
+
+impl FsyncPool {
+    /// Fsyncs every partition of `distinct` (results in the same order): on this thread when
+    /// there is one, else spread over this thread and up to [`MAX_PARALLEL_FSYNCS`] - 1
+    /// helpers.
+    fn flush_all(
+        &mut self,
+        distinct: Vec<Arc<Partition>>,
+        metrics: &Arc<BrokerMetrics>,
+    ) -> Vec<Result<i64, String>> {
+        if distinct.len() <= 1 {
+            return distinct.iter().map(|p| flush_one(p, metrics)).collect();
+        }
+        let wanted = (distinct.len() - 1).min(MAX_PARALLEL_FSYNCS - 1);
+        self.grow(wanted, metrics);
+        let helpers = wanted.min(self.helpers.len());
+        let work = Arc::new(RoundWork {
+            results: Mutex::new(distinct.iter().map(|_| None).collect()),
+            partitions: distinct,
+            next: AtomicUsize::new(0),
+            busy: Mutex::new(helpers),
+            done: Condvar::new(),
+        });
+        for helper in &self.helpers[..helpers] {
+            if helper.send(work.clone()).is_err() {
+                // That helper is gone (an earlier fsync panicked in it); the rest cover it.
+                work.helper_done();
+            }
+        }
+        work.run(metrics);
+        let mut busy = work.busy.lock().unwrap_or_else(PoisonError::into_inner);
+        while *busy > 0 {
+            busy = work.done.wait(busy).unwrap_or_else(PoisonError::into_inner);
+        }
+        drop(busy);
+        let results =
+            std::mem::take(&mut *work.results.lock().unwrap_or_else(PoisonError::into_inner));
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err("the fsync thread panicked".into())))
+            .collect()
+    }
+
+    /// Starts helpers until there are `wanted`; one that cannot start leaves fewer.
+    fn grow(&mut self, wanted: usize, metrics: &Arc<BrokerMetrics>) {
+        while !self.spawn_failed && self.helpers.len() < wanted {
+            let (tx, rx) = mpsc::channel::<Arc<RoundWork>>();
+            let metrics = metrics.clone();
+            let spawned = std::thread::Builder::new()
+                .name("skiff-fsync".into())
+                .spawn(move || {
+                    while let Ok(work) = rx.recv() {
+                        let guard = DoneGuard(work);
+                        guard.0.run(&metrics);
+                    }
+                });
+            match spawned {
+                Ok(handle) => {
+                    self.helpers.push(tx);
+                    self.threads.push(handle);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not start an fsync helper thread; fewer fsyncs run in parallel");
+                    self.spawn_failed = true;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for FsyncPool {
+    /// The helpers end when their channels close; wait for them.
+    fn drop(&mut self) {
+        self.helpers.clear();
+        for handle in self.threads.drain(..) {
+            let _ = handle.join();
+        }
+    }
 }
 
 /// One partition's fsync, timed into `metrics`: the durable end offset or why not.
@@ -155,4 +281,79 @@ fn flush_one(partition: &Partition, metrics: &BrokerMetrics) -> Result<i64, Stri
         error!(topic = %partition.topic, partition = partition.index, error = %e, "fsync failed");
         e.to_string()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skiff_log::{AppendValidation, Log, LogConfig, Recovery, SystemClock};
+    use skiff_records::{BatchBuilder, Compression};
+
+    fn partition(dir: &std::path::Path, index: i32) -> Arc<Partition> {
+        let log = Log::open(
+            &dir.join(format!("t-{index}")),
+            LogConfig::default(),
+            Arc::new(SystemClock),
+            Recovery::Clean,
+        )
+        .unwrap();
+        Arc::new(Partition::new("t".to_string(), index, log))
+    }
+
+    fn append(p: &Partition) -> i64 {
+        let mut b = BatchBuilder::new(0, Compression::None);
+        b.push(0, None, Some(b"value"), &[]);
+        let info = p
+            .log
+            .append(&b.build().unwrap(), 0, &AppendValidation { now_ms: 0 })
+            .unwrap();
+        info.last_offset + 1
+    }
+
+    /// Rounds over many partitions answer every waiter once its data is synced.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rounds_over_many_partitions_answer_everyone() {
+        let dir = tempfile::tempdir().unwrap();
+        let partitions: Vec<_> = (0..12).map(|i| partition(dir.path(), i)).collect();
+        let durability = Arc::new(Durability::start(Arc::new(BrokerMetrics::default())).unwrap());
+        for _round in 0..20 {
+            let mut waits = Vec::new();
+            for p in &partitions {
+                let end = append(p);
+                let (d, p) = (durability.clone(), p.clone());
+                waits.push(tokio::spawn(async move {
+                    d.wait_flushed(p.clone(), end).await.map(|()| (p, end))
+                }));
+            }
+            for w in waits {
+                let (p, end) = w.await.unwrap().unwrap();
+                assert!(p.log.flushed_offset() >= end);
+            }
+        }
+        durability.stop();
+    }
+
+    /// The first round with several partitions starts the helpers; later rounds reuse them,
+    /// and every partition of a round is synced.
+    #[test]
+    fn the_pool_keeps_its_helpers_across_rounds() {
+        let dir = tempfile::tempdir().unwrap();
+        let partitions: Vec<_> = (0..12).map(|i| partition(dir.path(), i)).collect();
+        let metrics = Arc::new(BrokerMetrics::default());
+        let mut pool = FsyncPool::default();
+        assert_eq!(pool.flush_all(partitions[..1].to_vec(), &metrics).len(), 1);
+        assert!(pool.threads.is_empty(), "one partition needs no helper");
+        for _ in 0..3 {
+            let ends: Vec<i64> = partitions.iter().map(|p| append(p)).collect();
+            let results = pool.flush_all(partitions.clone(), &metrics);
+            for (r, end) in results.iter().zip(&ends) {
+                assert!(*r.as_ref().unwrap() >= *end);
+            }
+            assert_eq!(pool.threads.len(), MAX_PARALLEL_FSYNCS - 1);
+        }
+        let first: Vec<_> = pool.threads.iter().map(|t| t.thread().id()).collect();
+        pool.flush_all(partitions.clone(), &metrics);
+        let again: Vec<_> = pool.threads.iter().map(|t| t.thread().id()).collect();
+        assert_eq!(first, again);
+    }
 }
