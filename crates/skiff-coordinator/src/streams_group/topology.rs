@@ -110,7 +110,7 @@ impl StreamsTopology {
                 && s.source_topic_regex.is_empty()
                 && s.repartition_source_topics.is_empty()
             {
-                return Err(format!("Subtopology {} has no source topics.", s.id));
+                return Err(format!("No source topics found for subtopology {}", s.id));
             }
             for g in &s.copartition_groups {
                 let in_range = |idx: &[i16], len: usize| {
