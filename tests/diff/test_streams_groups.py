@@ -1,25 +1,43 @@
 """Streams groups (KIP-1071) on the wire, the same raw requests to both brokers and the answers
-compared field by field: StreamsGroupHeartbeat (first join with a topology of two
-sub-topologies — a user source topic, a repartition topic written by one and read by the
-other, a changelog per sub-topology — the internal topics the broker creates, the assignment,
-steady heartbeats at v0 and v1, unknown member, fenced epoch, leave, invalid requests, a
-missing source topic, a member with another topology epoch, a consumer group's id) and
-StreamsGroupDescribe (a group with one and with two members once the assignment settled, an
-unknown group, a consumer group, the empty id, authorized operations asked or not, v0 and
-v1). Then Kafka's own `kafka-streams-groups` tool (--list and the --describe variants) runs
-against both brokers and its output is compared line by line.
+compared field by field:
+
+- StreamsGroupHeartbeat: a first join with a topology of two sub-topologies (a user source
+  topic; a repartition topic written by one and read by the other; a changelog per
+  sub-topology), the MISSING_INTERNAL_TOPICS status and the internal topics the broker then
+  creates (their partition counts), the assignment, steady heartbeats at v1 and v0, an unknown
+  member, a fenced epoch above and below (the previous epoch without reported tasks), an
+  unknown group, invalid joins (empty group or member id, no topology, no rebalance timeout,
+  null or non-empty task lists, empty rack or instance id, a topology on a later heartbeat,
+  epoch -3, -2 without an instance id), joins that differ from the group's topology (another
+  epoch, an older epoch: STALE_TOPOLOGY, other sub-topologies), a new group's malformed
+  topologies (no sources, a changelog with a partition count, a repartition topic nobody
+  writes, ...), a shutdown request, leave; a join while the source topic is missing
+  (MISSING_SOURCE_TOPICS, NotReady) until it is created; joins with the id of a classic group
+  that only has offsets and of a share group.
+- StreamsGroupDescribe at v0 and v1: a group with one and with two members once the
+  assignment settled (topology, members, current and target assignment, epochs, state), an
+  unknown group, a consumer group's id, the empty id, authorized operations asked or not, the
+  topology description asked for; the group after its members left.
+- Kafka's `kafka-streams-groups` tool (--list, --describe, --describe --members --verbose,
+  --describe --state --verbose, --describe --offsets) against both brokers, its output
+  compared line by line (only the bootstrap address is replaced; the member rows, which
+  Kafka prints in hash order, are compared sorted).
 
 The requests are encoded by streams_proto.py (kafka-python 3.0 has no streams-group schemas).
-The member ids, process ids and group/topic names are chosen by the test and are the same on
-both sides, so the answers are compared as they are, epochs included. Each group gets the
-group config streams.initial.rebalance.delay.ms=0 (on both brokers, through
-IncrementalAlterConfigs) so its first assignment is not held back; the assignment interval
-(1 s, the default on both) is waited out before the heartbeat that is expected to carry an
-assignment, so what each answer holds does not depend on timing. Both brokers must advertise
-StreamsGroupHeartbeat (API 88) and StreamsGroupDescribe (API 89).
+Member ids, process ids and group/topic names are chosen by the test and are the same on both
+sides, so the answers are compared as they are, epochs included. Each group gets the group
+config streams.initial.rebalance.delay.ms=0 on both brokers (IncrementalAlterConfigs, waited
+for until DescribeConfigs shows it, which also means Kafka's coordinator has seen the topics
+created before), so its first assignment is not held back; the assignment interval (1 s, the
+default on both) is waited out before a heartbeat that is to carry a new assignment, so what
+each answer holds does not depend on timing. Two normalisations: the topic lists in a status
+detail, which Kafka writes in Java hash-set order, are compared sorted; members and tasks in
+describe answers are compared sorted by id. Both brokers must advertise StreamsGroupHeartbeat
+(API 88) and StreamsGroupDescribe (API 89).
 
-The encodings were checked against Kafka 4.4's JSON schemas and Skiff's codec, and by running
-this module against two reference brokers (no difference):
+The encodings were checked against Kafka 4.4's JSON schemas and Skiff's codec (a decoder
+fails on bytes left over), and by running this module against two reference brokers (no
+difference, so the waits make every compared answer deterministic):
     bash tests/kafka/start.sh 19092 /tmp/k1 && bash tests/kafka/start.sh 19093 /tmp/k2
     DIFF_ATTACH='{"kafka": ["127.0.0.1:19092", "/tmp/k1/logs"], "skiff": ["127.0.0.1:19093", "/tmp/k2/logs"]}' \
         tests/python/.venv/bin/python -m pytest -q tests/diff/test_streams_groups.py
@@ -39,6 +57,7 @@ from kafka.protocol.metadata.api_versions import ApiVersionsRequest
 from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
 from kafka.protocol.metadata.metadata import MetadataRequest
 
+import share_proto as sp
 import streams_proto as st
 from brokers import REPO
 from diffutil import Collector
@@ -262,11 +281,28 @@ def test_heartbeat(brokers, name):
                     ("join-bad-copartition-index", app.group, m2, {"topology": bad_copartition}),
                     ("join-duplicate-subtopology", app.group, m2, {"topology": duplicate}),
                     ("join-other-topology-epoch", app.group, m2, {"topology": app.topology(epoch=2)}),
+                    ("join-older-topology-epoch", app.group, m2, {"topology": app.topology(epoch=0)}),
                     ("join-with-task-offsets", app.group, m2, {"task_offsets": [("0", 0, 5)], "task_end_offsets": [("0", 0, 9)]}),
                     ("join-same-topology", app.group, m2, {})):
                 res[case] = st.heartbeat(c, group, member, 0, **(good | over))
                 if res[case]["error_code"] == 0:
                     res[f"{case}-leave"] = st.heartbeat(c, group, member, -1)
+            # Topologies a new group would start with (validated before they are set).
+            for case, topo in (("fresh-no-subtopologies", (1, [])),
+                               ("fresh-bad-copartition-index", bad_copartition),
+                               ("fresh-repartition-source-never-written", (1, [
+                                   st.subtopology("0", repartition_source_topics=[st.topic_info(f"{app.group}-x")])])),
+                               ("fresh-subtopology-without-sources", (1, [st.subtopology("0")])),
+                               ("fresh-negative-topology-epoch", (-1, app.topology()[1])),
+                               ("fresh-duplicate-subtopology", duplicate),
+                               ("fresh-changelog-with-partitions", (1, [
+                                   st.subtopology("0", source_topics=[app.src],
+                                                  state_changelog_topics=[st.topic_info(f"{app.group}-c", 4)])]))):
+                group = f"{app.group}-{case}"
+                set_group_config(c, group, "streams.initial.rebalance.delay.ms", "0")
+                res[case] = st.heartbeat(c, group, m2, 0, **(good | {"topology": topo}))
+                if res[case]["error_code"] == 0:
+                    res[f"{case}-leave"] = st.heartbeat(c, group, m2, -1)
             res["unknown-group-join-null-tasks"] = st.heartbeat(c, f"{app.group}-nope", m2, 0,
                                                                 rebalance_timeout_ms=30000, process_id="p")
             res["heartbeat-with-topology"] = st.heartbeat(c, app.group, m1, epoch, topology=app.topology())
@@ -338,7 +374,7 @@ def commit_offset(c, group, topic):
 
 def test_consumer_group_id(brokers, name):
     """A streams member joining with the id of a classic group that only has committed offsets,
-    and StreamsGroupDescribe of that id."""
+    and with a share group's id, and StreamsGroupDescribe of those ids."""
     col = Collector()
     app = App(name)
     out = {}
@@ -352,6 +388,12 @@ def test_consumer_group_id(brokers, name):
             m = f"{name}-member"
             res = {"heartbeat": join(c, app.group, m, join_fields(app, "process-1")),
                    "describe": st.describe(c, [app.group])}
+            # A share group's id (KIP-932, made by a share member's join).
+            share_group = f"{name}-share"
+            h = sp.heartbeat(c, share_group, str(uuid.uuid4()), 0, [app.src])
+            assert h["error_code"] == 0, h
+            res["share-group-heartbeat"] = join(c, share_group, m, join_fields(app, "process-1"))
+            res["share-group-describe"] = st.describe(c, [share_group])
             out[side] = res
     dump("consumer-group-id", out["kafka"])
     compare(col, "streams_group_heartbeat/consumer-group-id", {"group": app.group, "kind": "classic, offsets only"}, out)
@@ -421,6 +463,10 @@ def test_describe_and_tool(brokers, name):
                                 ("state", ["--describe", "--group", app.group, "--state", "--verbose"]),
                                 ("offsets", ["--describe", "--group", app.group, "--offsets"])):
                 o = tool_view(run_tool(b, *args), b)
+                if label == "members":
+                    # One row per member, in the order the broker listed them (Kafka's is
+                    # Java hash order, which changes with the member ids): rows compared sorted.
+                    o["stdout"] = o["stdout"][:1] + sorted(o["stdout"][1:])
                 if label == "list":
                     # Other tests' groups live on the same brokers: keep this test's and any
                     # header line (upper case).
