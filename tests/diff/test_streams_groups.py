@@ -20,8 +20,8 @@ compared field by field:
   topology description asked for; the group after its members left.
 - Kafka's `kafka-streams-groups` tool (--list, --describe, --describe --members --verbose,
   --describe --state --verbose, --describe --offsets) against both brokers, its output
-  compared line by line (only the bootstrap address is replaced; the member rows, which
-  Kafka prints in hash order, are compared sorted).
+  compared line by line (only the bootstrap address is replaced; the member and
+  topic-partition rows, which Kafka's answers give in Java hash order, are compared sorted).
 
 The requests are encoded by streams_proto.py (kafka-python 3.0 has no streams-group schemas).
 Member ids, process ids and group/topic names are chosen by the test and are the same on both
@@ -463,9 +463,11 @@ def test_describe_and_tool(brokers, name):
                                 ("state", ["--describe", "--group", app.group, "--state", "--verbose"]),
                                 ("offsets", ["--describe", "--group", app.group, "--offsets"])):
                 o = tool_view(run_tool(b, *args), b)
-                if label == "members":
-                    # One row per member, in the order the broker listed them (Kafka's is
-                    # Java hash order, which changes with the member ids): rows compared sorted.
+                if label in ("members", "describe", "offsets"):
+                    # One row per member or per topic-partition, in the order of the
+                    # broker's answers; Kafka's follow Java hash order (of member ids, of
+                    # random topic ids), which changes from run to run even between two
+                    # Kafkas: the rows after the header are compared sorted.
                     o["stdout"] = o["stdout"][:1] + sorted(o["stdout"][1:])
                 if label == "list":
                     # Other tests' groups live on the same brokers: keep this test's and any
