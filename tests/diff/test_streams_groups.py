@@ -13,7 +13,9 @@ compared field by field:
   topologies (no sources, a changelog with a partition count, a repartition topic nobody
   writes, ...), a shutdown request, leave; a join while the source topic is missing
   (MISSING_SOURCE_TOPICS, NotReady) until it is created; joins with the id of a classic group
-  that only has offsets and of a share group.
+  that only has offsets and of a share group; with an initial rebalance delay of 1.5 s, the
+  first join (ASSIGNMENT_DELAYED, the empty target at epoch 1), the assignment after the delay,
+  and a join into the emptied group (delayed again).
 - StreamsGroupDescribe at v0 and v1: a group with one and with two members once the
   assignment settled (topology, members, current and target assignment, epochs, state), an
   unknown group, a consumer group's id, the empty id, authorized operations asked or not, the
@@ -28,9 +30,9 @@ Member ids, process ids and group/topic names are chosen by the test and are the
 sides, so the answers are compared as they are, epochs included. Each group gets the group
 config streams.initial.rebalance.delay.ms=0 on both brokers (IncrementalAlterConfigs, waited
 for until DescribeConfigs shows it, which also means Kafka's coordinator has seen the topics
-created before), so its first assignment is not held back; the assignment interval (1 s, the
-default on both) is waited out before a heartbeat that is to carry a new assignment, so what
-each answer holds does not depend on timing. Two normalisations: the topic lists in a status
+created before), so its first assignment is not held back (one test sets 1500 and waits it
+out); the assignment interval (1 s, the default on both) is waited out before a heartbeat
+that is to carry a new assignment, so what each answer holds does not depend on timing. Two normalisations: the topic lists in a status
 detail, which Kafka writes in Java hash-set order, are compared sorted; members and tasks in
 describe answers are compared sorted by id. Both brokers must advertise StreamsGroupHeartbeat
 (API 88) and StreamsGroupDescribe (API 89).
@@ -484,4 +486,36 @@ def test_describe_and_tool(brokers, name):
             out[side] = res
     dump("describe", out["kafka"])
     compare(col, "streams_group_describe", {"groups": [app.group] + others}, out)
+    col.done()
+
+
+def test_initial_rebalance_delay(brokers, name):
+    """streams.initial.rebalance.delay.ms=1500 for the group: the first member joins with an
+    empty assignment and the ASSIGNMENT_DELAYED status until the delay is over, then is
+    assigned; after it left (the group is empty, not new), it joins again."""
+    col = Collector()
+    app = App(name)
+    out = {}
+    for side in SIDES:
+        with RawClient(brokers[side].bootstrap, client_id="diff-streams") as c:
+            create(c, app.src, partitions=2)
+            set_group_config(c, app.group, "streams.initial.rebalance.delay.ms", "1500")
+            res = {}
+            mem = Member(c, app.group, f"{name}-member", "process-1")
+            res["join"] = mem.join(app)
+            wait_internal_topics(c, app)
+            res["describe-delayed"] = group_view(st.describe(c, [app.group])["groups"][0])
+            time.sleep(2.0)
+            res["after-delay"] = mem.beat()
+            time.sleep(ASSIGNMENT_WAIT)
+            res["assigned"] = mem.beat()
+            res["describe-assigned"] = group_view(st.describe(c, [app.group])["groups"][0])
+            res["leave"] = st.heartbeat(c, app.group, mem.id, -1)
+            mem.epoch, mem.owned = 0, []
+            res["rejoin"] = mem.join(app)
+            res["describe-rejoined"] = group_view(st.describe(c, [app.group])["groups"][0])
+            res["rejoin-leave"] = st.heartbeat(c, app.group, mem.id, -1)
+            out[side] = res
+    dump("initial-delay", out["kafka"])
+    compare(col, "streams_group_heartbeat/initial-delay", {"group": app.group}, out)
     col.done()
