@@ -69,10 +69,25 @@ impl StreamsGroups for StreamsGroupService {
             .coordinator
             .with_streams_group(group_id, |g| g.and_then(describe))
             .map_err(|e| BrokerError::Coordinator(e.response_error()))?;
-        match described {
-            Some(d) => Ok(described_group(&d)),
-            None => Err(BrokerError::GroupNotFound(group_id.to_string())),
+        if let Some(d) = described {
+            return Ok(described_group(&d));
         }
+        // Kafka names the reason: another kind of group holds the id, or none does.
+        let other = broker
+            .coordinator
+            .holds_other_group(group_id)
+            .map_err(|e| BrokerError::Coordinator(e.response_error()))?;
+        let message = if other {
+            StreamsGroupError::NotStreamsGroup(group_id.to_string()).to_string()
+        } else {
+            format!("Group {group_id} not found.")
+        };
+        Ok(wd::DescribedGroup {
+            group_id: group_id.to_string(),
+            error_code: ResponseError::GroupIdNotFound.code(),
+            error_message: Some(message),
+            ..Default::default()
+        })
     }
 }
 
@@ -139,7 +154,8 @@ fn validate(r: &StreamsGroupHeartbeatRequest) -> Result<(), StreamsGroupError> {
     if r.rack_id.as_deref().is_some_and(|s| s.trim().is_empty()) {
         return invalid("RackId can't be empty.");
     }
-    let some_tasks = |t: &Option<Vec<TaskIds>>| t.as_ref().is_some_and(|v| !v.is_empty());
+    // A join states its tasks: three lists, all empty (null is not empty).
+    let some_tasks = |t: &Option<Vec<TaskIds>>| t.as_ref().is_none_or(|v| !v.is_empty());
     match r.member_epoch {
         0 => {
             if r.rebalance_timeout_ms == -1 {
@@ -158,8 +174,21 @@ fn validate(r: &StreamsGroupHeartbeatRequest) -> Result<(), StreamsGroupError> {
                 return invalid("Topology must be non-null when (re-)joining.");
             };
             topology(t.clone())
-                .validate()
+                .check_changelogs()
                 .map_err(StreamsGroupError::InvalidTopology)?;
+            // Kafka fails this with an unhandled exception (UNKNOWN_SERVER_ERROR, see
+            // tests/diff/KNOWN_DIFFERENCES.md); Skiff refuses it before any group changes.
+            let mut ids = std::collections::BTreeSet::new();
+            if let Some(s) = t
+                .subtopologies
+                .iter()
+                .find(|s| !ids.insert(s.subtopology_id.as_str()))
+            {
+                return Err(StreamsGroupError::InvalidTopology(format!(
+                    "Subtopology {} is declared more than once.",
+                    s.subtopology_id
+                )));
+            }
         }
         STATIC_LEAVE_EPOCH if r.instance_id.is_none() => {
             return invalid("InstanceId can't be null.")
@@ -355,23 +384,25 @@ fn response(
     settings: &sg::StreamsGroupSettings,
     version: i16,
 ) -> StreamsGroupHeartbeatResponse {
-    let leaving = r.member_epoch == LEAVE_EPOCH;
-    // v0 carries the lag as int32, v1 as int64 (a field a version lacks must stay default).
-    let lag = settings.acceptable_recovery_lag;
-    let (lag_legacy, lag) = if version == 0 {
-        (i32::try_from(lag).unwrap_or(i32::MAX), -1)
+    if r.member_epoch == LEAVE_EPOCH {
+        // Kafka answers a leave with the member id and epoch -1 alone; every other field
+        // keeps its default.
+        return StreamsGroupHeartbeatResponse {
+            member_id: r.member_id,
+            member_epoch: r.member_epoch,
+            ..Default::default()
+        };
+    }
+    // Kafka 4.4 fills only the int64 lag (v1+); v0's int32 field stays at its default 0.
+    let lag = if version == 0 {
+        -1
     } else {
-        (0, lag)
+        settings.acceptable_recovery_lag
     };
     StreamsGroupHeartbeatResponse {
         member_id: r.member_id,
         member_epoch: r.member_epoch,
-        heartbeat_interval_ms: if leaving {
-            0
-        } else {
-            settings.heartbeat_interval_ms
-        },
-        acceptable_recovery_lag_legacy: lag_legacy,
+        heartbeat_interval_ms: settings.heartbeat_interval_ms,
         acceptable_recovery_lag: lag,
         task_offset_interval_ms: settings.task_offset_interval_ms,
         status: Some(

@@ -121,6 +121,10 @@ fn join(group: &str) -> OwnRequest {
             }],
             ..Default::default()
         }),
+        // A join states its (empty) task lists; null ones are refused as Kafka does.
+        active_tasks: Some(Vec::new()),
+        standby_tasks: Some(Vec::new()),
+        warmup_tasks: Some(Vec::new()),
         ..Default::default()
     })
 }

@@ -19,6 +19,9 @@ use crate::dispatch::Reply;
 use crate::errors::BrokerError;
 use crate::streams_groups::Caller;
 
+/// TopologyDescriptionStatus NOT_STORED: asked for, but no description is recorded.
+const TOPOLOGY_DESCRIPTION_NOT_STORED: i8 = 1;
+
 pub async fn handle(ctx: &RequestContext, request: StreamsGroupDescribeRequest) -> Reply {
     let Some(groups) = ctx.broker.streams_groups.get().cloned() else {
         let request = OwnRequest::StreamsGroupDescribe(request);
@@ -42,11 +45,20 @@ pub async fn handle(ctx: &RequestContext, request: StreamsGroupDescribeRequest) 
             if !caller.authz.allows(AclOperation::Describe, Rt::Group, id) {
                 return failed(id, &BrokerError::Unauthorized(Rt::Group));
             }
+            // Kafka answers an empty id INVALID_GROUP_ID, without a message.
+            if id.is_empty() {
+                return failed(id, &BrokerError::InvalidGroupId(String::new()));
+            }
             match groups.describe(&caller, id, request.include_topology_description) {
                 Ok(mut group) => {
                     if request.include_authorized_operations && group.error_code == 0 {
                         group.authorized_operations =
                             operations(&caller.authz, ResourceType::Group, id);
+                    }
+                    if request.include_topology_description && group.error_code == 0 {
+                        // Skiff stores no topology descriptions (Kafka keeps them only
+                        // through a plug-in): asked for one, a group has NOT_STORED.
+                        group.topology_description_status = TOPOLOGY_DESCRIPTION_NOT_STORED;
                     }
                     group
                 }

@@ -114,3 +114,151 @@ async fn requests_reach_the_streams_group_service() {
     }
     assert_eq!(OwnApi::StreamsGroupHeartbeat.key(), 88);
 }
+
+/// The answers' shape where Kafka 4.4 leaves fields at their defaults: an error answer has
+/// an empty status list (not null); a join whose task lists are null is told the active
+/// tasks must be empty; a v0 answer leaves the int32 lag at 0; a leave answer carries only
+/// the member id and epoch -1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heartbeat_answers_leave_fields_at_kafkas_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = crate::handlers::test_broker(dir.path()).await;
+    let hb = |request: OwnRequest| match request {
+        OwnRequest::StreamsGroupHeartbeat(r) => r,
+        _ => unreachable!(),
+    };
+    let OwnResponse::StreamsGroupHeartbeat(r) = send(&b, 1, heartbeat("nobody")).await else {
+        panic!("wrong response type")
+    };
+    assert_eq!(r.error_code, INVALID_REQUEST, "{r:?}");
+    assert_eq!(r.status, Some(Vec::new()));
+
+    let null_tasks = StreamsGroupHeartbeatRequest {
+        active_tasks: None,
+        standby_tasks: None,
+        warmup_tasks: None,
+        ..hb(join("app", "m1"))
+    };
+    let OwnResponse::StreamsGroupHeartbeat(r) =
+        send(&b, 1, OwnRequest::StreamsGroupHeartbeat(null_tasks)).await
+    else {
+        panic!("wrong response type")
+    };
+    assert_eq!(
+        (r.error_code, r.error_message.as_deref()),
+        (
+            INVALID_REQUEST,
+            Some("ActiveTasks must be empty when (re-)joining.")
+        )
+    );
+
+    let OwnResponse::StreamsGroupHeartbeat(r) = send(&b, 0, join("app", "m1")).await else {
+        panic!("wrong response type")
+    };
+    assert_eq!(
+        (r.error_code, r.acceptable_recovery_lag_legacy),
+        (0, 0),
+        "{r:?}"
+    );
+    assert_eq!(r.task_offset_interval_ms, 60_000);
+
+    let leave = StreamsGroupHeartbeatRequest {
+        group_id: "app".into(),
+        member_id: "m1".into(),
+        member_epoch: -1,
+        ..Default::default()
+    };
+    let OwnResponse::StreamsGroupHeartbeat(r) =
+        send(&b, 1, OwnRequest::StreamsGroupHeartbeat(leave)).await
+    else {
+        panic!("wrong response type")
+    };
+    let expected = skiff_protocol::streams::heartbeat::StreamsGroupHeartbeatResponse {
+        member_id: "m1".into(),
+        member_epoch: -1,
+        ..Default::default()
+    };
+    assert_eq!(r, expected);
+    assert_eq!(
+        (
+            r.task_offset_interval_ms,
+            r.acceptable_recovery_lag,
+            r.endpoint_information_epoch
+        ),
+        (0, -1, 0)
+    );
+}
+
+/// StreamsGroupDescribe's per-group errors as Kafka names them: the empty id
+/// INVALID_GROUP_ID without a message, an unknown id GROUP_ID_NOT_FOUND "Group X not
+/// found."; a described group asked for its topology description has none stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn describe_errors_and_topology_description_status_are_kafkas() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = crate::handlers::test_broker(dir.path()).await;
+    let OwnResponse::StreamsGroupHeartbeat(r) = send(&b, 1, join("app", "m1")).await else {
+        panic!("wrong response type")
+    };
+    assert_eq!(r.error_code, 0, "{r:?}");
+    let request = |with_description: bool| {
+        OwnRequest::StreamsGroupDescribe(StreamsGroupDescribeRequest {
+            group_ids: vec!["app".into(), "".into(), "other".into()],
+            include_topology_description: with_description,
+            ..Default::default()
+        })
+    };
+    let OwnResponse::StreamsGroupDescribe(r) = send(&b, 1, request(true)).await else {
+        panic!("wrong response type")
+    };
+    let got: Vec<(i16, Option<&str>, i8)> = r
+        .groups
+        .iter()
+        .map(|g| {
+            (
+                g.error_code,
+                g.error_message.as_deref(),
+                g.topology_description_status,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (0, None, 1),
+            (24, None, 0),
+            (GROUP_ID_NOT_FOUND, Some("Group other not found."), 0)
+        ]
+    );
+    let OwnResponse::StreamsGroupDescribe(r) = send(&b, 1, request(false)).await else {
+        panic!("wrong response type")
+    };
+    assert_eq!(r.groups[0].topology_description_status, 0);
+}
+
+/// A join whose topology declares a sub-topology id twice is refused before any group is
+/// touched (Kafka fails it with an unhandled exception), and no group is left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_topology_with_a_duplicate_subtopology_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = crate::handlers::test_broker(dir.path()).await;
+    let OwnRequest::StreamsGroupHeartbeat(mut r) = join("app", "m1") else {
+        unreachable!()
+    };
+    let topology = r.topology.as_mut().unwrap();
+    topology
+        .subtopologies
+        .push(topology.subtopologies[0].clone());
+    let OwnResponse::StreamsGroupHeartbeat(r) =
+        send(&b, 1, OwnRequest::StreamsGroupHeartbeat(r)).await
+    else {
+        panic!("wrong response type")
+    };
+    assert_eq!(
+        (r.error_code, r.error_message.as_deref()),
+        (130, Some("Subtopology 0 is declared more than once."))
+    );
+    let OwnResponse::StreamsGroupDescribe(d) = send(&b, 1, describe(&["app"])).await else {
+        panic!("wrong response type")
+    };
+    assert_eq!(d.groups[0].error_code, GROUP_ID_NOT_FOUND);
+}

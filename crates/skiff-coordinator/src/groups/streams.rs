@@ -104,6 +104,16 @@ impl<S: Storage> Coordinator<S> {
         let groups = self.ready().map_err(StreamsGroupError::Coordinator)?;
         Ok(f(groups.get(group_id).and_then(|g| g.streams.as_ref())))
     }
+
+    /// Whether a group that is not a streams group (classic, consumer or share) holds this
+    /// id: StreamsGroupDescribe tells such an id apart from one no group has.
+    pub fn holds_other_group(&self, group_id: &str) -> Result<bool, StreamsGroupError> {
+        if self.shared.share().groups.get(group_id).is_some() {
+            return Ok(true);
+        }
+        let groups = self.ready().map_err(StreamsGroupError::Coordinator)?;
+        Ok(groups.get(group_id).is_some_and(|g| !g.is_streams_group()))
+    }
 }
 
 impl<S: Storage> Shared<S> {

@@ -123,7 +123,7 @@ pub fn configure(
             .filter_map(|t| count(t, &decided))
             .max()
             .ok_or_else(|| {
-                InvalidTopology(format!("Subtopology {} has no source topics.", s.id))
+                InvalidTopology(format!("No source topics found for subtopology {}", s.id))
             })?;
         for c in &s.state_changelog_topics {
             decided.insert(c.name.clone(), tasks);

@@ -196,6 +196,13 @@ fn structural_checks() {
         t.validate().unwrap_err(),
         "Changelog topic app-counts-changelog must have an undefined partition count, but it is set to 3."
     );
+    let (mut t, _) = join(1, 1);
+    t.subtopologies.get_mut("0").unwrap().copartition_groups[0].source_topics = vec![0, 7];
+    assert!(t.validate().is_err());
+    assert_eq!(t.check_changelogs(), Ok(()));
+    let (mut t, _) = join(1, 1);
+    t.epoch = -1;
+    assert!(t.validate().is_err());
 }
 
 #[test]

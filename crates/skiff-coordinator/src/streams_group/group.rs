@@ -407,7 +407,9 @@ impl StreamsGroup {
         self.members.insert(member.id.clone(), member.clone());
         self.topology = Some(topology);
         if recompute {
-            self.epoch += 1;
+            // A new group's first epoch is 2: Kafka keeps epoch 1 for the empty target its
+            // first members are given while the initial rebalance delay runs.
+            self.epoch = if self.epoch == 0 { 2 } else { self.epoch + 1 };
             self.validated_topology_epoch = validated;
             self.assignment_configs = assignment_configs;
         }
@@ -523,6 +525,10 @@ impl StreamsGroup {
     ) -> Result<StreamsTopology, StreamsGroupError> {
         match (declared, &self.topology) {
             (Some(t), None) => {
+                // A topology that would become the group's must be well formed (Kafka
+                // fails a negative epoch or a co-partition index out of range only here,
+                // when it first sets a group's topology).
+                t.validate().map_err(StreamsGroupError::InvalidTopology)?;
                 tracing::info!(group = %self.id, member, epoch = t.epoch, "streams group topology initialized");
                 Ok(t.clone())
             }
@@ -611,6 +617,9 @@ impl StreamsGroup {
         self.epoch += 1;
         if self.members.is_empty() {
             self.shutdown_requested_by = None;
+            // Nothing is left to assign: the (empty) target is the group's epoch at once,
+            // as Kafka's describe shows for a group whose last member left.
+            self.assignment_epoch = self.epoch;
         }
         tracing::info!(group = %self.id, member = %member_id, ?reason, "streams group member removed");
     }
@@ -629,16 +638,14 @@ impl StreamsGroup {
                         .to_string(),
                 });
                 if self.assignment_epoch == 0 && self.epoch > 0 {
-                    // A member at epoch 0 is still joining, so a new group's first members
-                    // get an empty target at the first epoch (Kafka starts a group's
-                    // assignment epoch at 1); the real one follows the delay, one epoch on.
+                    // A new group's first members get an empty target at epoch 1, the one
+                    // below the group's first epoch; the real one follows the delay.
                     self.target = self
                         .members
                         .keys()
                         .map(|id| (id.clone(), MemberTasks::default()))
                         .collect();
-                    self.assignment_epoch = self.epoch;
-                    self.epoch += 1;
+                    self.assignment_epoch = 1;
                 }
                 return;
             }
@@ -756,10 +763,11 @@ fn check_epoch(
     if received == 0 || received == STATIC_LEAVE_EPOCH {
         return Ok(());
     }
+    // Tasks not reported (null) cannot be shown to be within the assignment: fenced.
     let fenced = received > member.epoch
         || (received < member.epoch
             && (received != member.previous_epoch
-                || owned.is_some_and(|o| !o.within(&member.assigned))));
+                || owned.is_none_or(|o| !o.within(&member.assigned))));
     if fenced {
         return Err(StreamsGroupError::FencedEpoch {
             received,

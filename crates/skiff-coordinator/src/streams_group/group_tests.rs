@@ -116,8 +116,9 @@ fn the_first_member_sets_the_topology_and_is_told_which_topics_are_missing() {
         [("wc-counts-changelog", 3), ("wc-counts-repartition", 3)]
     );
     assert_eq!(g.state(), StreamsGroupState::NotReady);
-    // Not ready: an empty assignment, at the group epoch.
-    assert_eq!(r.member_epoch, 1);
+    // Not ready: an empty assignment, at the group epoch (a new group starts at 2, as
+    // Kafka's does).
+    assert_eq!(r.member_epoch, 2);
     assert_eq!(r.tasks, Some(TaskSet::default()));
     assert_eq!(g.topology, Some(word_count(0)));
 }
@@ -135,11 +136,11 @@ fn once_the_internal_topics_exist_every_task_is_assigned() {
     .unwrap();
     let topics = Topics::all_word_count();
     let r = g
-        .heartbeat(beat("m1", 1, &TaskSet::default()), &topics.lookup(), &s, 10)
+        .heartbeat(beat("m1", 2, &TaskSet::default()), &topics.lookup(), &s, 10)
         .unwrap();
     assert!(r.status.is_empty(), "{:?}", r.status);
     assert!(r.to_create.is_empty());
-    assert_eq!(r.member_epoch, 2);
+    assert_eq!(r.member_epoch, 3);
     let tasks = r.tasks.unwrap();
     assert_eq!(count(&tasks), 6);
     assert_eq!(g.state(), StreamsGroupState::Stable);
@@ -158,28 +159,28 @@ fn tasks_move_only_after_their_owner_revoked_them() {
 
     let r2 = g.heartbeat(join("m2", "p2"), &t, &s, 10).unwrap();
     // m2 has the new epoch but nothing yet: m1 still runs every task.
-    assert_eq!(r2.member_epoch, 2);
+    assert_eq!(r2.member_epoch, 3);
     assert_eq!(r2.tasks, Some(TaskSet::default()));
     assert_eq!(g.members["m2"].state, MemberState::UnreleasedTasks);
     assert_eq!(g.state(), StreamsGroupState::Reconciling);
 
     // m1 is told to keep half; its epoch stays until it has let the rest go.
-    let r1 = g.heartbeat(beat("m1", 1, &all), &t, &s, 20).unwrap();
-    assert_eq!(r1.member_epoch, 1);
+    let r1 = g.heartbeat(beat("m1", 2, &all), &t, &s, 20).unwrap();
+    assert_eq!(r1.member_epoch, 2);
     let kept = r1.tasks.unwrap();
     assert_eq!(count(&kept), 3);
     assert_eq!(g.members["m1"].state, MemberState::UnrevokedTasks);
     // Still holding everything: nothing changes.
-    let again = g.heartbeat(beat("m1", 1, &all), &t, &s, 30).unwrap();
-    assert_eq!(again.member_epoch, 1);
+    let again = g.heartbeat(beat("m1", 2, &all), &t, &s, 30).unwrap();
+    assert_eq!(again.member_epoch, 2);
     assert_eq!(again.tasks, None);
     // Released: m1 reaches the new epoch.
-    let r1 = g.heartbeat(beat("m1", 1, &kept), &t, &s, 40).unwrap();
-    assert_eq!(r1.member_epoch, 2);
+    let r1 = g.heartbeat(beat("m1", 2, &kept), &t, &s, 40).unwrap();
+    assert_eq!(r1.member_epoch, 3);
     assert_eq!(g.members["m1"].state, MemberState::Stable);
 
     let r2 = g
-        .heartbeat(beat("m2", 2, &TaskSet::default()), &t, &s, 50)
+        .heartbeat(beat("m2", 3, &TaskSet::default()), &t, &s, 50)
         .unwrap();
     let got = r2.tasks.unwrap();
     assert_eq!(count(&got), 3);
@@ -196,9 +197,9 @@ fn a_leaving_members_tasks_go_to_the_others() {
     g.heartbeat(join("m1", "p1"), &t, &s, 0).unwrap();
     g.heartbeat(join("m2", "p2"), &t, &s, 0).unwrap();
     let owned = g.members["m1"].assigned.clone();
-    let r = g.heartbeat(beat("m1", 1, &owned), &t, &s, 0).unwrap();
+    let r = g.heartbeat(beat("m1", 2, &owned), &t, &s, 0).unwrap();
     let owned = r.tasks.unwrap();
-    g.heartbeat(beat("m1", 1, &owned), &t, &s, 0).unwrap();
+    g.heartbeat(beat("m1", 2, &owned), &t, &s, 0).unwrap();
     let epoch = g.epoch;
     g.leave("m2").unwrap();
     assert_eq!(g.epoch, epoch + 1);
@@ -237,7 +238,7 @@ fn a_member_that_does_not_revoke_in_time_is_removed() {
         .tasks
         .unwrap();
     g.heartbeat(join("m2", "p2"), &t, &s, 0).unwrap();
-    g.heartbeat(beat("m1", 1, &all), &t, &s, 1_000).unwrap();
+    g.heartbeat(beat("m1", 2, &all), &t, &s, 1_000).unwrap();
     assert_eq!(g.members["m1"].state, MemberState::UnrevokedTasks);
     // Rebalance timeout 30 s from the revocation.
     assert!(g.expire(30_999).is_empty());
@@ -254,7 +255,7 @@ fn wrong_epochs_are_fenced() {
     let topics = Topics::all_word_count();
     let t = topics.lookup();
     let r = g.heartbeat(join("m1", "p1"), &t, &s, 0).unwrap();
-    assert_eq!(r.member_epoch, 1);
+    assert_eq!(r.member_epoch, 2);
     let e = g
         .heartbeat(beat("m1", 5, &TaskSet::default()), &t, &s, 0)
         .unwrap_err();
@@ -263,6 +264,117 @@ fn wrong_epochs_are_fenced() {
         .heartbeat(beat("nobody", 1, &TaskSet::default()), &t, &s, 0)
         .unwrap_err();
     assert_eq!(e.code(), 25);
+}
+
+/// Kafka starts a streams group at epoch 2 (1 is kept for the empty target of the initial
+/// rebalance delay), so a first member that is assigned at once is at epoch 2.
+#[test]
+fn a_new_group_starts_at_epoch_two() {
+    let mut g = StreamsGroup::new("wc");
+    let topics = Topics::all_word_count();
+    let r = g
+        .heartbeat(join("m1", "p1"), &topics.lookup(), &settings(), 0)
+        .unwrap();
+    assert_eq!((r.member_epoch, g.epoch, g.assignment_epoch), (2, 2, 2));
+    assert_eq!(count(&r.tasks.unwrap()), 6);
+}
+
+/// The epoch before the current one is accepted only with the tasks the member owns, all
+/// within its assignment; a heartbeat that reports none (null) cannot show that: fenced.
+#[test]
+fn the_previous_epoch_without_reported_tasks_is_fenced() {
+    let mut g = StreamsGroup::new("wc");
+    let s = settings();
+    let topics = Topics::all_word_count();
+    let t = topics.lookup();
+    let first = g.heartbeat(join("m1", "p1"), &t, &s, 0).unwrap();
+    let (before, owned) = (first.member_epoch, first.tasks.unwrap());
+    g.heartbeat(join("m2", "p2"), &t, &s, 0).unwrap();
+    let kept = g
+        .heartbeat(beat("m1", before, &owned), &t, &s, 0)
+        .unwrap()
+        .tasks
+        .unwrap();
+    let now = g
+        .heartbeat(beat("m1", before, &kept), &t, &s, 0)
+        .unwrap()
+        .member_epoch;
+    assert_eq!(now, before + 1);
+    let unreported = Heartbeat {
+        owned: None,
+        ..beat("m1", before, &kept)
+    };
+    let e = g.heartbeat(unreported, &t, &s, 0).unwrap_err();
+    assert_eq!(e.code(), 110);
+    // With its tasks reported, the previous epoch passes.
+    let r = g.heartbeat(beat("m1", before, &kept), &t, &s, 0).unwrap();
+    assert_eq!(r.member_epoch, now);
+}
+
+/// When the last member leaves, the group's (empty) target is at the group epoch, as
+/// Kafka's StreamsGroupDescribe shows; a member leaving a group that keeps others does not
+/// move the assignment epoch.
+#[test]
+fn the_last_member_leaving_brings_the_assignment_epoch_to_the_group_epoch() {
+    let mut g = StreamsGroup::new("wc");
+    let s = StreamsGroupSettings {
+        assignment_interval_ms: 1_000,
+        ..settings()
+    };
+    let topics = Topics::all_word_count();
+    let t = topics.lookup();
+    g.heartbeat(join("m1", "p1"), &t, &s, 0).unwrap();
+    g.heartbeat(join("m2", "p2"), &t, &s, 5_000).unwrap();
+    let assigned = g.assignment_epoch;
+    g.leave("m2").unwrap();
+    assert_eq!((g.epoch, g.assignment_epoch), (assigned + 1, assigned));
+    g.leave("m1").unwrap();
+    assert_eq!((g.epoch, g.assignment_epoch), (assigned + 2, assigned + 2));
+    assert_eq!(g.state(), StreamsGroupState::Empty);
+}
+
+/// A topology that would become a new group's is checked first: a negative epoch, a
+/// co-partition index out of range and a sub-topology without sources are refused with
+/// STREAMS_INVALID_TOPOLOGY (the last with Kafka's message) and leave nothing behind.
+#[test]
+fn a_malformed_first_topology_is_refused() {
+    let topics = Topics::all_word_count();
+    let t = topics.lookup();
+    let mut negative = word_count(0);
+    negative.epoch = -1;
+    let mut bad_index = word_count(0);
+    bad_index
+        .subtopologies
+        .get_mut("0")
+        .unwrap()
+        .copartition_groups = vec![CopartitionGroup {
+        source_topics: vec![3],
+        ..CopartitionGroup::default()
+    }];
+    let mut no_sources = word_count(0);
+    no_sources
+        .subtopologies
+        .get_mut("1")
+        .unwrap()
+        .repartition_source_topics
+        .clear();
+    for (topology, message) in [
+        (negative, "Topology epoch must be non-negative."),
+        (
+            bad_index,
+            "Copartition group of subtopology 0 refers to a topic it does not have.",
+        ),
+        (no_sources, "No source topics found for subtopology 1"),
+    ] {
+        let mut g = StreamsGroup::new("wc");
+        let hb = Heartbeat {
+            topology: Some(topology),
+            ..join("m1", "p1")
+        };
+        let e = g.heartbeat(hb, &t, &settings(), 0).unwrap_err();
+        assert_eq!((e.code(), e.to_string().as_str()), (130, message));
+        assert!(g.members.is_empty() && g.topology.is_none());
+    }
 }
 
 #[test]
@@ -371,7 +483,7 @@ fn a_shutdown_request_is_told_to_every_member() {
     hb.shutdown_application = true;
     g.heartbeat(hb, &t, &s, 0).unwrap();
     let owned = g.members["m1"].assigned.clone();
-    let r = g.heartbeat(beat("m1", 1, &owned), &t, &s, 0).unwrap();
+    let r = g.heartbeat(beat("m1", 2, &owned), &t, &s, 0).unwrap();
     assert!(codes(&r).contains(&StatusCode::ShutdownApplication));
 }
 
@@ -441,7 +553,7 @@ fn describe_shows_decided_partition_counts_and_each_members_tasks() {
     )]);
     let r = g.heartbeat(hb, &t, &s, 0).unwrap();
     let d = describe(&g).unwrap();
-    assert_eq!((d.state, d.epoch, d.assignment_epoch), ("Stable", 1, 1));
+    assert_eq!((d.state, d.epoch, d.assignment_epoch), ("Stable", 2, 2));
     let count = &d.topology.subtopologies["1"];
     assert_eq!(count.state_changelog_topics[0].partitions, 3);
     assert_eq!(count.repartition_source_topics[0].partitions, 3);

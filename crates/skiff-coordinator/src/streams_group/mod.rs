@@ -3,7 +3,7 @@
 //! broker checks it against the topics that exist, names the internal topics it must create,
 //! and spreads the tasks over the members.
 //!
-//! - `topology.rs`: the topology as members declare it, and the check made when it arrives.
+//! - `topology.rs`: the topology as members declare it, and its structural checks.
 //! - `configure.rs`: the topology against the existing topics: task counts, internal topic
 //!   partition counts, the topics still to create, and the heartbeat status when tasks
 //!   cannot be assigned yet.

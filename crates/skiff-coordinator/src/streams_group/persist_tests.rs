@@ -20,7 +20,7 @@ fn a_restored_group_carries_on_where_it_was() {
         .unwrap();
     g.heartbeat(join("m2", "p2"), &t, &s, 0).unwrap();
     // m1 is mid-revocation when the broker stops.
-    g.heartbeat(beat("m1", 1, &all), &t, &s, 0).unwrap();
+    g.heartbeat(beat("m1", 2, &all), &t, &s, 0).unwrap();
     assert_eq!(g.members["m1"].state, MemberState::UnrevokedTasks);
 
     let records = snapshot(&g);
@@ -62,7 +62,7 @@ fn a_restored_group_carries_on_where_it_was() {
 
     // m1 releases what it was told to, and continues at the epoch it had.
     let kept = back.members["m1"].assigned.clone();
-    let r = back.heartbeat(beat("m1", 1, &kept), &t, &s, 2_000).unwrap();
+    let r = back.heartbeat(beat("m1", 2, &kept), &t, &s, 2_000).unwrap();
     assert_eq!(r.member_epoch, g.assignment_epoch);
     // No epoch bump from the restart itself.
     assert_eq!(back.epoch, g.epoch);

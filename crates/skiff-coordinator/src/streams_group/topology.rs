@@ -94,16 +94,53 @@ pub struct StreamsTopology {
 impl StreamsTopology {
     /// The check Kafka makes of a topology when the joining heartbeat arrives: changelog
     /// topics take their partition count from their sub-topology, so none may state one.
-    /// The message is what STREAMS_INVALID_TOPOLOGY carries. A sub-topology without
-    /// sources shows while configuring (`configure.rs`); a copartition index past the end of
-    /// its list names no topic and is skipped (`copartition_topic_sets`).
-    pub fn validate(&self) -> Result<(), String> {
+    /// The message is what STREAMS_INVALID_TOPOLOGY carries.
+    pub fn check_changelogs(&self) -> Result<(), String> {
         for s in self.subtopologies.values() {
             if let Some(c) = s.state_changelog_topics.iter().find(|c| c.partitions != 0) {
                 return Err(format!(
                     "Changelog topic {} must have an undefined partition count, but it is set to {}.",
                     c.name, c.partitions
                 ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The structural checks a topology must pass to become a group's: the changelog rule,
+    /// a non-negative epoch, sources in every sub-topology, copartition indexes in range,
+    /// each refused with STREAMS_INVALID_TOPOLOGY. (Kafka fails a negative epoch or an index
+    /// out of range with an unhandled exception, UNKNOWN_SERVER_ERROR, when it sets a
+    /// group's topology.)
+    pub fn validate(&self) -> Result<(), String> {
+        self.check_changelogs()?;
+        if self.epoch < 0 {
+            return Err("Topology epoch must be non-negative.".to_string());
+        }
+        for s in self.subtopologies.values() {
+            if s.source_topics.is_empty()
+                && s.source_topic_regex.is_empty()
+                && s.repartition_source_topics.is_empty()
+            {
+                return Err(format!("No source topics found for subtopology {}", s.id));
+            }
+            for g in &s.copartition_groups {
+                let in_range = |idx: &[i16], len: usize| {
+                    idx.iter()
+                        .all(|i| usize::try_from(*i).is_ok_and(|i| i < len))
+                };
+                if !in_range(&g.source_topics, s.source_topics.len())
+                    || !in_range(&g.source_topic_regex, s.source_topic_regex.len())
+                    || !in_range(
+                        &g.repartition_source_topics,
+                        s.repartition_source_topics.len(),
+                    )
+                {
+                    return Err(format!(
+                        "Copartition group of subtopology {} refers to a topic it does not have.",
+                        s.id
+                    ));
+                }
             }
         }
         Ok(())

@@ -117,8 +117,9 @@ message! {
         task_offset_interval_ms: i32 [ALL] = 0,
         /// v1+: the acceptable recovery lag; -1 when the broker does not configure it.
         acceptable_recovery_lag: i64 [since_ignorable(1)] = -1,
-        /// Statuses of the group (nullable).
-        status: Option<Vec<Status>> [ALL] = None,
+        /// Statuses of the group (nullable; empty by default, as in Kafka's generated
+        /// message, so error answers carry an empty list rather than null).
+        status: Option<Vec<Status>> [ALL] = Some(Vec::new()),
         /// Assigned active tasks; null if unchanged.
         active_tasks: Option<Vec<TaskIds>> [ALL] = None,
         /// Assigned standby tasks; null if unchanged.
