@@ -23,7 +23,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use skiff_log::{CleanedSegmentWriter, CleanerView, Log, LogError, SegmentInfo};
-use skiff_records::{records, BatchHeader};
+use skiff_records::{walk_record_keys, BatchHeader};
 
 use crate::archive::{self, ArchiveSink, ArchivedOffsets, Archiver, PassIntent};
 use crate::consumers::{ConsumerHold, HeldBack};
@@ -474,21 +474,17 @@ fn build_map(
                 continue;
             }
             if !h.is_control() && !is_aborted(aborted, &h) {
-                let recs = records(&bytes, MAX_DECOMPRESSED_BATCH).map_err(|source| {
-                    CleanerError::Corrupt {
-                        offset: h.base_offset,
-                        source,
-                    }
-                })?;
-                for r in recs {
+                // Keys and offsets only: values and headers are skipped, not copied.
+                walk_record_keys(&bytes, MAX_DECOMPRESSED_BATCH, |_, r, key| {
                     let offset = h.base_offset + i64::from(r.offset_delta);
-                    if let (Some(key), true) = (r.key, offset >= start) {
-                        if !map.put(&key, offset) {
-                            full = true;
-                            break;
-                        }
+                    if let (Some(key), true, false) = (key, offset >= start, full) {
+                        full = !map.put(key, offset);
                     }
-                }
+                })
+                .map_err(|source| CleanerError::Corrupt {
+                    offset: h.base_offset,
+                    source,
+                })?;
             }
             if !full {
                 map.update_latest_offset(h.last_offset());

@@ -20,5 +20,5 @@ pub use batches::{crc_of, validate_batch, validate_produce_batch, Batches};
 pub use builder::{BatchBuilder, NO_TIMESTAMP};
 pub use error::RecordsError;
 pub use header::{BatchHeader, Compression, TimestampType, HEADER_LEN, LOG_OVERHEAD, MAGIC_V2};
-pub use record::{record_at, records, walk_records, Record, RecordSummary};
+pub use record::{record_at, records, walk_record_keys, walk_records, Record, RecordSummary};
 pub use stamp::{stamp_base_offset, stamp_leader_epoch, stamp_log_append_time};

@@ -98,6 +98,19 @@ pub fn walk_records(
     max_decompressed_bytes: usize,
     mut f: impl FnMut(usize, RecordSummary),
 ) -> Result<usize, RecordsError> {
+    walk_record_keys(batch, max_decompressed_bytes, |index, summary, _key| {
+        f(index, summary)
+    })
+}
+
+/// [`walk_records`], also handing `f` each record's key as a slice of the batch (or of its
+/// decompressed section): for readers that need keys and offsets only, such as the cleaner
+/// building its offset map, without copying values or headers.
+pub fn walk_record_keys(
+    batch: &[u8],
+    max_decompressed_bytes: usize,
+    mut f: impl FnMut(usize, RecordSummary, Option<&[u8]>),
+) -> Result<usize, RecordsError> {
     let (codec, count, section) = records_section(batch)?;
     match codec {
         Compression::None => walk_all(section, count, &mut f),
@@ -113,13 +126,14 @@ pub fn walk_records(
 fn walk_all(
     data: &[u8],
     count: usize,
-    f: &mut impl FnMut(usize, RecordSummary),
+    f: &mut impl FnMut(usize, RecordSummary, Option<&[u8]>),
 ) -> Result<usize, RecordsError> {
     let mut cur = Cursor::new(data);
     for index in 0..count {
         let body = next_record(&mut cur, index, count)?;
         let body = data.get(body).unwrap_or(&[]);
-        f(index, skim_body(body, index)?);
+        let (summary, key) = skim_body(body, index)?;
+        f(index, summary, key);
     }
     if cur.remaining() != 0 {
         return Err(RecordsError::InvalidRecord(format!(
@@ -130,13 +144,14 @@ fn walk_all(
     Ok(count)
 }
 
-/// [`decode_body`]'s checks, skipping over keys, values and headers.
-fn skim_body(body: &[u8], index: usize) -> Result<RecordSummary, RecordsError> {
+/// [`decode_body`]'s checks, skipping over values and headers; the key is returned as a
+/// slice of `body`.
+fn skim_body(body: &[u8], index: usize) -> Result<(RecordSummary, Option<&[u8]>), RecordsError> {
     let mut cur = Cursor::new(body);
     let attributes = i8::from_be_bytes([cur.byte("record attributes")?]);
     let timestamp_delta = cur.varlong("timestamp delta")?;
     let offset_delta = cur.varint("offset delta")?;
-    let key_is_null = skip_nullable(&mut cur, "record key")?;
+    let key = nullable_range(&mut cur, "record key")?.map(|r| body.get(r).unwrap_or(&[]));
     skip_nullable(&mut cur, "record value")?;
     let header_count = cur.varint("header count")?;
     let header_count = usize::try_from(header_count).map_err(|_| {
@@ -161,24 +176,32 @@ fn skim_body(body: &[u8], index: usize) -> Result<RecordSummary, RecordsError> {
             cur.position()
         )));
     }
-    Ok(RecordSummary {
+    let summary = RecordSummary {
         attributes,
         timestamp_delta,
         offset_delta,
-        key_is_null,
-    })
+        key_is_null: key.is_none(),
+    };
+    Ok((summary, key))
 }
 
 /// [`nullable`] without the slice: returns whether the field is null.
 fn skip_nullable(cur: &mut Cursor<'_>, what: &str) -> Result<bool, RecordsError> {
+    Ok(nullable_range(cur, what)?.is_none())
+}
+
+/// [`nullable`] as the field's position in the body (`None` when null).
+fn nullable_range(
+    cur: &mut Cursor<'_>,
+    what: &str,
+) -> Result<Option<std::ops::Range<usize>>, RecordsError> {
     let len = cur.varint(what)?;
     if len == -1 {
-        return Ok(true);
+        return Ok(None);
     }
     let len = usize::try_from(len)
         .map_err(|_| RecordsError::InvalidRecord(format!("{what} has invalid length {len}")))?;
-    cur.take(len, what)?;
-    Ok(false)
+    cur.take(len, what).map(Some)
 }
 
 /// The codec, declared record count and records section (still compressed) of a batch.
@@ -283,13 +306,7 @@ fn decode_body(body: Bytes, index: usize) -> Result<Record, RecordsError> {
 
 /// Reads a `varint length + bytes` field where -1 means null.
 fn nullable(body: &Bytes, cur: &mut Cursor<'_>, what: &str) -> Result<Option<Bytes>, RecordsError> {
-    let len = cur.varint(what)?;
-    if len == -1 {
-        return Ok(None);
-    }
-    let len = usize::try_from(len)
-        .map_err(|_| RecordsError::InvalidRecord(format!("{what} has invalid length {len}")))?;
-    Ok(Some(body.slice(cur.take(len, what)?)))
+    Ok(nullable_range(cur, what)?.map(|r| body.slice(r)))
 }
 
 /// One header as the builder receives it.

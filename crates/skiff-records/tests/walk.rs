@@ -1,7 +1,8 @@
-//! Equivalence of [`walk_records`] (the allocation-free walker used by produce validation) with
-//! the full decoder [`records`]: on valid batches of every codec and on corrupted ones
-//! (flipped, truncated, inserted bytes; wrong record counts), both accept or both reject with
-//! the same error, and the walker's summaries match the decoded records.
+//! Equivalence of [`walk_records`] and [`walk_record_keys`] (the allocation-free walkers used by
+//! produce validation and by the cleaner's offset map) with the full decoder [`records`]: on
+//! valid batches of every codec and on corrupted ones (flipped, truncated, inserted bytes;
+//! wrong record counts), all accept or all reject with the same error, and the walkers'
+//! summaries and keys match the decoded records.
 #![allow(clippy::unwrap_used)]
 
 use proptest::prelude::*;
@@ -109,6 +110,28 @@ fn assert_equivalent(batch: &[u8]) {
     }
 }
 
+/// The keys [`walk_record_keys`] hands out are the decoded records' keys, and it accepts and
+/// rejects what [`records`] does.
+fn assert_keys_equivalent(batch: &[u8]) {
+    let full = records(batch, CAP);
+    let mut keys: Vec<(i32, Option<Vec<u8>>)> = Vec::new();
+    let walked = walk_record_keys(batch, CAP, |_, s, k| {
+        keys.push((s.offset_delta, k.map(<[u8]>::to_vec)))
+    });
+    match (&full, &walked) {
+        (Ok(recs), Ok(n)) => {
+            assert_eq!(*n, recs.len());
+            let expected: Vec<(i32, Option<Vec<u8>>)> = recs
+                .iter()
+                .map(|r| (r.offset_delta, r.key.as_ref().map(|k| k.to_vec())))
+                .collect();
+            assert_eq!(keys, expected);
+        }
+        (Err(a), Err(b)) => assert_eq!(a, b),
+        _ => panic!("decoder {full:?} but key walker {walked:?}"),
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(600))]
 
@@ -120,10 +143,12 @@ proptest! {
     ) {
         let mut batch = build(codec, &recs);
         assert_equivalent(&batch);
+        assert_keys_equivalent(&batch);
         for d in &damages {
             apply(&mut batch, d);
         }
         assert_equivalent(&batch);
+        assert_keys_equivalent(&batch);
     }
 
     #[test]
