@@ -399,13 +399,7 @@ mod tests {
             "\"group.streams.min.heartbeat.interval.ms\" = 5000\n",
             "\"group.streams.max.heartbeat.interval.ms\" = 50000\n",
         );
-        let (wide, _) = crate::load_str(
-            &format!("[broker]\n{lo}{hi}"),
-            std::path::Path::new("t.toml"),
-            &[],
-            Vec::<(String, String)>::new(),
-        )
-        .unwrap();
+        let (wide, _) = crate::tests::from_toml(&format!("[broker]\n{lo}{hi}")).unwrap();
         let session_err = Err(
             "streams.session.timeout.ms must be greater than streams.heartbeat.interval.ms"
                 .to_string(),
@@ -438,12 +432,7 @@ mod tests {
 
     #[test]
     fn streams_bounds_follow_the_broker() {
-        let (b, _) = crate::load_str(
-            "[broker]\n\"group.streams.max.standby.replicas\" = 5\n\"group.streams.num.standby.replicas\" = 1\n\"group.streams.min.task.offset.interval.ms\" = 1000\n",
-            std::path::Path::new("t.toml"),
-            &[],
-            Vec::<(String, String)>::new(),
-        )
+        let (b, _) = crate::tests::from_toml("[broker]\n\"group.streams.max.standby.replicas\" = 5\n\"group.streams.num.standby.replicas\" = 1\n\"group.streams.min.task.offset.interval.ms\" = 1000\n")
         .unwrap();
         let check = |k: &str, v: &str| validate_group_configs(&map(&[(k, v)]), &b);
         assert_eq!(check("streams.num.standby.replicas", "5"), Ok(()));
@@ -488,12 +477,7 @@ mod tests {
 
     #[test]
     fn bounds_follow_the_broker() {
-        let (b, _) = crate::load_str(
-            "[broker]\n\"group.consumer.min.session.timeout.ms\" = 10000\n\"group.consumer.session.timeout.ms\" = 20000\n",
-            std::path::Path::new("t.toml"),
-            &[],
-            Vec::<(String, String)>::new(),
-        )
+        let (b, _) = crate::tests::from_toml("[broker]\n\"group.consumer.min.session.timeout.ms\" = 10000\n\"group.consumer.session.timeout.ms\" = 20000\n")
         .unwrap();
         assert_eq!(
             validate_group_configs(&map(&[("consumer.session.timeout.ms", "10000")]), &b),

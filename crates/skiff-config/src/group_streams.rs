@@ -431,11 +431,8 @@ mod tests {
         assert_eq!(v.heartbeat_interval_ms, 5_000);
         assert_eq!(v.rack_aware_assignment_tags, ["zone", "rack"]);
         // The broker's tags when the group names none.
-        let (tagged, _) = crate::load_str(
+        let (tagged, _) = crate::tests::from_toml(
             "[broker]\n\"group.streams.rack.aware.assignment.tags\" = \"az\"\n",
-            std::path::Path::new("t.toml"),
-            &[],
-            Vec::<(String, String)>::new(),
         )
         .unwrap();
         let v = streams_group_values(&BTreeMap::new(), &tagged);

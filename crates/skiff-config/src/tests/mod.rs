@@ -11,7 +11,8 @@ use skiff_records::TimestampType;
 
 use crate::*;
 
-fn from_toml(text: &str) -> Result<(BrokerConfig, Vec<String>), ConfigError> {
+/// Loads `text` as a config file (no `--set`, no environment).
+pub(crate) fn from_toml(text: &str) -> Result<(BrokerConfig, Vec<String>), ConfigError> {
     load_str(text, Path::new("test.toml"), &[], Vec::new())
 }
 
