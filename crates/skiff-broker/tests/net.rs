@@ -48,15 +48,6 @@ async fn read_response(stream: &mut TcpStream) -> Option<Bytes> {
     common::read_frame(stream, Duration::from_secs(5)).await
 }
 
-/// True when the server closed the connection (EOF) within a few seconds.
-async fn closed(stream: &mut TcpStream) -> bool {
-    let mut byte = [0u8; 1];
-    matches!(
-        tokio::time::timeout(Duration::from_secs(5), stream.read(&mut byte)).await,
-        Ok(Ok(0)) | Ok(Err(_))
-    )
-}
-
 #[tokio::test]
 async fn api_versions_v3_has_no_trailing_tagged_fields_and_v0_works() {
     let server = start().await;
@@ -110,7 +101,7 @@ async fn oversized_and_negative_frames_close_the_connection() {
     for size in [i32::MAX, -1, 104_857_601] {
         let mut s = TcpStream::connect(server.addr).await.unwrap();
         s.write_all(&size.to_be_bytes()).await.unwrap();
-        assert!(closed(&mut s).await, "size {size} did not close");
+        assert!(common::closed(&mut s).await, "size {size} did not close");
     }
 }
 
@@ -129,11 +120,11 @@ async fn hostile_array_count_closes_connection_and_broker_survives() {
     let size = i32::try_from(f.len() - 4).unwrap();
     f[..4].copy_from_slice(&size.to_be_bytes());
     s.write_all(&f).await.unwrap();
-    assert!(closed(&mut s).await);
+    assert!(common::closed(&mut s).await);
     // Short header: 2 bytes.
     let mut s = TcpStream::connect(server.addr).await.unwrap();
     s.write_all(&[0, 0, 0, 2, 0, 3]).await.unwrap();
-    assert!(closed(&mut s).await);
+    assert!(common::closed(&mut s).await);
     // Still serving.
     let mut s = TcpStream::connect(server.addr).await.unwrap();
     s.write_all(&frame(
@@ -357,7 +348,10 @@ async fn a_connection_over_the_per_ip_limit_is_accepted_and_closed() {
             assert!(read_response(s).await.is_some(), "{sets:?}");
         }
         let mut third = TcpStream::connect(server.addr).await.unwrap();
-        assert!(closed(&mut third).await, "{sets:?}: third connection kept");
+        assert!(
+            common::closed(&mut third).await,
+            "{sets:?}: third connection kept"
+        );
         // Closing one makes room for another.
         drop(first);
         tokio::time::sleep(Duration::from_millis(100)).await;

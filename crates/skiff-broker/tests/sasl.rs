@@ -16,7 +16,7 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use skiff_auth::scram::client::ScramClient;
 use skiff_auth::scram::ScramMechanism;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 const PLAIN_JAAS: &str = "listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_alice=\"alice-secret\" user_bob=\"bob-secret\";";
@@ -107,20 +107,6 @@ async fn metadata<S: AsyncRead + AsyncWrite + Unpin>(
     Some(MetadataResponse::decode(&mut body, 12).unwrap())
 }
 
-/// Whether the peer closed `s` within `bound` (any bytes before the close are skipped).
-async fn closed_within<S: AsyncRead + Unpin>(s: &mut S, bound: Duration) -> bool {
-    let deadline = Instant::now() + bound;
-    let mut buf = [0u8; 256];
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(left, s.read(&mut buf)).await {
-            Ok(Ok(0)) | Ok(Err(_)) => return true,
-            Ok(Ok(_)) => continue,
-            Err(_) => return false,
-        }
-    }
-}
-
 fn plain(user: &str, password: &str) -> Vec<u8> {
     format!("\0{user}\0{password}").into_bytes()
 }
@@ -173,7 +159,7 @@ async fn plain_logs_in_and_a_wrong_password_fails_and_closes() {
         r.error_message.as_deref(),
         Some("Authentication failed: Invalid username or password")
     );
-    assert!(closed_within(&mut s, Duration::from_secs(5)).await);
+    assert!(common::closed_within(&mut s, Duration::from_secs(5)).await);
 }
 
 #[tokio::test]
@@ -201,7 +187,7 @@ async fn scram_sha_256_and_512_log_in_and_a_bad_proof_fails() {
             r.error_message.as_deref(),
             Some(format!("Authentication failed during authentication due to invalid credentials with SASL mechanism {}", m.name()).as_str())
         );
-        assert!(closed_within(&mut s, Duration::from_secs(5)).await);
+        assert!(common::closed_within(&mut s, Duration::from_secs(5)).await);
     }
 }
 
@@ -242,7 +228,7 @@ async fn requests_before_authentication_close_the_connection() {
     let t = start(&[]).await;
     let mut s = TcpStream::connect(t.served.addr).await.unwrap();
     assert!(metadata(&mut s, &[]).await.is_none(), "no answer");
-    assert!(closed_within(&mut s, Duration::from_secs(5)).await);
+    assert!(common::closed_within(&mut s, Duration::from_secs(5)).await);
 
     // ApiVersions then SaslHandshake is the normal start; then another request type closes.
     let mut s = TcpStream::connect(t.served.addr).await.unwrap();
@@ -275,7 +261,7 @@ async fn an_unknown_mechanism_is_answered_with_the_enabled_list_then_closed() {
         assert_eq!(r.error_code, 33, "{m}");
         let names: Vec<String> = r.mechanisms.iter().map(|m| m.to_string()).collect();
         assert_eq!(names, vec!["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]);
-        assert!(closed_within(&mut s2, Duration::from_secs(5)).await);
+        assert!(common::closed_within(&mut s2, Duration::from_secs(5)).await);
     }
     // The broker still serves others.
     assert_eq!(handshake(&mut s, 0, "PLAIN").await.error_code, 0);
@@ -315,7 +301,7 @@ async fn handshake_v0_then_raw_tokens() {
     let mut s = TcpStream::connect(t.served.addr).await.unwrap();
     assert_eq!(handshake(&mut s, 0, "PLAIN").await.error_code, 0);
     s.write_all(&send_raw(plain("bob", "nope"))).await.unwrap();
-    assert!(closed_within(&mut s, Duration::from_secs(5)).await);
+    assert!(common::closed_within(&mut s, Duration::from_secs(5)).await);
 }
 
 #[tokio::test]
@@ -325,7 +311,7 @@ async fn an_oversized_token_closes_the_connection() {
     assert_eq!(handshake(&mut s, 1, "PLAIN").await.error_code, 0);
     let big = vec![b'x'; 2000];
     assert!(authenticate(&mut s, 2, &big).await.is_none());
-    assert!(closed_within(&mut s, Duration::from_secs(5)).await);
+    assert!(common::closed_within(&mut s, Duration::from_secs(5)).await);
     // Within the limit, the same client gets an answer.
     let (_, r) = login_plain(&t, "alice", "alice-secret").await;
     assert_eq!(r.error_code, 0);
@@ -338,7 +324,7 @@ async fn a_stalled_exchange_is_closed_in_bounded_time() {
     let mut s = TcpStream::connect(t.served.addr).await.unwrap();
     assert_eq!(handshake(&mut s, 1, "SCRAM-SHA-256").await.error_code, 0);
     let started = Instant::now();
-    assert!(closed_within(&mut s, Duration::from_secs(5)).await);
+    assert!(common::closed_within(&mut s, Duration::from_secs(5)).await);
     assert!(started.elapsed() < Duration::from_secs(3));
     // Trickles bytes (activity that would keep an idle check happy): still closed.
     let mut s = TcpStream::connect(t.served.addr).await.unwrap();
@@ -350,7 +336,7 @@ async fn a_stalled_exchange_is_closed_in_bounded_time() {
             closed = true;
             break;
         }
-        if closed_within(&mut s, Duration::from_millis(100)).await {
+        if common::closed_within(&mut s, Duration::from_millis(100)).await {
             closed = true;
             break;
         }
@@ -389,7 +375,7 @@ async fn kip_368_sessions_expire_unless_the_client_re_authenticates() {
         "re-authenticated"
     );
     assert!(metadata(&mut lazy, &[]).await.is_none(), "expired");
-    assert!(closed_within(&mut lazy, Duration::from_secs(5)).await);
+    assert!(common::closed_within(&mut lazy, Duration::from_secs(5)).await);
 
     // Re-authenticating as someone else fails with Kafka's message.
     tokio::time::sleep(Duration::from_millis(1000)).await;
@@ -501,7 +487,7 @@ async fn oauthbearer_checks_signature_expiry_and_audience() {
         assert!(String::from_utf8_lossy(&r.auth_bytes).contains("invalid_token"));
         let r = authenticate(&mut s, 2, &[1]).await.unwrap();
         assert_eq!(r.error_code, 58);
-        assert!(closed_within(&mut s, Duration::from_secs(5)).await);
+        assert!(common::closed_within(&mut s, Duration::from_secs(5)).await);
     }
 }
 
@@ -642,15 +628,16 @@ async fn refused(t: &Sasl, mechanism: &str, tokens: &[Vec<u8>]) -> bool {
     assert_eq!(handshake(&mut s, 1, mechanism).await.error_code, 0);
     for token in tokens {
         match authenticate(&mut s, 2, token).await {
-            None => return closed_within(&mut s, Duration::from_secs(5)).await,
+            None => return common::closed_within(&mut s, Duration::from_secs(5)).await,
             Some(r) if r.error_code == 58 => {
-                return closed_within(&mut s, Duration::from_secs(5)).await
+                return common::closed_within(&mut s, Duration::from_secs(5)).await
             }
             Some(r) if r.error_code != 0 => panic!("{mechanism}: unexpected {r:?}"),
             Some(_) => {} // a challenge (SCRAM server-first, OAUTHBEARER's error JSON)
         }
     }
-    metadata(&mut s, &[]).await.is_none() && closed_within(&mut s, Duration::from_secs(5)).await
+    metadata(&mut s, &[]).await.is_none()
+        && common::closed_within(&mut s, Duration::from_secs(5)).await
 }
 
 #[tokio::test]

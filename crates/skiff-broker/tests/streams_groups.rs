@@ -19,7 +19,7 @@ use skiff_broker::Broker;
 use skiff_protocol::streams::describe::StreamsGroupDescribeRequest;
 use skiff_protocol::streams::heartbeat::StreamsGroupHeartbeatRequest;
 use skiff_protocol::{OwnApi, OwnRequest, OwnResponse};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 /// A well-formed request frame of an own API (size prefix, header v2, body).
@@ -28,14 +28,6 @@ fn own_frame(api: OwnApi, version: i16, correlation_id: i32, body: &OwnRequest) 
     skiff_protocol::encode_own_request(correlation_id, Some("test"), version, body)
         .unwrap()
         .to_vec()
-}
-
-async fn closed(stream: &mut TcpStream) -> bool {
-    let mut byte = [0u8; 1];
-    matches!(
-        tokio::time::timeout(Duration::from_secs(5), stream.read(&mut byte)).await,
-        Ok(Ok(0)) | Ok(Err(_))
-    )
 }
 
 #[tokio::test]
@@ -96,7 +88,7 @@ async fn streams_apis_are_advertised_and_answered_over_tcp() {
     newer[6..8].copy_from_slice(&2i16.to_be_bytes());
     let mut s = TcpStream::connect(served.addr).await.unwrap();
     s.write_all(&newer).await.unwrap();
-    assert!(closed(&mut s).await);
+    assert!(common::closed(&mut s).await);
     // The broker still serves.
     let mut s = TcpStream::connect(served.addr).await.unwrap();
     s.write_all(&versions).await.unwrap();

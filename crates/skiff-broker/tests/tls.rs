@@ -24,7 +24,7 @@ use rcgen::{
 };
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -201,20 +201,6 @@ async fn tls_connect(
     connector(&t.pki, client).connect(name, tcp).await
 }
 
-/// Whether the peer closed `s` within `bound`.
-async fn closed_within(s: &mut TcpStream, bound: Duration) -> bool {
-    let deadline = Instant::now() + bound;
-    let mut buf = [0u8; 256];
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(left, s.read(&mut buf)).await {
-            Ok(Ok(0)) | Ok(Err(_)) => return true,
-            Ok(Ok(_)) => continue, // an alert record, then EOF
-            Err(_) => return false,
-        }
-    }
-}
-
 #[tokio::test]
 async fn server_tls_serves_requests_and_refuses_plaintext_bytes() {
     let t = start("none", &[]).await;
@@ -228,7 +214,7 @@ async fn server_tls_serves_requests_and_refuses_plaintext_bytes() {
     let mut plain = TcpStream::connect(t.addr).await.unwrap();
     plain.write_all(&frame(9)).await.unwrap();
     assert!(
-        closed_within(&mut plain, Duration::from_secs(3)).await,
+        common::closed_within(&mut plain, Duration::from_secs(3)).await,
         "plaintext bytes to the TLS port must get the connection closed"
     );
     // The TLS client is still served.
@@ -265,7 +251,7 @@ async fn a_stalled_handshake_is_closed_after_connections_max_idle_ms() {
     // Half a TLS record header, then nothing.
     stalled.write_all(&[0x16, 0x03]).await.unwrap();
     assert!(
-        closed_within(&mut stalled, Duration::from_secs(5)).await,
+        common::closed_within(&mut stalled, Duration::from_secs(5)).await,
         "a stalled handshake must be closed"
     );
     assert!(
@@ -643,7 +629,7 @@ async fn tls_garbage_is_closed_in_bounded_time_and_others_stay_served() {
         all.spawn(async move {
             let mut s = TcpStream::connect(addr).await.unwrap();
             let _ = s.write_all(&bytes).await; // the broker may close before all is sent
-            let closed = closed_within(&mut s, Duration::from_secs(5)).await;
+            let closed = common::closed_within(&mut s, Duration::from_secs(5)).await;
             (i, closed, bytes.len(), bytes[..bytes.len().min(8)].to_vec())
         });
     }

@@ -211,6 +211,33 @@ pub fn request_frame<R: Encodable>(
     buf.freeze()
 }
 
+/// True when the peer closed `s` (EOF or an error) within a few seconds without sending a
+/// byte first.
+pub async fn closed<S: tokio::io::AsyncRead + Unpin>(s: &mut S) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut byte = [0u8; 1];
+    matches!(
+        tokio::time::timeout(Duration::from_secs(5), s.read(&mut byte)).await,
+        Ok(Ok(0)) | Ok(Err(_))
+    )
+}
+
+/// Whether the peer closed `s` within `bound`; bytes sent before the close (a TLS alert, a
+/// last answer) are skipped.
+pub async fn closed_within<S: tokio::io::AsyncRead + Unpin>(s: &mut S, bound: Duration) -> bool {
+    use tokio::io::AsyncReadExt;
+    let deadline = Instant::now() + bound;
+    let mut buf = [0u8; 256];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
 /// The body of the next size-prefixed frame from `s`; `None` when the peer closed the
 /// connection or the frame did not come whole within `bound`.
 pub async fn read_frame<S: tokio::io::AsyncRead + Unpin>(
