@@ -59,8 +59,8 @@ impl StreamsGroupSettings {
 }
 
 /// Names of the assignment configs in the group metadata record.
-pub(super) const STANDBY_REPLICAS_CONFIG: &str = "num.standby.replicas";
-pub(super) const RACK_TAGS_CONFIG: &str = "rack.aware.assignment.tags";
+const STANDBY_REPLICAS_CONFIG: &str = "num.standby.replicas";
+const RACK_TAGS_CONFIG: &str = "rack.aware.assignment.tags";
 
 impl Default for StreamsGroupSettings {
     fn default() -> StreamsGroupSettings {
