@@ -23,7 +23,8 @@
 use std::collections::HashMap;
 
 use skiff_records::{
-    crc_of, records, BatchBuilder, BatchHeader, Compression, TimestampType, NO_TIMESTAMP,
+    crc_of, records, walk_record_keys, BatchBuilder, BatchHeader, Compression, TimestampType,
+    NO_TIMESTAMP,
 };
 
 use crate::archive::{ArchiveReason, ArchivedOffsets, RemovedRecord};
@@ -146,6 +147,15 @@ impl FilterContext<'_> {
     }
 }
 
+/// What the filter decided for one record of a batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    Keep,
+    Remove,
+    /// Removed, and returned in [`BatchResult::removed`] for the archive.
+    Archive,
+}
+
 /// What to write for one source batch.
 #[derive(Debug, PartialEq)]
 pub enum BatchOutput {
@@ -243,27 +253,28 @@ pub fn filter_batch_summarized(
     if discard && !retain_empty {
         return Ok(BatchResult::dropped());
     }
-    let recs = records(batch, ctx.max_decompressed_bytes).map_err(corrupt)?;
     let existing_horizon = header.has_delete_horizon().then_some(header.base_timestamp);
     let keep_deletes = existing_horizon.is_none_or(|h| ctx.now_ms < h);
+    let control = header.is_control();
 
+    // First the fate of every record from its key, offset and value's nullness alone: most
+    // batches of a cleaned range go whole or stay whole, and those are never decoded.
     let mut res = BatchResult::dropped();
-    res.records_read = recs.len() as u64;
-    let mut kept = Vec::with_capacity(recs.len());
-    for rec in &recs {
+    let mut fates = Vec::new();
+    let count = walk_record_keys(batch, ctx.max_decompressed_bytes, |_, rec, key| {
         let offset = header.base_offset + i64::from(rec.offset_delta);
+        let covered = !discard && !control && offset <= ctx.map.latest_offset();
         // Hashed once, for the map and the summary.
-        let lookup = !discard && !header.is_control() && offset <= ctx.map.latest_offset();
-        let hash = match &rec.key {
-            Some(key) if lookup || summary.is_some() => Some(ctx.map.hash_of(key)),
+        let hash = match key {
+            Some(key) if covered || summary.is_some() => Some(ctx.map.hash_of(key)),
             _ => None,
         };
         let retain = if discard {
             false
-        } else if header.is_control() || offset > ctx.map.latest_offset() {
+        } else if !covered {
             true
         } else {
-            match (&rec.key, hash) {
+            match (key, hash) {
                 (None, _) | (_, None) => {
                     res.keyless_removed += 1;
                     false
@@ -274,24 +285,17 @@ pub fn filter_batch_summarized(
                         Lookup::Latest(p) => offset >= p,
                     };
                     latest
-                        && (rec.value.is_some()
+                        && (!rec.value_is_null
                             || keep_deletes
                             || held_by_consumers(ctx, offset, existing_horizon, &mut res))
                 }
             }
         };
-        let tombstone = rec.value.is_none() && !header.is_control();
-        let archived_before = !discard
-            && !header.is_control()
-            && ctx.already_archived.is_some_and(|a| a.contains(offset));
+        let tombstone = rec.value_is_null && !control;
+        let archived_before =
+            !discard && !control && ctx.already_archived.is_some_and(|a| a.contains(offset));
         // A record an interrupted attempt archived goes now, whatever the filter decided.
-        let retain = retain && !archived_before;
-        let control = header.is_control();
-        if !retain && ctx.collect_removed && !archived_before && !discard && !control {
-            res.removed
-                .push(removed_record(header, rec, offset, tombstone, ctx));
-        }
-        if retain {
+        let fate = if retain && !archived_before {
             if tombstone {
                 res.tombstones_kept += 1;
             }
@@ -301,19 +305,24 @@ pub fn filter_batch_summarized(
                     None => b.block(),
                 }
             }
-            kept.push(rec);
-        } else if tombstone && rec.key.is_some() {
-            res.tombstones_removed += 1;
-        }
-    }
-    res.records_kept = kept.len() as u64;
+            Fate::Keep
+        } else {
+            if tombstone && key.is_some() {
+                res.tombstones_removed += 1;
+            }
+            if ctx.collect_removed && !archived_before && !discard && !control {
+                Fate::Archive
+            } else {
+                Fate::Remove
+            }
+        };
+        fates.push(fate);
+    })
+    .map_err(corrupt)?;
+    res.records_read = count as u64;
+    let kept = fates.iter().filter(|f| **f == Fate::Keep).count();
+    res.records_kept = kept as u64;
 
-    if kept.is_empty() {
-        if retain_empty {
-            res.output = BatchOutput::Rewritten(empty_batch(header).map_err(corrupt)?);
-        }
-        return Ok(res);
-    }
     let need_horizon = res.tombstones_kept > 0 && existing_horizon.is_none();
     let horizon = if need_horizon {
         Some(ctx.now_ms.saturating_add(ctx.delete_retention_ms))
@@ -324,13 +333,42 @@ pub fn filter_batch_summarized(
         res.horizon_ms = horizon;
         res.horizon_stamped = need_horizon;
     }
-    if kept.len() == recs.len() && !need_horizon {
+    let archives = fates.contains(&Fate::Archive);
+    if kept == 0 && !archives {
+        if retain_empty {
+            res.output = BatchOutput::Rewritten(empty_batch(header).map_err(corrupt)?);
+        }
+        return Ok(res);
+    }
+    if kept == count && !need_horizon {
         res.output = BatchOutput::Copy;
+        return Ok(res);
+    }
+
+    // Some records stay and some go, or the archive wants what goes: decode the batch.
+    let recs = records(batch, ctx.max_decompressed_bytes).map_err(corrupt)?;
+    let mut kept_recs = Vec::with_capacity(kept);
+    for (rec, fate) in recs.iter().zip(&fates) {
+        match fate {
+            Fate::Keep => kept_recs.push(rec),
+            Fate::Archive => {
+                let offset = header.base_offset + i64::from(rec.offset_delta);
+                let tombstone = rec.value.is_none();
+                res.removed
+                    .push(removed_record(header, rec, offset, tombstone, ctx));
+            }
+            Fate::Remove => {}
+        }
+    }
+    if kept_recs.is_empty() {
+        if retain_empty {
+            res.output = BatchOutput::Rewritten(empty_batch(header).map_err(corrupt)?);
+        }
         return Ok(res);
     }
     let codec = header.compression().map_err(corrupt)?;
     let mut b = builder_like(header, codec).delete_horizon_ms(horizon);
-    for rec in kept {
+    for rec in kept_recs {
         let headers: Vec<(&[u8], Option<&[u8]>)> = rec
             .headers
             .iter()

@@ -83,6 +83,8 @@ pub struct RecordSummary {
     pub offset_delta: i32,
     /// Whether the key is null (compacted topics reject keyless records).
     pub key_is_null: bool,
+    /// Whether the value is null (a tombstone, to the cleaner).
+    pub value_is_null: bool,
 }
 
 /// Walks every record of one batch that has passed [`crate::validate_batch`], calling `f` with
@@ -152,7 +154,7 @@ fn skim_body(body: &[u8], index: usize) -> Result<(RecordSummary, Option<&[u8]>)
     let timestamp_delta = cur.varlong("timestamp delta")?;
     let offset_delta = cur.varint("offset delta")?;
     let key = nullable_range(&mut cur, "record key")?.map(|r| body.get(r).unwrap_or(&[]));
-    skip_nullable(&mut cur, "record value")?;
+    let value_is_null = skip_nullable(&mut cur, "record value")?;
     let header_count = cur.varint("header count")?;
     let header_count = usize::try_from(header_count).map_err(|_| {
         RecordsError::InvalidRecord(format!(
@@ -181,6 +183,7 @@ fn skim_body(body: &[u8], index: usize) -> Result<(RecordSummary, Option<&[u8]>)
         timestamp_delta,
         offset_delta,
         key_is_null: key.is_none(),
+        value_is_null,
     };
     Ok((summary, key))
 }

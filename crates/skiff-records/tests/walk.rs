@@ -101,6 +101,7 @@ fn assert_equivalent(batch: &[u8]) {
                     timestamp_delta: r.timestamp_delta,
                     offset_delta: r.offset_delta,
                     key_is_null: r.key.is_none(),
+                    value_is_null: r.value.is_none(),
                 };
                 assert_eq!(seen[i], (i, expected));
             }
