@@ -264,25 +264,28 @@ pub fn filter_batch_summarized(
     let count = walk_record_keys(batch, ctx.max_decompressed_bytes, |_, rec, key| {
         let offset = header.base_offset + i64::from(rec.offset_delta);
         let covered = !discard && !control && offset <= ctx.map.latest_offset();
-        // Hashed once, for the map and the summary.
-        let hash = match key {
-            Some(key) if covered || summary.is_some() => Some(ctx.map.hash_of(key)),
-            _ => None,
-        };
+        // Hashed at most once, when the map's table or the summary needs it.
+        let mut hash = None;
         let retain = if discard {
             false
         } else if !covered {
             true
         } else {
-            match (key, hash) {
-                (None, _) | (_, None) => {
+            match key {
+                None => {
                     res.keyless_removed += 1;
                     false
                 }
-                (Some(key), Some(hash)) => {
-                    let latest = match ctx.map.get_hashed(key, hash) {
-                        Lookup::Absent | Lookup::Unknown => true,
-                        Lookup::Latest(p) => offset >= p,
+                Some(key) => {
+                    let latest = match ctx.map.superseded(offset) {
+                        Some(superseded) => !superseded,
+                        None => {
+                            let h = *hash.get_or_insert_with(|| ctx.map.hash_of(key));
+                            match ctx.map.get_hashed(key, h) {
+                                Lookup::Absent | Lookup::Unknown => true,
+                                Lookup::Latest(p) => offset >= p,
+                            }
+                        }
                     };
                     latest
                         && (!rec.value_is_null
@@ -300,8 +303,8 @@ pub fn filter_batch_summarized(
                 res.tombstones_kept += 1;
             }
             if let Some(b) = summary.as_deref_mut() {
-                match hash {
-                    Some(h) => b.add_key(h),
+                match key {
+                    Some(k) => b.add_key(hash.unwrap_or_else(|| ctx.map.hash_of(k))),
                     None => b.block(),
                 }
             }

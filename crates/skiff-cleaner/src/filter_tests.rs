@@ -634,3 +634,35 @@ fn keyless_records_are_collected_too() {
     assert_eq!(r.removed[0].key, None);
     assert_eq!(r.removed[0].reason, crate::archive::ArchiveReason::Keyless);
 }
+
+/// A map built as a pass builds it (every keyed record put) answers from its superseded
+/// bitmap; the filter's decisions are those of a map holding only each key's latest offset,
+/// which answers from its table.
+#[test]
+fn bitmap_answers_decide_as_the_table_does() {
+    let recs: [Rec<'_>; 6] = [
+        (0, 1, Some(b"a"), Some(b"1")),
+        (1, 1, Some(b"b"), Some(b"1")),
+        (2, 1, Some(b"a"), Some(b"2")),
+        (3, 1, Some(b"c"), None),
+        (4, 1, Some(b"b"), None),
+        (5, 1, Some(b"c"), Some(b"3")),
+    ];
+    let b = batch(0, Compression::None, &recs);
+    let mut built = OffsetMap::new(1 << 16, 0.9);
+    built.clear(-1);
+    for (delta, _, key, _) in &recs {
+        assert!(built.put(key.unwrap(), i64::from(*delta)));
+    }
+    assert_eq!(built.superseded(0), Some(true));
+    let latest_only = map_of(&[(b"a", 2), (b"b", 4), (b"c", 5)], 5);
+    let from_bitmap = Ctx::new(built).run(&b);
+    let from_table = Ctx::new(latest_only).run(&b);
+    assert_eq!(from_bitmap, from_table);
+    let kept: Vec<i64> = decode(rewritten(&from_bitmap))
+        .1
+        .iter()
+        .map(|r| r.0)
+        .collect();
+    assert_eq!(kept, [2, 4, 5]);
+}

@@ -8,8 +8,16 @@
 //! filter keeps the record ("when in doubt, keep"). Once the arena is full, later keys are
 //! identified by their 128-bit hash alone (a collision then needs ~2^64 keys to become likely).
 //!
-//! Memory: bounded by the thread's share of `log.cleaner.dedupe.buffer.size` (slots + arena,
-//! see [`OffsetMap::new`]), but the table starts small and doubles as keys arrive, and
+//! Beside the table, a bitmap over the covered offsets marks every record that was put and every
+//! one a later record of the same key superseded, as [`OffsetMap::put`] learns it: the filter
+//! then answers "is this record the latest of its key?" from two bits
+//! ([`OffsetMap::superseded`]) instead of a second probe of the table per record, a cache miss
+//! each on a table larger than the caches. Only the first offsets (as many as the bitmap's share
+//! of the memory holds) are tracked; records above them, records never put and records of the
+//! clean range below are looked up in the table.
+//!
+//! Memory: bounded by the thread's share of `log.cleaner.dedupe.buffer.size` (slots + arena +
+//! bitmap, see [`OffsetMap::new`]), but the table starts small and doubles as keys arrive, and
 //! [`OffsetMap::clear`] shrinks it again: an idle broker or a log with few keys pays for what
 //! it holds, not for the whole budget. A map full at its bound ends the build early and the
 //! pass becomes partial (docs/compaction.md §2.4). Owned by one cleaner thread; not shared.
@@ -30,6 +38,9 @@ const AMBIGUOUS: u32 = u32::MAX - 1;
 const EMPTY: i64 = -1;
 /// Table size a map starts with (32 KiB) before it grows toward its bound.
 const INITIAL_SLOTS: usize = 1024;
+/// Share of the arena's bytes given to the superseded bitmap instead (one in four): at the
+/// default budget it tracks tens of millions of offsets per pass.
+const BITMAP_SHARE_OF_ARENA: usize = 4;
 
 /// The answer of [`OffsetMap::get`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +82,12 @@ pub struct OffsetMap {
     load_factor: f64,
     arena: Vec<u8>,
     arena_limit: usize,
+    /// Two bits per offset `o` from `superseded_base`: bit `2(o - base)` is set when the record
+    /// at `o` was put, the next one when a later record of the same key follows it.
+    superseded: Vec<u64>,
+    superseded_base: i64,
+    /// The bitmap never grows beyond this many words (its share of the memory).
+    superseded_max_words: usize,
     entries: usize,
     max_entries: usize,
     latest_offset: i64,
@@ -97,8 +114,9 @@ impl OffsetMap {
         let memory = memory_bytes.min(MAX_MAP_BYTES);
         let slots = (memory / (SLOT_BYTES + ARENA_BYTES_PER_SLOT)).max(2);
         let slots = usize::try_from(slots).unwrap_or(usize::MAX / 64);
-        let arena_limit =
-            usize::try_from(memory.saturating_sub(slots as u64 * SLOT_BYTES)).unwrap_or(0);
+        let rest = usize::try_from(memory.saturating_sub(slots as u64 * SLOT_BYTES)).unwrap_or(0);
+        let bitmap_bytes = rest / BITMAP_SHARE_OF_ARENA;
+        let arena_limit = rest - bitmap_bytes;
         let lf = if load_factor.is_finite() {
             load_factor.clamp(0.0, 1.0)
         } else {
@@ -111,6 +129,9 @@ impl OffsetMap {
             load_factor: lf,
             arena: Vec::new(),
             arena_limit,
+            superseded: Vec::new(),
+            superseded_base: 0,
+            superseded_max_words: bitmap_bytes / 8,
             entries: 0,
             max_entries,
             latest_offset: -1,
@@ -124,6 +145,8 @@ impl OffsetMap {
     pub fn clear(&mut self, latest_offset: i64) {
         self.slots = vec![EMPTY_SLOT; self.max_slots.min(INITIAL_SLOTS)];
         self.arena = Vec::new();
+        self.superseded = Vec::new();
+        self.superseded_base = latest_offset.saturating_add(1);
         self.entries = 0;
         self.latest_offset = latest_offset;
         self.collisions = 0;
@@ -178,7 +201,11 @@ impl OffsetMap {
             if self.stored_key(&slot).is_some_and(|k| k != key) {
                 self.slots[idx].key_len = AMBIGUOUS;
                 self.collisions += 1;
+            } else if slot.key_len != AMBIGUOUS && slot.offset != offset {
+                // The same key again: the earlier of the two records is not the latest.
+                self.mark(slot.offset.min(offset), true);
             }
+            self.mark(offset, false);
             let s = &mut self.slots[idx];
             s.offset = s.offset.max(offset);
             self.latest_offset = self.latest_offset.max(offset);
@@ -193,6 +220,7 @@ impl OffsetMap {
         } else {
             idx
         };
+        self.mark(offset, false);
         let (key_at, key_len) = self.store_key(key);
         self.slots[idx] = Slot {
             hash: split(hash),
@@ -203,6 +231,40 @@ impl OffsetMap {
         self.entries += 1;
         self.latest_offset = self.latest_offset.max(offset);
         true
+    }
+
+    /// Whether a later record of its key follows the keyed record at `offset`; `None` when the
+    /// bitmap cannot say (`offset` was not put, or lies beyond what the bitmap tracks): ask
+    /// [`OffsetMap::get`] then. A record whose slot two keys share is not marked after the
+    /// collision, so it is kept, as `get` would keep it.
+    pub fn superseded(&self, offset: i64) -> Option<bool> {
+        let bit = self.offset_bits(offset)?;
+        let word = *self.superseded.get(bit / 64)?;
+        let put = word & (1 << (bit % 64)) != 0;
+        put.then_some(word & (1 << (bit % 64 + 1)) != 0)
+    }
+
+    /// Position of `offset`'s two bits (put, superseded) in the bitmap, if it may track it.
+    fn offset_bits(&self, offset: i64) -> Option<usize> {
+        let index = usize::try_from(offset.checked_sub(self.superseded_base)?).ok()?;
+        let bit = index.checked_mul(2)?;
+        (bit / 64 < self.superseded_max_words).then_some(bit)
+    }
+
+    /// Sets bit 0 (`put`) or bit 1 (`superseded`) of `offset`'s pair, if the bitmap tracks it.
+    fn mark(&mut self, offset: i64, superseded: bool) {
+        let Some(bit) = self.offset_bits(offset) else {
+            return;
+        };
+        let word = bit / 64;
+        if word >= self.superseded.len() {
+            // Doubling keeps growth amortized; never past the bound.
+            let len = (word + 1)
+                .max(self.superseded.len() * 2)
+                .min(self.superseded_max_words);
+            self.superseded.resize(len, 0);
+        }
+        self.superseded[word] |= 1 << (bit % 64 + usize::from(superseded));
     }
 
     /// The latest offset of `key`, or why there is none.
@@ -421,7 +483,7 @@ mod tests {
 
     #[test]
     fn full_arena_falls_back_to_hash_identity() {
-        // 2 slots, arena of 2*48-64 = 32 bytes: the 40-byte key is not stored.
+        // 2 slots, arena of 3/4 of 2*48-64 = 24 bytes: the 40-byte key is not stored.
         let mut m = OffsetMap::new(96, 1.0);
         m.clear(-1);
         let big = [7u8; 40];
@@ -440,5 +502,77 @@ mod tests {
             assert_eq!(m.get(&i.to_be_bytes()), Lookup::Latest(i));
         }
         assert_eq!(m.get(&5000i64.to_be_bytes()), Lookup::Absent);
+    }
+
+    #[test]
+    fn superseded_bitmap_marks_every_earlier_record_of_a_key() {
+        let mut m = OffsetMap::new(1 << 16, 0.9);
+        m.clear(9);
+        for (k, o) in [(&b"a"[..], 10), (b"b", 11), (b"a", 12), (b"a", 14)] {
+            assert!(m.put(k, o));
+        }
+        assert_eq!(m.superseded(10), Some(true));
+        assert_eq!(m.superseded(11), Some(false));
+        assert_eq!(m.superseded(12), Some(true));
+        assert_eq!(m.superseded(14), Some(false));
+        // Offset 13 was never put (a keyless record, say), 9 lies below the covered range.
+        assert_eq!(m.superseded(13), None);
+        assert_eq!(m.superseded(9), None);
+        m.clear(99);
+        assert_eq!(m.superseded(10), None, "clear forgets the bitmap");
+    }
+
+    #[test]
+    fn superseded_bitmap_agrees_with_the_table() {
+        let mut m = OffsetMap::new(1 << 20, 0.9);
+        m.clear(-1);
+        let mut x: u64 = 7;
+        let mut puts = Vec::new();
+        for offset in 0..20_000i64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let key = format!("k{}", (x >> 33) % 3_000);
+            assert!(m.put(key.as_bytes(), offset));
+            puts.push((key, offset));
+        }
+        for (key, offset) in puts {
+            let latest = m.get(key.as_bytes()) == Lookup::Latest(offset);
+            assert_eq!(m.superseded(offset), Some(!latest), "{key} at {offset}");
+        }
+    }
+
+    #[test]
+    fn a_collision_stops_marking_its_slot() {
+        let mut m = OffsetMap::with_hasher(1 << 16, 0.9, same_hash);
+        m.clear(-1);
+        assert!(m.put(b"a", 1));
+        assert!(m.put(b"a", 2));
+        assert_eq!(
+            m.superseded(1),
+            Some(true),
+            "same key bytes: a later a follows"
+        );
+        assert!(m.put(b"b", 5));
+        assert!(m.put(b"a", 7));
+        // Which key came later is no longer known: kept, as get's Unknown keeps them.
+        assert_eq!(m.superseded(2), Some(false));
+        assert_eq!(m.superseded(5), Some(false));
+        assert_eq!(m.superseded(7), Some(false));
+    }
+
+    #[test]
+    fn superseded_bitmap_is_bounded_by_its_share_of_memory() {
+        // 100 slots: 4800 - 3200 = 1600 bytes left, a quarter (400 bytes, 50 words) for the
+        // bitmap: 1600 offsets at two bits each.
+        let mut m = OffsetMap::new(48 * 100, 0.9);
+        m.clear(-1);
+        assert!(m.put(b"a", 1_599));
+        assert!(m.put(b"a", 1_600));
+        assert!(m.put(b"a", 5_000));
+        assert_eq!(m.superseded(1_599), Some(true));
+        assert_eq!(m.superseded(1_600), None, "past the bound: ask the table");
+        assert_eq!(m.get(b"a"), Lookup::Latest(5_000));
+        assert!(m.superseded.len() <= 50);
     }
 }
