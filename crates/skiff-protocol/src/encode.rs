@@ -32,17 +32,14 @@ pub fn encode_response(
         version,
         reason,
     };
-    let mut buf = BytesMut::with_capacity(256);
-    buf.put_i32(0); // size, patched below
-    ResponseHeader::default()
-        .with_correlation_id(correlation_id)
-        .encode(&mut buf, api_key.response_header_version(version))
-        .map_err(|e| fail(format!("header: {e:#}")))?;
-    body.encode(&mut buf, version)
-        .map_err(|e| fail(format!("{e:#}")))?;
-    let size = i32::try_from(buf.len() - 4).map_err(|_| EncodeError::TooLarge(buf.len() - 4))?;
-    buf[..4].copy_from_slice(&size.to_be_bytes());
-    Ok(buf.freeze())
+    framed(|buf| {
+        ResponseHeader::default()
+            .with_correlation_id(correlation_id)
+            .encode(buf, api_key.response_header_version(version))
+            .map_err(|e| fail(format!("header: {e:#}")))?;
+        body.encode(buf, version)
+            .map_err(|e| fail(format!("{e:#}")))
+    })
 }
 
 /// Encodes a full response frame of an API Skiff codes itself: size prefix, response header
@@ -58,16 +55,13 @@ pub fn encode_own_response(
         version,
         reason,
     };
-    let mut buf = BytesMut::with_capacity(256);
-    buf.put_i32(0); // size, patched below
-    ResponseHeader::default()
-        .with_correlation_id(correlation_id)
-        .encode(&mut buf, api.response_header_version(version))
-        .map_err(|e| fail(format!("header: {e:#}")))?;
-    body.encode(&mut buf, version).map_err(fail)?;
-    let size = i32::try_from(buf.len() - 4).map_err(|_| EncodeError::TooLarge(buf.len() - 4))?;
-    buf[..4].copy_from_slice(&size.to_be_bytes());
-    Ok(buf.freeze())
+    framed(|buf| {
+        ResponseHeader::default()
+            .with_correlation_id(correlation_id)
+            .encode(buf, api.response_header_version(version))
+            .map_err(|e| fail(format!("header: {e:#}")))?;
+        body.encode(buf, version).map_err(fail)
+    })
 }
 
 /// A full request frame of an API Skiff codes itself, as a client sends it (tests, benchmark
@@ -85,16 +79,25 @@ pub fn encode_own_request(
         version,
         reason,
     };
+    framed(|buf| {
+        RequestHeader::default()
+            .with_request_api_key(api.key())
+            .with_request_api_version(version)
+            .with_correlation_id(correlation_id)
+            .with_client_id(client_id.map(|c| StrBytes::from_string(c.to_string())))
+            .encode(buf, api.request_header_version(version))
+            .map_err(|e| fail(format!("header: {e:#}")))?;
+        body.encode(buf, version).map_err(fail)
+    })
+}
+
+/// A frame: `write` appends header and body after a size prefix, which is then filled in.
+fn framed(
+    write: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
+) -> Result<Bytes, EncodeError> {
     let mut buf = BytesMut::with_capacity(256);
-    buf.put_i32(0); // size, patched below
-    RequestHeader::default()
-        .with_request_api_key(api.key())
-        .with_request_api_version(version)
-        .with_correlation_id(correlation_id)
-        .with_client_id(client_id.map(|c| StrBytes::from_string(c.to_string())))
-        .encode(&mut buf, api.request_header_version(version))
-        .map_err(|e| fail(format!("header: {e:#}")))?;
-    body.encode(&mut buf, version).map_err(fail)?;
+    buf.put_i32(0);
+    write(&mut buf)?;
     let size = i32::try_from(buf.len() - 4).map_err(|_| EncodeError::TooLarge(buf.len() - 4))?;
     buf[..4].copy_from_slice(&size.to_be_bytes());
     Ok(buf.freeze())
