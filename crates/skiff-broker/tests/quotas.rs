@@ -769,13 +769,11 @@ async fn a_throttled_fetch_opens_no_session_and_leaves_an_open_one_unsent() {
     common::stop(broker).await;
 }
 
-#[tokio::test]
-async fn the_request_time_quota_throttles_at_most_one_window() {
-    let dir = tempfile::tempdir().unwrap();
-    let broker = common::broker(dir.path()).start().await;
-    // 0.0001 % of a second: 1 µs per second, 10 µs over the 10 s window.
+/// User `busy` gets `request_percentage` 0.0001: 1 µs of request time per second, 10 µs over
+/// the 10 s window, so a few requests put it over.
+async fn give_busy_a_tiny_request_time_quota(broker: &Arc<Broker>) {
     let set = alter(
-        &broker,
+        broker,
         0,
         vec![alter_entry(
             &[("user", Some("busy"))],
@@ -785,6 +783,13 @@ async fn the_request_time_quota_throttles_at_most_one_window() {
     )
     .await;
     assert_eq!(set, vec![(0, None)]);
+}
+
+#[tokio::test]
+async fn the_request_time_quota_throttles_at_most_one_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = common::broker(dir.path()).start().await;
+    give_busy_a_tiny_request_time_quota(&broker).await;
     let mut throttles = Vec::new();
     for _ in 0..200 {
         let r = call_as(
@@ -828,17 +833,7 @@ async fn the_request_time_quota_throttles_answers_of_apis_skiff_codes_itself() {
     use skiff_protocol::{OwnApi, OwnRequest, OwnResponse};
     let dir = tempfile::tempdir().unwrap();
     let broker = common::broker(dir.path()).start().await;
-    let set = alter(
-        &broker,
-        0,
-        vec![alter_entry(
-            &[("user", Some("busy"))],
-            &[("request_percentage", Some(0.0001))],
-        )],
-        false,
-    )
-    .await;
-    assert_eq!(set, vec![(0, None)]);
+    give_busy_a_tiny_request_time_quota(&broker).await;
     let mut throttles = Vec::new();
     for _ in 0..200 {
         let request = DecodedRequest {
