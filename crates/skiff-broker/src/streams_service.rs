@@ -225,34 +225,23 @@ fn check_topology_topics(caller: &Caller, t: &wh::Topology) -> Result<(), (i16, 
     }
     let mut seen = std::collections::BTreeSet::new();
     topics.retain(|t| seen.insert(*t));
-    let internal: Vec<&str> = topics
-        .iter()
-        .copied()
-        .filter(|t| crate::topics::is_internal_name(t))
-        .collect();
-    if !internal.is_empty() {
-        return Err((
+    // Each rule names every topic that breaks it.
+    let refuse = |breaks: &dyn Fn(&str) -> bool, message: &dyn Fn(String) -> String| {
+        let named: Vec<&str> = topics.iter().copied().filter(|t| breaks(t)).collect();
+        if named.is_empty() {
+            return Ok(());
+        }
+        Err((
             ResponseError::StreamsInvalidTopology.code(),
-            format!(
-                "Use of Kafka internal topics {} in a Kafka Streams topology is prohibited.",
-                internal.join(",")
-            ),
-        ));
-    }
-    let invalid: Vec<&str> = topics
-        .iter()
-        .copied()
-        .filter(|t| validate_topic_name(t).is_err())
-        .collect();
-    if !invalid.is_empty() {
-        return Err((
-            ResponseError::StreamsInvalidTopology.code(),
-            format!(
-                "Topic names {} are not valid topic names.",
-                invalid.join(",")
-            ),
-        ));
-    }
+            message(named.join(",")),
+        ))
+    };
+    refuse(&crate::topics::is_internal_name, &|names| {
+        format!("Use of Kafka internal topics {names} in a Kafka Streams topology is prohibited.")
+    })?;
+    refuse(&|t| validate_topic_name(t).is_err(), &|names| {
+        format!("Topic names {names} are not valid topic names.")
+    })?;
     if topics.iter().any(|t| {
         !caller
             .authz

@@ -22,6 +22,9 @@ use skiff_protocol::{OwnApi, OwnRequest, OwnResponse};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
+/// Kafka's STREAMS_INVALID_TOPOLOGY error code.
+const STREAMS_INVALID_TOPOLOGY: i16 = 130;
+
 /// A well-formed request frame of an own API (size prefix, header v2, body).
 fn own_frame(api: OwnApi, version: i16, correlation_id: i32, body: &OwnRequest) -> Vec<u8> {
     assert_eq!(api, body.api());
@@ -215,4 +218,61 @@ async fn group_acls_are_checked_before_the_coordinator() {
     assert_eq!(r.groups[0].authorized_operations, (1 << 3) | (1 << 8));
     assert_eq!(r.groups[2].authorized_operations, 1 << 8);
     assert_eq!(r.groups[1].authorized_operations, i32::MIN);
+}
+
+/// A topology naming Kafka-internal topics, or invalid topic names, is refused before any
+/// group is made, with Kafka's messages naming every offending topic once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn topologies_naming_internal_or_invalid_topics_are_refused() {
+    use skiff_protocol::streams::heartbeat::{Subtopology, Topology};
+    let dir = tempfile::tempdir().unwrap();
+    let broker = start(dir.path(), &[]).await;
+    let join_reading = |group: &str, topics: &[&str]| {
+        let OwnRequest::StreamsGroupHeartbeat(mut r) = join(group) else {
+            unreachable!()
+        };
+        r.topology = Some(Topology {
+            subtopologies: vec![Subtopology {
+                subtopology_id: "0".into(),
+                source_topics: topics.iter().map(|t| t.to_string()).collect(),
+                repartition_sink_topics: topics.iter().map(|t| t.to_string()).collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        OwnRequest::StreamsGroupHeartbeat(r)
+    };
+    let answer = |r: OwnResponse| match r {
+        OwnResponse::StreamsGroupHeartbeat(r) => (r.error_code, r.error_message),
+        other => panic!("{other:?}"),
+    };
+    let internal = join_reading("a", &["words", "__consumer_offsets", "__transaction_state"]);
+    assert_eq!(
+        answer(send_own(&broker, "admin", internal).await),
+        (
+            STREAMS_INVALID_TOPOLOGY,
+            Some(
+                "Use of Kafka internal topics __consumer_offsets,__transaction_state in a Kafka \
+                 Streams topology is prohibited."
+                    .to_string()
+            )
+        )
+    );
+    let invalid = join_reading("b", &["words", "no spaces", "no/slash"]);
+    assert_eq!(
+        answer(send_own(&broker, "admin", invalid).await),
+        (
+            STREAMS_INVALID_TOPOLOGY,
+            Some("Topic names no spaces,no/slash are not valid topic names.".to_string())
+        )
+    );
+    let describe = OwnRequest::StreamsGroupDescribe(StreamsGroupDescribeRequest {
+        group_ids: vec!["a".into(), "b".into()],
+        ..Default::default()
+    });
+    let OwnResponse::StreamsGroupDescribe(r) = send_own(&broker, "admin", describe).await else {
+        panic!("wrong response type")
+    };
+    let codes: Vec<i16> = r.groups.iter().map(|g| g.error_code).collect();
+    assert_eq!(codes, [69, 69], "no group was made");
 }
