@@ -336,12 +336,16 @@ pub fn filter_batch_summarized(
         res.horizon_ms = horizon;
         res.horizon_stamped = need_horizon;
     }
-    let archives = fates.contains(&Fate::Archive);
-    if kept == 0 && !archives {
+    // Nothing stays: the batch goes, or only its header stays (step 2).
+    let emptied = |mut res: BatchResult| {
         if retain_empty {
             res.output = BatchOutput::Rewritten(empty_batch(header).map_err(corrupt)?);
         }
-        return Ok(res);
+        Ok(res)
+    };
+    let archives = fates.contains(&Fate::Archive);
+    if kept == 0 && !archives {
+        return emptied(res);
     }
     if kept == count && !need_horizon {
         res.output = BatchOutput::Copy;
@@ -364,10 +368,7 @@ pub fn filter_batch_summarized(
         }
     }
     if kept_recs.is_empty() {
-        if retain_empty {
-            res.output = BatchOutput::Rewritten(empty_batch(header).map_err(corrupt)?);
-        }
-        return Ok(res);
+        return emptied(res);
     }
     let codec = header.compression().map_err(corrupt)?;
     let mut b = builder_like(header, codec).delete_horizon_ms(horizon);
