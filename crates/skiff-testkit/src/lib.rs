@@ -50,6 +50,12 @@ pub const READY_LINE: &str = "skiff is ready";
 /// long enough not to spin a core.
 const POLL: Duration = Duration::from_millis(25);
 
+/// How many ports a first start tries when its listener's port turns out taken.
+const START_ATTEMPTS: usize = 3;
+
+/// What the OS error says when the listener's port is taken (EADDRINUSE).
+const ADDR_IN_USE: &str = "Address already in use";
+
 /// When a start counts as done.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ready {
@@ -190,6 +196,16 @@ impl Broker {
             root,
             child: None,
         };
+        // A port can still be taken by another server between free_port and the broker's
+        // bind; a first start may move to another one (a restart keeps its port).
+        for _ in 1..START_ATTEMPTS {
+            match broker.spawn() {
+                Err(e) if broker.child.is_none() && e.to_string().contains(ADDR_IN_USE) => {
+                    broker.port = free_port()?;
+                }
+                other => return other.map(|()| broker),
+            }
+        }
         broker.spawn()?;
         Ok(broker)
     }
@@ -478,24 +494,63 @@ pub fn workspace_root() -> PathBuf {
         .unwrap_or_else(|| manifest.to_path_buf())
 }
 
-/// A loopback port that was free a moment ago: bind port 0, read it, release it. Never the
-/// same port twice in one process, so tests running in parallel do not get each other's
-/// port; another process (or an outgoing connection's source port) can still take it before
-/// the caller binds it, which is why starts that bind it wait and report clearly.
+/// A loopback port that was free a moment ago, never the same one twice in a process (tests
+/// running in parallel do not get each other's port).
+///
+/// It is drawn from below the kernel's ephemeral range: a port taken from `bind(0)` and
+/// released is one an outgoing connection may pick as its source port before the broker binds
+/// it, which made starts fail with "Address already in use" on a busy CI machine. Ports under
+/// the range are never handed out as source ports, so only a server binding that very port
+/// can take it. Falls back to `bind(0)` when the range leaves no room below it.
 pub fn free_port() -> Result<u16> {
     static HANDED_OUT: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let (lo, hi) = ports_below_ephemeral_range();
+    let mut seen = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+    if hi > lo {
+        let span = u64::from(hi - lo);
+        let mut pick = random_u64();
+        for _ in 0..span.min(2_000) {
+            pick = pick
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let port = lo + ((pick >> 33) % span) as u16;
+            if !seen.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                seen.push(port);
+                return Ok(port);
+            }
+        }
+    }
     for _ in 0..100 {
         let l =
             TcpListener::bind("127.0.0.1:0").context("binding 127.0.0.1:0 to find a free port")?;
         let port = l.local_addr().context("reading the bound address")?.port();
         drop(l);
-        let mut seen = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
         if !seen.contains(&port) {
             seen.push(port);
             return Ok(port);
         }
     }
     bail!("the kernel kept handing out ports this process already used")
+}
+
+/// Lowest port tests draw from: above the well-known and most registered service ports.
+const TEST_PORTS_FROM: u16 = 20_000;
+
+/// `[TEST_PORTS_FROM, first ephemeral port)`; empty when the ephemeral range starts lower.
+fn ports_below_ephemeral_range() -> (u16, u16) {
+    let first_ephemeral = fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    (TEST_PORTS_FROM, first_ephemeral)
+}
+
+/// A seed that differs between processes and calls (std's per-process random hash keys).
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.finish()
 }
 
 #[cfg(test)]

@@ -20,6 +20,13 @@ fn script(name: &str) -> PathBuf {
             ),
             // Fails at start with a message.
             ("fails", "echo 'boom: bad config' >&2; exit 3"),
+            // Its first start finds the listener's port taken; later ones are ready.
+            (
+                "busy-once",
+                "echo \"$@\"; d=$(echo \"$@\" | sed -n 's/.*log.dirs=\\([^ ]*\\).*/\\1/p'); \
+                 if [ -e \"$d/tried\" ]; then echo 'skiff is ready' >&2; exec sleep 60; fi; \
+                 touch \"$d/tried\"; echo 'binding listener: Address already in use (os error 98)' >&2; exit 1",
+            ),
             // Never ready; ignores SIGTERM.
             ("stuck", "trap '' TERM; while :; do sleep 1; done"),
         ];
@@ -40,13 +47,17 @@ fn opts(name: &str) -> Options {
         .start_timeout(Duration::from_secs(5))
 }
 
-/// Binding the port again afterwards would race with every other test's connections (an
-/// outgoing connection's source port can be the one just released), so what is checked is
-/// the part free_port promises: a real port, and never the same one twice in a process.
+/// What free_port promises: a real port below the ephemeral range (where no outgoing
+/// connection's source port can land), and never the same one twice in a process.
 #[test]
-fn free_ports_are_real_and_never_repeat_in_a_process() {
+fn free_ports_are_real_below_the_ephemeral_range_and_never_repeat_in_a_process() {
     let ports: Vec<u16> = (0..200).map(|_| free_port().unwrap()).collect();
-    assert!(ports.iter().all(|p| *p != 0));
+    let (lo, hi) = super::ports_below_ephemeral_range();
+    assert!(
+        hi > lo,
+        "this machine's ephemeral range leaves no room below it"
+    );
+    assert!(ports.iter().all(|p| (lo..hi).contains(p)), "{ports:?}");
     let mut distinct = ports.clone();
     distinct.sort_unstable();
     distinct.dedup();
@@ -108,6 +119,22 @@ fn exit_during_start_reports_the_output() {
     let err = Broker::start_opts(opts("fails")).err().unwrap().to_string();
     assert!(err.contains("exited during start"), "{err}");
     assert!(err.contains("boom: bad config"), "{err}");
+}
+
+#[test]
+fn a_first_start_whose_port_is_taken_moves_to_another_port() {
+    let b = Broker::start_opts(opts("busy-once")).unwrap();
+    let logs = b.logs();
+    assert_eq!(logs.matches(RUN_MARKER).count(), 2, "{logs}");
+    let ports: Vec<&str> = logs
+        .split("listeners=PLAINTEXT://127.0.0.1:")
+        .skip(1)
+        .filter_map(|rest| rest.split_whitespace().next())
+        .collect();
+    assert_eq!(ports.len(), 2, "{logs}");
+    assert_ne!(ports[0], ports[1], "the second start must use another port");
+    assert_eq!(ports[1], b.port().to_string());
+    assert!(logs.contains(ADDR_IN_USE), "{logs}");
 }
 
 #[test]

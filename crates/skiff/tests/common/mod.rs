@@ -21,12 +21,9 @@ pub fn skiff() -> Command {
     cmd
 }
 
+/// A free loopback port outside the ephemeral range (see [`skiff_testkit::free_port`]).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    skiff_testkit::free_port().unwrap()
 }
 
 /// Runs `cmd` to its end with `stdin` (if any) written and closed, capturing its output.
