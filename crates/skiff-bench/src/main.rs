@@ -84,8 +84,8 @@ enum Mode {
     /// `partitions`).
     Partitions,
     /// acks=1 and acks=all through Kafka's own ProducerPerformance (the Java client, 1 KiB):
-    /// the broker's CPU per GB and MB/s, Skiff beside Kafka (issue 18, see `perftest`);
-    /// with --out, also written to <out>/perftest.md.
+    /// the broker's CPU per GB and MB/s, Skiff beside Kafka (issue 18, see `perftest`), on
+    /// --partitions partitions; with --out, also written to <out>/perftest.md (perftest-pN.md).
     PerfTest,
     /// A consumer of --partitions partitions (default here 2,000), few with data: broker CPU
     /// and bytes per fetch with full fetches and with an incremental fetch session (KIP-227),
@@ -247,13 +247,17 @@ fn real_main(cli: Cli) -> Result<()> {
             kafka_kind(&cli),
             &perftest::tool_script(&workspace),
             cli.records.unwrap_or(1_000_000),
+            cli.partitions,
             plan.runs,
             clk_tck,
         )?;
         if let Some(dir) = &cli.compare.out {
             let command = paths::Shown::here(&workspace).command(std::env::args());
             std::fs::create_dir_all(dir)?;
-            let path = dir.join("perftest.md");
+            let path = match cli.partitions {
+                1 => dir.join("perftest.md"),
+                n => dir.join(format!("perftest-p{n}.md")),
+            };
             std::fs::write(
                 &path,
                 format!(

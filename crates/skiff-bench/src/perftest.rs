@@ -1,8 +1,8 @@
 //! `skiff-bench perf-test` (issue 18): what `acks=all` costs the broker, measured with Apache
 //! Kafka's own load generator, `ProducerPerformance` (kafka-producer-perf-test: the Java
 //! client, 1 KiB records, unthrottled), Skiff beside Kafka 4.4 in one run. For each acks
-//! setting (`1`, then `all`) a fresh broker gets one topic of one partition and the tool
-//! sends `--records` records; the broker's CPU time (user + system, all threads, fsyncs
+//! setting (`1`, then `all`) a fresh broker gets one topic of `--partitions` partitions
+//! (default 1) and the tool sends `--records` records; the broker's CPU time (user + system, all threads, fsyncs
 //! included) over the tool's run is divided by the bytes sent. MB/s is the tool's own figure.
 //!
 //! The tool runs through `tests/kafka/tool.sh` (which installs Kafka's jars on first use), so
@@ -39,6 +39,7 @@ pub fn run(
     kafka: Option<BrokerKind>,
     tool: &Path,
     records: u64,
+    partitions: i32,
     runs: u32,
     clk_tck: f64,
 ) -> Result<String> {
@@ -53,9 +54,9 @@ pub fn run(
         for (label, kind) in &contenders {
             for acks in ["1", "all"] {
                 eprintln!("run {run}/{runs}: {label}, acks={acks}");
-                match kind.with_fresh(|b| measure(b, tool, records, acks, clk_tck)) {
+                match kind.with_fresh(|b| measure(b, tool, records, partitions, acks, clk_tck)) {
                     Ok(sent) => {
-                        let scenario = format!("ProducerPerformance 1 KiB, acks={acks}");
+                        let scenario = scenario(partitions, acks);
                         m.add(&scenario, "MB/s", Better::Higher, label, sent.mb_per_sec);
                         m.add(
                             &scenario,
@@ -75,15 +76,30 @@ pub fn run(
     }
     println!();
     println!(
-        "skiff-bench perf-test: {records} records of 1 KiB per run ({runs} runs; medians, min-max)"
+        "skiff-bench perf-test: {records} records of 1 KiB per run, {partitions} partition(s) ({runs} runs; medians, min-max)"
     );
     print!("{}", m.render_text());
     Ok(m.render_markdown())
 }
 
-fn measure(b: &RunningBroker, tool: &Path, records: u64, acks: &str, clk_tck: f64) -> Result<Sent> {
+/// The row's name: "ProducerPerformance 1 KiB, acks=all", with "p12" when not one partition.
+fn scenario(partitions: i32, acks: &str) -> String {
+    match partitions {
+        1 => format!("ProducerPerformance 1 KiB, acks={acks}"),
+        n => format!("ProducerPerformance 1 KiB p{n}, acks={acks}"),
+    }
+}
+
+fn measure(
+    b: &RunningBroker,
+    tool: &Path,
+    records: u64,
+    partitions: i32,
+    acks: &str,
+    clk_tck: f64,
+) -> Result<Sent> {
     let addr = b.bootstrap();
-    produce::create_topic(&addr, TOPIC, 1)?;
+    produce::create_topic(&addr, TOPIC, partitions)?;
     let before = b.sample(clk_tck)?.cpu_secs;
     let output = perf_test(tool, &addr, records, acks)?;
     let after = b.sample(clk_tck)?.cpu_secs;

@@ -62,20 +62,45 @@ impl Durability {
         partition: Arc<Partition>,
         end_offset: i64,
     ) -> Result<(), String> {
-        if partition.log.flushed_offset() >= end_offset {
-            return Ok(());
-        }
-        let (tx, rx) = oneshot::channel();
+        let mut answers = self.wait_all_flushed(vec![(partition, end_offset)]).await;
+        answers.pop().unwrap_or(Ok(()))
+    }
+
+    /// Resolves once every `(partition, end_offset)` is on disk: one answer each, in order.
+    /// All are queued at once, so one round syncs a request's partitions together (queued
+    /// one after another, each would wait for a round of its own).
+    pub async fn wait_all_flushed(
+        &self,
+        waits: Vec<(Arc<Partition>, i64)>,
+    ) -> Vec<Result<(), String>> {
+        let mut pending = Vec::with_capacity(waits.len());
         {
             let (lock, cvar) = &*self.queue;
             let mut queue = lock.lock().unwrap_or_else(|e| e.into_inner());
-            if queue.stopping {
-                return Err("broker is shutting down".into());
+            for (partition, end_offset) in waits {
+                if partition.log.flushed_offset() >= end_offset {
+                    pending.push(None);
+                } else if queue.stopping {
+                    pending.push(Some(Err("broker is shutting down".to_string())));
+                } else {
+                    let (tx, rx) = oneshot::channel();
+                    queue.waiters.push((partition, end_offset, tx));
+                    pending.push(Some(Ok(rx)));
+                }
             }
-            queue.waiters.push((partition, end_offset, tx));
-            cvar.notify_one();
+            if !queue.waiters.is_empty() {
+                cvar.notify_one();
+            }
         }
-        rx.await.unwrap_or_else(|_| Err("flusher stopped".into()))
+        let mut answers = Vec::with_capacity(pending.len());
+        for wait in pending {
+            answers.push(match wait {
+                None => Ok(()),
+                Some(Err(e)) => Err(e),
+                Some(Ok(rx)) => rx.await.unwrap_or_else(|_| Err("flusher stopped".into())),
+            });
+        }
+        answers
     }
 
     /// Stop the flusher after it has answered every queued waiter.
@@ -113,6 +138,7 @@ fn flusher_loop(queue: &(Mutex<Queue>, Condvar), metrics: &Arc<BrokerMetrics>) {
 
 /// Flush each distinct partition once and answer every waiter of this round.
 fn flush_round(batch: Vec<Waiter>, pool: &mut FsyncPool, metrics: &Arc<BrokerMetrics>) {
+    metrics.group_commit_round();
     let mut distinct: Vec<Arc<Partition>> = Vec::new();
     let mut seen = HashSet::new();
     for (partition, _, _) in &batch {
@@ -330,6 +356,27 @@ mod tests {
                 assert!(p.log.flushed_offset() >= end);
             }
         }
+        durability.stop();
+    }
+
+    /// A request's partitions are queued together, so one round syncs them all (awaited one
+    /// after another they took a round each).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn partitions_waited_for_together_share_one_round() {
+        let dir = tempfile::tempdir().unwrap();
+        let partitions: Vec<_> = (0..12).map(|i| partition(dir.path(), i)).collect();
+        let metrics = Arc::new(BrokerMetrics::default());
+        let durability = Durability::start(metrics.clone()).unwrap();
+        let waits: Vec<_> = partitions.iter().map(|p| (p.clone(), append(p))).collect();
+        let answers = durability.wait_all_flushed(waits.clone()).await;
+        assert_eq!(answers, vec![Ok(()); 12]);
+        for (p, end) in &waits {
+            assert!(p.log.flushed_offset() >= *end);
+        }
+        assert_eq!(metrics.group_commit_rounds(), 1);
+        // Already durable: answered without a round.
+        assert_eq!(durability.wait_all_flushed(waits).await, vec![Ok(()); 12]);
+        assert_eq!(metrics.group_commit_rounds(), 1);
         durability.stop();
     }
 

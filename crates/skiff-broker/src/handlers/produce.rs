@@ -149,8 +149,13 @@ pub async fn handle(ctx: &RequestContext, request: ProduceRequest) -> Reply {
     }
     let broker = broker.clone();
     Reply::Later(Box::pin(async move {
-        for (topic, slot, (partition, end_offset)) in waits {
-            if let Err(e) = broker.durability.wait_flushed(partition, end_offset).await {
+        let (slots, durable): (Vec<_>, Vec<_>) = waits
+            .into_iter()
+            .map(|(topic, slot, durable)| ((topic, slot), durable))
+            .unzip();
+        let answers = broker.durability.wait_all_flushed(durable).await;
+        for ((topic, slot), answer) in slots.into_iter().zip(answers) {
+            if let Err(e) = answer {
                 let e = BrokerError::StorageFailure(e.to_string());
                 let response = &mut topics[topic].partition_responses[slot];
                 response.error_code = kafka_error(ApiKey::Produce, version, &e).code();

@@ -74,6 +74,8 @@ pub struct BrokerMetrics {
     connections_open: Arc<AtomicI64>,
     connections_accepted: AtomicU64,
     fsync: [Histogram; 3],
+    /// Rounds of the acks=all flusher (each syncs every partition its waiters wait for).
+    group_commit_rounds: AtomicU64,
 }
 
 impl Default for BrokerMetrics {
@@ -83,6 +85,7 @@ impl Default for BrokerMetrics {
             connections_open: Arc::default(),
             connections_accepted: AtomicU64::new(0),
             fsync: Default::default(),
+            group_commit_rounds: AtomicU64::new(0),
         }
     }
 }
@@ -117,6 +120,15 @@ impl BrokerMetrics {
         if let Some(h) = self.fsync.get(site.slot()) {
             h.observe(elapsed);
         }
+    }
+
+    /// The flusher ran a group-commit round.
+    pub fn group_commit_round(&self) {
+        self.group_commit_rounds.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn group_commit_rounds(&self) -> u64 {
+        self.group_commit_rounds.load(Ordering::Relaxed)
     }
 
     /// `(api key, received, latency)` of every API key that saw a request.

@@ -33,6 +33,7 @@ pub struct Facts {
     pub connections_open: i64,
     pub connections_accepted: u64,
     pub fsync: Vec<(FsyncSite, HistogramSnapshot)>,
+    pub group_commit_rounds: u64,
     /// Compacted partitions the cleaner has planned, sorted by topic and partition.
     pub compaction: Vec<(String, i32, CompactionStatus)>,
     /// Client quota throttles per quota, user and client id (see `crate::quotas`).
@@ -89,6 +90,7 @@ pub fn collect(broker: &Broker) -> Facts {
             .iter()
             .map(|s| (*s, m.fsync_snapshot(*s)))
             .collect(),
+        group_commit_rounds: m.group_commit_rounds(),
         compaction: broker.compaction_statuses(),
         quota_throttles: broker.quotas.throttle_stats(),
         share_counters: if broker.share.store_is_open() {
@@ -399,6 +401,13 @@ fn write_requests(e: &mut Exposition, f: &Facts) {
     for (site, h) in &f.fsync {
         e.histogram(name, &[("site", site.as_str())], h);
     }
+    let name = "skiff_group_commit_rounds_total";
+    e.family(
+        name,
+        Kind::Counter,
+        "Group-commit rounds: each fsyncs every partition that acks=all produces wait for, once.",
+    );
+    e.sample_int(name, &[], f.group_commit_rounds.into());
 }
 
 fn write_compaction(e: &mut Exposition, all: &[(String, i32, CompactionStatus)]) {
@@ -687,6 +696,7 @@ mod tests {
                     sum_seconds: 0.01,
                 },
             )],
+            group_commit_rounds: 1,
             compaction: vec![
                 ("c".into(), 0, done),
                 ("c".into(), 1, failing),
@@ -729,6 +739,7 @@ mod tests {
             "skiff_connections_open 1",
             "skiff_connections_accepted_total 5",
             "skiff_fsync_duration_seconds_count{site=\"group_commit\"} 1",
+            "skiff_group_commit_rounds_total 1",
             "skiff_compaction_read_bytes_total{topic=\"c\",partition=\"0\"} 1000",
             "skiff_compaction_written_bytes_total{topic=\"c\",partition=\"0\"} 300",
             "skiff_compaction_records_removed_total{topic=\"c\",partition=\"0\"} 7",
