@@ -2,8 +2,9 @@
 //! Kafka's own load generator, `ProducerPerformance` (kafka-producer-perf-test: the Java
 //! client, 1 KiB records, unthrottled), Skiff beside Kafka 4.4 in one run. For each acks
 //! setting (`1`, then `all`) a fresh broker gets one topic of `--partitions` partitions
-//! (default 1) and the tool sends `--records` records; the broker's CPU time (user + system, all threads, fsyncs
-//! included) over the tool's run is divided by the bytes sent. MB/s is the tool's own figure.
+//! (default 1) and the tool sends `--records` records; the broker's CPU time (user + system,
+//! all threads, fsyncs included) over the tool's run is divided by the bytes sent. MB/s is
+//! the tool's own figure.
 //!
 //! The tool runs through `tests/kafka/tool.sh` (which installs Kafka's jars on first use), so
 //! Java is required even for a Skiff-only run.

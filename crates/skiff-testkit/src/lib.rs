@@ -510,6 +510,7 @@ pub fn free_port() -> Result<u16> {
         let span = u64::from(hi - lo);
         let mut pick = random_u64();
         for _ in 0..span.min(2_000) {
+            // Knuth's MMIX linear congruential step; its high bits pick the port.
             pick = pick
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);

