@@ -105,6 +105,7 @@ pub async fn handle(ctx: &RequestContext, request: ProduceRequest) -> Reply {
         transactional_id,
         mixed_producers: mixed,
     };
+    let append = (acks == -1).then(|| broker.durability.append_started());
     let quick = txn.transactional_id.is_none() && targets.iter().all(Target::is_light);
     let b = broker.clone();
     let slots: Vec<(usize, i32)> = targets.iter().map(|t| (t.topic, t.index)).collect();
@@ -153,7 +154,7 @@ pub async fn handle(ctx: &RequestContext, request: ProduceRequest) -> Reply {
             .into_iter()
             .map(|(topic, slot, durable)| ((topic, slot), durable))
             .unzip();
-        let answers = broker.durability.wait_all_flushed(durable).await;
+        let answers = broker.durability.wait_all_flushed(durable, append).await;
         for ((topic, slot), answer) in slots.into_iter().zip(answers) {
             if let Err(e) = answer {
                 let e = BrokerError::StorageFailure(e.to_string());
