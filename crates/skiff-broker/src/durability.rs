@@ -3,7 +3,9 @@
 //! One flusher thread owns every round. Waiters queue `(partition, offset)`; each round the
 //! thread takes the whole queue, flushes each distinct partition once, and answers everyone
 //! it covered. While a round runs, new waiters gather for the next one, so one fsync serves
-//! all requests that arrived meanwhile, across partitions and connections.
+//! all requests that arrived meanwhile, across partitions and connections. A round about to
+//! start waits briefly for acks=all appends already under way ([`AppendGuard`]), which would
+//! otherwise start the next round right after it.
 //!
 //! A round with several partitions fsyncs them in parallel (up to [`MAX_PARALLEL_FSYNCS`]
 //! threads for the round): a filesystem such as ext4 or xfs folds concurrent fsyncs into one
@@ -472,6 +474,12 @@ mod tests {
             let end = append(&a);
             tokio::spawn(async move { d.wait_flushed(a, end).await })
         };
+        let queued = || durability.queue.0.lock().unwrap().waiters.len();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while queued() == 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(queued(), 1, "the first waiter is queued");
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert_eq!(
             metrics.group_commit_rounds(),
