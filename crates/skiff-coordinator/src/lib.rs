@@ -29,6 +29,8 @@ pub mod txn;
 mod wire;
 
 #[cfg(test)]
+mod commit_fence_host_tests;
+#[cfg(test)]
 mod host_tests;
 #[cfg(test)]
 mod memory;

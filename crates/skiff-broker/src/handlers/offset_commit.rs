@@ -1,5 +1,7 @@
-//! OffsetCommit: validate the member and generation, append the offsets to
-//! `__consumer_offsets`, and answer after the fsync that covers them (acks=all semantics).
+//! OffsetCommit: validate the member and generation (a consumer or streams group member at an
+//! older member epoch may write only the partitions it was assigned by then, KIP-1251),
+//! append the offsets to `__consumer_offsets`, and answer after the fsync that covers them
+//! (acks=all semantics).
 //!
 //! With an authorizer (Kafka 4's KafkaApis): GROUP READ, else every partition answers
 //! GROUP_AUTHORIZATION_FAILED; then each topic needs TOPIC READ, else its partitions answer
@@ -14,7 +16,7 @@ use crate::authz::{AclOperation, ResourceType};
 use crate::context::RequestContext;
 use crate::dispatch::Reply;
 use crate::errors::{kafka_error, BrokerError};
-use skiff_coordinator::groups::CommitEntry;
+use skiff_coordinator::groups::{CommitEntry, OffsetCommit};
 
 pub async fn handle(ctx: &RequestContext, request: OffsetCommitRequest) -> Reply {
     let (broker, version) = (&ctx.broker, ctx.version());
@@ -96,21 +98,22 @@ pub async fn handle(ctx: &RequestContext, request: OffsetCommitRequest) -> Reply
     let instance = request.group_instance_id.as_ref().map(|s| s.to_string());
     let generation = request.generation_id_or_member_epoch;
     Reply::Later(Box::pin(async move {
-        let result = broker
-            .coordinator
-            .commit(
-                &group_id,
-                &member_id,
-                instance.as_deref(),
-                generation,
-                entries,
-            )
-            .await;
-        if let Err(e) = result {
-            let code =
-                kafka_error(ApiKey::OffsetCommit, version, &BrokerError::Coordinator(e)).code();
-            for (ti, pi) in slots {
-                topics[ti].partitions[pi].error_code = code;
+        let commit = OffsetCommit {
+            group_id: &group_id,
+            member_id: &member_id,
+            instance_id: instance.as_deref(),
+            generation,
+            version,
+        };
+        let code =
+            |e| kafka_error(ApiKey::OffsetCommit, version, &BrokerError::Coordinator(e)).code();
+        let refused = match broker.coordinator.commit_partitions(commit, entries).await {
+            Ok(refused) => refused.into_iter().map(|r| r.map(code)).collect(),
+            Err(e) => vec![Some(code(e)); slots.len()],
+        };
+        for ((ti, pi), error) in slots.into_iter().zip(refused) {
+            if let Some(error) = error {
+                topics[ti].partitions[pi].error_code = error;
             }
         }
         ResponseKind::OffsetCommit(OffsetCommitResponse::default().with_topics(topics))

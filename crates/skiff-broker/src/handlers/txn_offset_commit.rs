@@ -1,7 +1,8 @@
 //! TxnOffsetCommit: offsets committed inside a transaction. Checked like Kafka does (the
 //! producer is the transactional id's current one — from v5, transaction version 2, the
 //! group's offsets partition is also added to the transaction here, as AddOffsetsToTxn did
-//! before — the member and generation when given,
+//! before — the member and generation when given, where a consumer or streams group member at
+//! an older member epoch may write only the partitions assigned to it by then (KIP-1251),
 //! known partitions, metadata size), written to the group's `__consumer_offsets` partition
 //! as a transactional batch of the producer (fsynced before the answer), and held by the
 //! group coordinator as pending until EndTxn's marker commits or aborts them.
@@ -133,7 +134,12 @@ fn answer(
                 None
             };
             if error.is_none() {
-                slots.push((ti, partitions.len()));
+                slots.push((
+                    ti,
+                    partitions.len(),
+                    t.name.0.to_string(),
+                    p.partition_index,
+                ));
                 let key = Key::Offset {
                     group: group.clone(),
                     topic: t.name.0.to_string(),
@@ -166,7 +172,8 @@ fn answer(
     }
     let member = request.member_id.to_string();
     let instance = request.group_instance_id.as_ref().map(|s| s.to_string());
-    let result = (|| -> Result<(), BrokerError> {
+    // The partitions the member check refused one by one (KIP-1251), by slot.
+    let result = (|| -> Result<Vec<(usize, usize, i16)>, BrokerError> {
         if version >= IMPLICIT_ADD_VERSION {
             // Transaction version 2: no AddOffsetsToTxn came first; the group's offsets
             // partition joins the transaction here (checking the producer as it does).
@@ -184,36 +191,52 @@ fn answer(
                 request.producer_epoch,
             )?;
         }
-        broker.coordinator.check_txn_commit(
+        let fence = broker.coordinator.check_txn_commit(
             &group,
             &member,
             instance.as_deref(),
             request.generation_id,
         )?;
-        if recs.is_empty() {
-            return Ok(());
+        let mut refused = Vec::new();
+        let mut allowed = Vec::new();
+        for ((ti, pi, topic, partition), rec) in slots.iter().zip(recs) {
+            match fence.check(topic, *partition) {
+                Ok(()) => allowed.push(rec),
+                Err(e) => refused.push((*ti, *pi, code(version, &BrokerError::Coordinator(e)))),
+            }
+        }
+        if allowed.is_empty() {
+            return Ok(refused);
         }
         write(
             broker,
             &group,
             request.producer_id.0,
             request.producer_epoch,
-            &recs,
+            &allowed,
             now,
         )?;
         broker
             .coordinator
-            .add_pending_txn_offsets(request.producer_id.0, recs);
-        Ok(())
+            .add_pending_txn_offsets(request.producer_id.0, allowed);
+        Ok(refused)
     })();
-    if let Err(e) = result {
-        for (ti, pi) in slots {
-            if let Some(p) = topics
-                .get_mut(ti)
-                .and_then(|t: &mut TxnOffsetCommitResponseTopic| t.partitions.get_mut(pi))
-            {
-                p.error_code = code(version, &e);
-            }
+    let failed: Vec<(usize, usize, i16)> = match result {
+        Ok(refused) => refused,
+        Err(e) => {
+            let error = code(version, &e);
+            slots
+                .iter()
+                .map(|(ti, pi, _, _)| (*ti, *pi, error))
+                .collect()
+        }
+    };
+    for (ti, pi, error) in failed {
+        if let Some(p) = topics
+            .get_mut(ti)
+            .and_then(|t: &mut TxnOffsetCommitResponseTopic| t.partitions.get_mut(pi))
+        {
+            p.error_code = error;
         }
     }
     TxnOffsetCommitResponse::default().with_topics(topics)

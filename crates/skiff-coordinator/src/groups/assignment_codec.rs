@@ -9,7 +9,7 @@
 
 use uuid::Uuid;
 
-use crate::wire::{put_compact_len, put_i16, put_i32, put_uuid, CodecError, Reader};
+use crate::wire::{put_compact_len, put_i16, put_i32, put_uuid, put_uvarint, CodecError, Reader};
 
 /// Version 0, then the flexible body.
 pub(crate) fn start_value() -> Vec<u8> {
@@ -67,4 +67,49 @@ pub(crate) fn read_topic_partitions(
         out.push((id, parts));
     }
     Ok(out)
+}
+
+/// The tag of `AssignmentEpochs` in an entry of a current-assignment list (KIP-1251): the
+/// member epoch each of the entry's partitions was assigned at, in the same order.
+const ASSIGNMENT_EPOCHS_TAG: u32 = 0;
+
+/// An entry's tag section: its assignment epochs when given, else no tags.
+pub(crate) fn put_epochs_tag(out: &mut Vec<u8>, epochs: Option<&[i32]>) {
+    let Some(epochs) = epochs else {
+        out.push(0);
+        return;
+    };
+    let mut body = Vec::with_capacity(1 + 4 * epochs.len());
+    put_compact_len(&mut body, epochs.len());
+    for e in epochs {
+        put_i32(&mut body, *e);
+    }
+    out.push(1);
+    put_uvarint(out, ASSIGNMENT_EPOCHS_TAG);
+    put_uvarint(out, u32::try_from(body.len()).unwrap_or(u32::MAX));
+    out.extend_from_slice(&body);
+}
+
+/// An entry's tag section, with the assignment epochs of its `partitions` partitions. As
+/// Kafka does, a missing or null list, or one of another length, reads as `None`: every
+/// partition then counts as assigned at the record's member epoch.
+pub(crate) fn read_epochs_tag(
+    r: &mut Reader<'_>,
+    partitions: usize,
+) -> Result<Option<Vec<i32>>, CodecError> {
+    let mut epochs = None;
+    r.tags(|tag, body| {
+        if tag == ASSIGNMENT_EPOCHS_TAG {
+            let mut t = Reader::new(body);
+            t.flexible = true;
+            let n = t.array_len(4, "assignment epochs")?;
+            let mut list = Vec::with_capacity(n);
+            for _ in 0..n {
+                list.push(t.i32("assignment epoch")?);
+            }
+            epochs = Some(list);
+        }
+        Ok(())
+    })?;
+    Ok(epochs.filter(|e| e.len() == partitions))
 }

@@ -216,6 +216,7 @@ impl ConsumerState {
                 rebalance_timeout_ms: req.rebalance_timeout_ms,
                 assigned: Assignment::new(),
                 revoking: Assignment::new(),
+                assigned_at: Default::default(),
                 revoke_deadline: None,
                 session_deadline: now + i64::from(req.session_timeout_ms),
                 last_sent: None,

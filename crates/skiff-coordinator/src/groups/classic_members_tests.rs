@@ -2,6 +2,7 @@
 //! its classic members rebalanced through JoinGroup/SyncGroup/Heartbeat by the server-side
 //! assignor, the policy values, and the downgrade when the consumer-protocol member leaves.
 
+use crate::groups::commit_fence::CommitFence;
 use std::collections::{BTreeSet, HashMap};
 
 use bytes::Bytes;
@@ -257,9 +258,20 @@ fn classic_members_rebalance_with_the_server_assignor() {
     let mut g = g;
     let c = g.consumer.as_mut().unwrap();
     assert_eq!(c.classic_heartbeat("b", None, 6, 20), Ok(()));
-    assert_eq!(c.validate_commit("b", 6), Ok(()));
+    // A classic member commits with any OffsetCommit version.
+    assert_eq!(c.validate_commit("b", 6, Some(8)), Ok(CommitFence::Open));
     assert_eq!(
-        c.validate_commit("b", 5),
+        c.validate_commit("b", 7, Some(8)),
+        Err(ResponseError::IllegalGeneration)
+    );
+    // At an older generation, a partition it does not hold is refused as a classic
+    // member's error.
+    let not_b = (0..4)
+        .find(|p| !c.members["b"].assigned["t"].contains(p))
+        .unwrap();
+    let fence = c.validate_commit("b", 5, Some(8)).unwrap();
+    assert_eq!(
+        fence.check("t", not_b),
         Err(ResponseError::IllegalGeneration)
     );
 }

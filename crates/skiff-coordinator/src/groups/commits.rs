@@ -8,13 +8,28 @@
 use kafka_protocol::ResponseError;
 use tokio::sync::oneshot;
 
+use super::commit_fence::FIRST_MEMBER_EPOCH_COMMIT_VERSION;
 use super::group::{Committed, Group, GroupState, Value};
 use super::records::{Key, OffsetValue};
 use super::{store, CommitEntry, Coordinator};
+
+/// Who an OffsetCommit comes from, as its header names it.
+#[derive(Clone, Copy, Debug)]
+pub struct OffsetCommit<'a> {
+    pub group_id: &'a str,
+    pub member_id: &'a str,
+    pub instance_id: Option<&'a str>,
+    /// The generation (classic groups) or member epoch.
+    pub generation: i32,
+    /// The request's version: below 9, members of the consumer and streams protocols are
+    /// refused (UNSUPPORTED_VERSION).
+    pub version: i16,
+}
 use crate::host::Storage;
 
 impl<S: Storage> Coordinator<S> {
-    /// Validate, persist (waiting for the fsync, as acks=all) and apply an offset commit.
+    /// An offset commit of every entry, as a client of any group protocol may send it
+    /// (OffsetCommit v9+): the first refusal, if any partition was refused.
     pub async fn commit(
         &self,
         group_id: &str,
@@ -23,8 +38,38 @@ impl<S: Storage> Coordinator<S> {
         generation: i32,
         entries: Vec<CommitEntry>,
     ) -> Result<(), ResponseError> {
+        let commit = OffsetCommit {
+            group_id,
+            member_id,
+            instance_id,
+            generation,
+            version: FIRST_MEMBER_EPOCH_COMMIT_VERSION,
+        };
+        let refused = self.commit_partitions(commit, entries).await?;
+        match refused.into_iter().flatten().next() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Validate, persist (waiting for the fsync, as acks=all) and apply an OffsetCommit.
+    /// The member check refuses the whole request (`Err`); past it, each entry is written
+    /// or refused on its own (KIP-1251: a commit at an older member epoch writes only the
+    /// partitions assigned by then), the answer holding each entry's refusal in order.
+    pub async fn commit_partitions(
+        &self,
+        commit: OffsetCommit<'_>,
+        entries: Vec<CommitEntry>,
+    ) -> Result<Vec<Option<ResponseError>>, ResponseError> {
+        let OffsetCommit {
+            group_id,
+            member_id,
+            instance_id,
+            generation,
+            version,
+        } = commit;
         let now = self.now();
-        let rx = {
+        let (rx, refused, entries) = {
             let mut groups = self.ready()?;
             // Kafka: a share group refuses offset commits as "not a consumer group".
             if self.shared.share().groups.get(group_id).is_some() {
@@ -37,9 +82,19 @@ impl<S: Storage> Coordinator<S> {
                     .or_insert_with(|| Group::new(group_id, now)),
                 None => return Err(ResponseError::IllegalGeneration),
             };
-            group.validate_commit(member_id, instance_id, generation)?;
+            let fence = group.validate_commit(member_id, instance_id, generation, Some(version))?;
+            let refused: Vec<Option<ResponseError>> = entries
+                .iter()
+                .map(|e| fence.check(&e.topic, e.partition).err())
+                .collect();
+            let entries: Vec<CommitEntry> = entries
+                .into_iter()
+                .zip(&refused)
+                .filter(|(_, r)| r.is_none())
+                .map(|(e, _)| e)
+                .collect();
             if entries.is_empty() {
-                return Ok(());
+                return Ok(refused);
             }
             for e in &entries {
                 group.outbox.push((
@@ -59,7 +114,7 @@ impl<S: Storage> Coordinator<S> {
             }
             let (tx, rx) = oneshot::channel();
             self.shared.drain(group, Some(tx));
-            rx
+            (rx, refused, entries)
         };
         self.wait_written(rx).await?;
         let mut groups = self.shared.lock();
@@ -78,7 +133,7 @@ impl<S: Storage> Coordinator<S> {
                 );
             }
         }
-        Ok(())
+        Ok(refused)
     }
 
     pub(super) async fn wait_written(

@@ -32,6 +32,8 @@ use std::sync::Arc;
 
 use kafka_protocol::ResponseError;
 
+use super::commit_fence::{self, AssignmentEpochs, CommitFence};
+
 /// topic name -> partitions.
 pub type Assignment = BTreeMap<String, BTreeSet<i32>>;
 
@@ -56,6 +58,8 @@ pub struct ConsumerMember {
     pub assigned: Assignment,
     /// Told to give these up; not yet reported released.
     pub(super) revoking: Assignment,
+    /// The member epoch each partition of `assigned` and `revoking` was assigned at.
+    pub(super) assigned_at: AssignmentEpochs,
     /// When a revocation must be acknowledged by (rebalance timeout).
     pub(super) revoke_deadline: Option<i64>,
     pub(super) session_deadline: i64,
@@ -380,7 +384,7 @@ impl ConsumerState {
         } else {
             hb.member_id.clone()
         };
-        let mut inherited = Assignment::new();
+        let mut inherited = (Assignment::new(), AssignmentEpochs::new());
         if let Some(instance) = &hb.instance_id {
             if let Some(old) = self.static_member(instance) {
                 // Only a static member that left with epoch -2 releases its instance id.
@@ -389,7 +393,7 @@ impl ConsumerState {
                 }
                 let old_id = old.id.clone();
                 if let Some(old) = self.members.remove(&old_id) {
-                    inherited = old.assigned;
+                    inherited = (old.assigned, old.assigned_at);
                 }
                 self.target.remove(&old_id);
             }
@@ -415,8 +419,9 @@ impl ConsumerState {
                 matched: BTreeSet::new(),
                 regex_scope: hb.regex_scope,
                 rebalance_timeout_ms: hb.rebalance_timeout_ms,
-                assigned: inherited,
+                assigned: inherited.0,
                 revoking: Assignment::new(),
+                assigned_at: inherited.1,
                 revoke_deadline: None,
                 session_deadline: now + i64::from(session_timeout_ms),
                 last_sent: None,
@@ -564,6 +569,11 @@ impl ConsumerState {
             }
         }
         m.assigned = keep;
+        commit_fence::settle(
+            &mut m.assigned_at,
+            commit_fence::held([&m.assigned, &m.revoking]),
+            m.epoch,
+        );
         let assignment = if full || m.last_sent.as_ref() != Some(&m.assigned) {
             m.last_sent = Some(m.assigned.clone());
             Some(m.assigned.clone())
@@ -619,16 +629,41 @@ impl ConsumerState {
         !gone.is_empty()
     }
 
-    /// OffsetCommit from a member: its epoch must be current.
-    pub fn validate_commit(&self, member_id: &str, epoch: i32) -> Result<(), ResponseError> {
-        if epoch < 0 && member_id.is_empty() && self.members.is_empty() {
-            return Ok(());
+    /// OffsetCommit or TxnOffsetCommit (`offset_commit_version` None) from a member, by
+    /// Kafka's rules: without members, a negative epoch is an admin commit; otherwise the
+    /// member must exist, commit with OffsetCommit v9+ unless it speaks the classic protocol,
+    /// and pass [`commit_fence::member_fence`].
+    pub fn validate_commit(
+        &self,
+        member_id: &str,
+        epoch: i32,
+        offset_commit_version: Option<i16>,
+    ) -> Result<CommitFence, ResponseError> {
+        if epoch < 0 && self.members.is_empty() {
+            return Ok(CommitFence::Open);
         }
-        self.validate_fetch(member_id, epoch)
+        let m = self
+            .members
+            .get(member_id)
+            .ok_or(ResponseError::UnknownMemberId)?;
+        let too_old = offset_commit_version
+            .is_some_and(|v| v < commit_fence::FIRST_MEMBER_EPOCH_COMMIT_VERSION);
+        if too_old && m.classic.is_none() {
+            return Err(ResponseError::UnsupportedVersion);
+        }
+        commit_fence::member_fence(m.epoch, epoch, m.classic.is_some(), || {
+            commit_fence::held([&m.assigned, &m.revoking])
+                .into_iter()
+                .map(|k| {
+                    let at = m.assigned_at.get(&k).copied().unwrap_or(m.epoch);
+                    (k, at)
+                })
+                .collect()
+        })
     }
 
-    /// OffsetFetch (or OffsetCommit) from `member_id` at `epoch`: the member must exist and
-    /// the epoch be its current one.
+    /// OffsetFetch from `member_id` at `epoch`: the member must exist and the epoch be its
+    /// current one.
     pub fn validate_fetch(&self, member_id: &str, epoch: i32) -> Result<(), ResponseError> {
         let m = self
             .members

@@ -1,8 +1,10 @@
 //! The "unchanged" sentinels of ConsumerGroupHeartbeat, static membership (temporary leave
-//! with epoch -2, instance id ownership) and when the assignment is sent, checked against
-//! Kafka's GroupMetadataManager behaviour.
+//! with epoch -2, instance id ownership), when the assignment is sent, and the assignment
+//! epochs that offset commits at an older member epoch are checked against (KIP-1251),
+//! checked against Kafka's GroupMetadataManager behaviour.
 
 use super::*;
+use crate::groups::commit_fence::CommitFence;
 
 const SESSION: i32 = 100_000;
 
@@ -59,7 +61,10 @@ fn unchanged_rebalance_timeout_keeps_the_join_value_for_revocations() {
     // a is not expired while it revokes, and may commit with its epoch.
     assert!(!s.tick(31));
     assert!(!s.tick(30 + 44_999));
-    assert_eq!(s.validate_commit("a", a.member_epoch), Ok(()));
+    assert_eq!(
+        s.validate_commit("a", a.member_epoch, Some(9)),
+        Ok(CommitFence::Open)
+    );
     // The real rebalance timeout still applies.
     assert!(s.tick(30 + 45_000));
     assert!(!s.members.contains_key("a"));
@@ -172,4 +177,73 @@ fn instance_ids_are_owned_fenced_and_unknown_like_kafka() {
     hb.instance_id = Some("i".into());
     assert_eq!(beat(&mut s, hb, 4).member_epoch, LEAVE);
     assert!(s.is_empty());
+}
+
+/// KIP-1251: a member that gave up half its partitions to a newcomer and moved to the new
+/// epoch may still commit, at the epoch before, the partitions it kept; not those it gave
+/// up, nor at an epoch before it got them. The newcomer's partitions were assigned at the
+/// new epoch.
+#[test]
+fn a_commit_at_the_epoch_before_writes_only_the_partitions_held_since() {
+    let mut s = ConsumerState::default();
+    let a = beat(&mut s, join_hb("a", 45_000), 0);
+    let first = a.member_epoch;
+    let all = a.assignment.clone().unwrap();
+    assert_eq!(parts(&all), [0, 1, 2, 3]);
+    let b = beat(&mut s, join_hb("b", 45_000), 10);
+    let revoking = beat(&mut s, light_hb("a", first, &all), 20);
+    let kept = revoking.assignment.clone().unwrap();
+    let a = beat(&mut s, light_hb("a", first, &kept), 30);
+    let second = a.member_epoch;
+    assert!(second > first, "a moved to the new epoch");
+    let b = beat(
+        &mut s,
+        light_hb("b", b.member_epoch, &Assignment::new()),
+        40,
+    );
+    assert_eq!(b.member_epoch, second);
+    let b_parts = parts(b.assignment.as_ref().unwrap());
+    assert_eq!(b_parts.len(), 2);
+
+    assert_eq!(
+        s.validate_commit("a", second, Some(9)),
+        Ok(CommitFence::Open)
+    );
+    let fence = s.validate_commit("a", first, Some(9)).unwrap();
+    for p in parts(&kept) {
+        assert_eq!(fence.check("t", p), Ok(()), "kept partition {p}");
+    }
+    for p in &b_parts {
+        assert_eq!(
+            fence.check("t", *p),
+            Err(ResponseError::StaleMemberEpoch),
+            "given-up partition {p}"
+        );
+    }
+    let before = s.validate_commit("a", first - 1, Some(9)).unwrap();
+    for p in 0..4 {
+        assert_eq!(before.check("t", p), Err(ResponseError::StaleMemberEpoch));
+    }
+    assert_eq!(
+        s.validate_commit("a", second + 1, Some(9)),
+        Err(ResponseError::StaleMemberEpoch)
+    );
+    let b_fence = s.validate_commit("b", second - 1, Some(9)).unwrap();
+    for p in &b_parts {
+        assert_eq!(b_fence.check("t", *p), Err(ResponseError::StaleMemberEpoch));
+    }
+    // OffsetCommit before v9 carries a generation, which a consumer-protocol member has not.
+    assert_eq!(
+        s.validate_commit("a", second, Some(8)),
+        Err(ResponseError::UnsupportedVersion)
+    );
+    assert_eq!(
+        s.validate_commit("a", second, None),
+        Ok(CommitFence::Open),
+        "TxnOffsetCommit has no such version floor"
+    );
+    assert_eq!(
+        s.validate_commit("nobody", second, Some(9)),
+        Err(ResponseError::UnknownMemberId)
+    );
 }

@@ -13,22 +13,25 @@
 //!   `uuid`, partitions `[]int32`;
 //! - 8 `ConsumerGroupCurrentMemberAssignmentKey` (group, member) -> value: memberEpoch,
 //!   previousMemberEpoch `int32`, state `int8`, assignedPartitions and
-//!   partitionsPendingRevocation (both as in 7).
+//!   partitionsPendingRevocation (both as in 7, each entry with tag 0 AssignmentEpochs
+//!   `[]int32`: the member epoch each partition was assigned at, KIP-1251).
 //!
 //! Values are `int16` version 0 followed by the flexible encoding: compact strings and
 //! arrays (unsigned varint length + 1, 0 = null) and a tagged-field section after every
-//! struct. Skiff writes no tags and skips any it reads. Type 4 (partition metadata) is not
+//! struct. Skiff writes no other tags and skips any others it reads. Type 4 (partition metadata) is not
 //! used. Pure functions: safe from any thread; decoding is bounds-checked.
 //!
 //! The value framing and the topic-partition lists are shared with the share group records
 //! (`assignment_codec.rs`).
 
+use std::collections::BTreeMap;
+
 use uuid::Uuid;
 
 use super::assignment_codec::{self, read_topic_partitions, start_value, value_reader};
 use crate::wire::{
-    put_compact_len, put_compact_nullable, put_compact_str, put_i16, put_i32, put_str, CodecError,
-    Reader,
+    put_compact_len, put_compact_nullable, put_compact_str, put_i16, put_i32, put_str, put_uuid,
+    CodecError, Reader,
 };
 
 pub const METADATA: i16 = 3;
@@ -131,6 +134,10 @@ pub struct CurrentAssignment {
     pub state: i8,
     pub assigned: TopicPartitions,
     pub revoking: TopicPartitions,
+    /// The member epoch each partition of `assigned` and `revoking` was assigned at
+    /// (KIP-1251). One missing is written as `epoch`; a record without them reads as all
+    /// assigned at `epoch`, as Kafka reads it.
+    pub assigned_at: BTreeMap<(Uuid, i32), i32>,
 }
 
 pub fn encode_key(out: &mut Vec<u8>, key: &ConsumerKey) {
@@ -223,10 +230,49 @@ pub fn encode_current(c: &CurrentAssignment) -> Vec<u8> {
     put_i32(&mut out, c.epoch);
     put_i32(&mut out, c.previous_epoch);
     out.push(c.state as u8);
-    put_topic_partitions(&mut out, &c.assigned);
-    put_topic_partitions(&mut out, &c.revoking);
+    for tps in [&c.assigned, &c.revoking] {
+        put_compact_len(&mut out, tps.len());
+        for (id, parts) in tps {
+            put_uuid(&mut out, id);
+            put_compact_len(&mut out, parts.len());
+            for p in parts {
+                put_i32(&mut out, *p);
+            }
+            let epochs: Vec<i32> = parts
+                .iter()
+                .map(|p| c.assigned_at.get(&(*id, *p)).copied().unwrap_or(c.epoch))
+                .collect();
+            assignment_codec::put_epochs_tag(&mut out, Some(&epochs));
+        }
+    }
     out.push(0);
     out
+}
+
+/// A current assignment's partition list; each partition's assignment epoch into
+/// `assigned_at` (`default` where the record has none).
+fn read_held(
+    r: &mut Reader<'_>,
+    default: i32,
+    assigned_at: &mut BTreeMap<(Uuid, i32), i32>,
+) -> Result<TopicPartitions, CodecError> {
+    let n = r.array_len(18, "topic partitions")?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let id = r.uuid("topic id")?;
+        let count = r.array_len(4, "partitions")?;
+        let mut parts = Vec::with_capacity(count);
+        for _ in 0..count {
+            parts.push(r.i32("partition")?);
+        }
+        let epochs = assignment_codec::read_epochs_tag(r, parts.len())?;
+        for (i, p) in parts.iter().enumerate() {
+            let at = epochs.as_ref().map_or(default, |e| e[i]);
+            assigned_at.insert((id, *p), at);
+        }
+        out.push((id, parts));
+    }
+    Ok(out)
 }
 
 // ---------------------------------------------------------------- decoding
@@ -284,8 +330,9 @@ pub fn decode_current(buf: &[u8]) -> Result<CurrentAssignment, CodecError> {
     let epoch = r.i32("member epoch")?;
     let previous_epoch = r.i32("previous member epoch")?;
     let state = r.take(1, "member state")?[0] as i8;
-    let assigned = read_topic_partitions(&mut r)?;
-    let revoking = read_topic_partitions(&mut r)?;
+    let mut assigned_at = BTreeMap::new();
+    let assigned = read_held(&mut r, epoch.max(0), &mut assigned_at)?;
+    let revoking = read_held(&mut r, epoch.max(0), &mut assigned_at)?;
     r.skip_tags()?;
     Ok(CurrentAssignment {
         epoch,
@@ -293,6 +340,7 @@ pub fn decode_current(buf: &[u8]) -> Result<CurrentAssignment, CodecError> {
         state,
         assigned,
         revoking,
+        assigned_at,
     })
 }
 
@@ -419,20 +467,35 @@ mod tests {
         assert_eq!(b, want);
         assert_eq!(decode_target_member(&b).unwrap(), tps);
 
+        // A record written before KIP-1251 (no tags): every partition assigned at its epoch.
         let c = CurrentAssignment {
             epoch: 5,
             previous_epoch: 4,
             state: STATE_UNREVOKED,
             assigned: tps.clone(),
             revoking: vec![(id, vec![1])],
+            assigned_at: [((id, 0), 5), ((id, 2), 5), ((id, 1), 5)].into(),
+        };
+        let mut old = vec![0, 0, 0, 0, 0, 5, 0, 0, 0, 4, 1, 2];
+        old.extend_from_slice(&[1; 16]);
+        old.extend_from_slice(&[3, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2]);
+        old.extend_from_slice(&[1; 16]);
+        old.extend_from_slice(&[2, 0, 0, 0, 1, 0, 0]);
+        assert_eq!(decode_current(&old).unwrap(), c);
+
+        // With assignment epochs, as Kafka 4.4 writes them
+        // (testdata/ConsumerCurrentAssignment.java).
+        let c = CurrentAssignment {
+            assigned_at: [((id, 0), 3), ((id, 2), 5), ((id, 1), 4)].into(),
+            ..c
         };
         let b = encode_current(&c);
-        let mut want = vec![0, 0, 0, 0, 0, 5, 0, 0, 0, 4, 1, 2];
-        want.extend_from_slice(&[1; 16]);
-        want.extend_from_slice(&[3, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2]);
-        want.extend_from_slice(&[1; 16]);
-        want.extend_from_slice(&[2, 0, 0, 0, 1, 0, 0]);
-        assert_eq!(b, want);
+        let kafka = "0000000000050000000401020101010101010101010101010101010103000000000000000201000903000000030000000502010101010101010101010101010101010200000001010005020000000400";
+        let kafka: Vec<u8> = (0..kafka.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&kafka[i..i + 2], 16).unwrap())
+            .collect();
+        assert_eq!(b, kafka);
         assert_eq!(decode_current(&b).unwrap(), c);
         for cut in 0..b.len() {
             assert!(decode_current(&b[..cut]).is_err(), "cut at {cut}");

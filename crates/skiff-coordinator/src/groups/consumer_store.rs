@@ -31,6 +31,17 @@ fn to_ids(a: &Assignment, topic_id: &dyn Fn(&str) -> Option<Uuid>) -> TopicParti
         .collect()
 }
 
+/// The assignment epochs of `m`'s partitions, by topic id.
+fn epochs_by_id(
+    m: &ConsumerMember,
+    topic_id: &dyn Fn(&str) -> Option<Uuid>,
+) -> BTreeMap<(Uuid, i32), i32> {
+    m.assigned_at
+        .iter()
+        .filter_map(|((t, p), at)| topic_id(t).map(|id| ((id, *p), *at)))
+        .collect()
+}
+
 fn to_names(tps: &TopicPartitions, topic_name: &dyn Fn(Uuid) -> Option<String>) -> Assignment {
     let mut out = Assignment::new();
     for (id, ps) in tps {
@@ -98,6 +109,7 @@ pub fn snapshot(
                 state: member_state,
                 assigned: to_ids(&m.assigned, topic_id),
                 revoking: to_ids(&m.revoking, topic_id),
+                assigned_at: epochs_by_id(m, topic_id),
             }),
         );
     }
@@ -185,6 +197,7 @@ pub fn restore(
                         rebalance_timeout_ms: m.rebalance_timeout_ms,
                         assigned: Assignment::new(),
                         revoking: Assignment::new(),
+                        assigned_at: Default::default(),
                         revoke_deadline: None,
                         session_deadline: now
                             + i64::from(
@@ -223,6 +236,11 @@ pub fn restore(
             m.previous_epoch = c.previous_epoch;
             m.assigned = to_names(&c.assigned, topic_name);
             m.revoking = to_names(&c.revoking, topic_name);
+            m.assigned_at = c
+                .assigned_at
+                .iter()
+                .filter_map(|((id, p), at)| topic_name(*id).map(|t| ((t, *p), *at)))
+                .collect();
             if !m.revoking.is_empty() {
                 m.revoke_deadline = Some(now + i64::from(m.rebalance_timeout_ms));
             }
@@ -337,6 +355,7 @@ mod tests {
             assert_eq!((n.epoch, n.previous_epoch), (m.epoch, m.previous_epoch));
             assert_eq!(n.assigned, m.assigned);
             assert_eq!(n.revoking, m.revoking);
+            assert_eq!(n.assigned_at, m.assigned_at);
             assert_eq!(n.subscribed, m.subscribed);
             assert_eq!((n.client_id.as_str(), n.client_host.as_str()), ("c", "/h"));
         }

@@ -1,6 +1,7 @@
 //! Unit tests of the KIP-848 consumer group state machine (`consumer.rs`).
 
 use super::*;
+use crate::groups::commit_fence::CommitFence;
 
 fn counts() -> HashMap<String, i32> {
     HashMap::from([("t".to_string(), 4)])
@@ -139,5 +140,5 @@ fn fenced_epoch_unknown_member_and_session_expiry() {
     assert!(!s.tick(44_999));
     assert!(s.tick(45_000));
     assert!(s.is_empty());
-    assert_eq!(s.validate_commit("", -1), Ok(()));
+    assert_eq!(s.validate_commit("", -1, None), Ok(CommitFence::Open));
 }

@@ -1,6 +1,7 @@
 //! State machine tests with a manual clock: no sockets, no disk, no runtime.
 
 use super::*;
+use crate::groups::commit_fence::CommitFence;
 
 const CFG: GroupConfig = GroupConfig {
     min_session_timeout_ms: 6000,
@@ -395,28 +396,31 @@ fn static_member_rejoin_keeps_assignment_and_fences_old_id() {
 fn commit_validation_follows_kafka() {
     let mut g = Group::new("g", 0);
     assert_eq!(
-        g.validate_commit("", None, -1),
-        Ok(()),
+        g.validate_commit("", None, -1, Some(9)),
+        Ok(CommitFence::Open),
         "simple commit to an empty group"
     );
     let (a, mut rxa) = join_new(&mut g, &CFG, &["range"], 0);
     rxa.try_recv().unwrap();
     assert_eq!(
-        g.validate_commit(&a, None, 1),
+        g.validate_commit(&a, None, 1, Some(9)),
         Err(ResponseError::RebalanceInProgress)
     );
     sync_wait(g.sync(&a, None, 1, None, None, vec![], 0));
-    assert_eq!(g.validate_commit(&a, None, 1), Ok(()));
     assert_eq!(
-        g.validate_commit(&a, None, 0),
+        g.validate_commit(&a, None, 1, Some(9)),
+        Ok(CommitFence::Open)
+    );
+    assert_eq!(
+        g.validate_commit(&a, None, 0, Some(9)),
         Err(ResponseError::IllegalGeneration)
     );
     assert_eq!(
-        g.validate_commit("x", None, 1),
+        g.validate_commit("x", None, 1, Some(9)),
         Err(ResponseError::UnknownMemberId)
     );
     assert_eq!(
-        g.validate_commit("", None, -1),
+        g.validate_commit("", None, -1, Some(9)),
         Err(ResponseError::UnknownMemberId)
     );
 }

@@ -18,6 +18,7 @@
 use bytes::Bytes;
 use kafka_protocol::ResponseError;
 
+use super::super::commit_fence::held;
 use super::super::consumer::{Assignment, ClassicMeta, ConsumerMember, ConsumerState, RegexScope};
 use super::super::embedded_protocol as ep;
 use super::*;
@@ -148,6 +149,11 @@ impl Group {
                     matched: Default::default(),
                     regex_scope: RegexScope::All,
                     rebalance_timeout_ms: m.rebalance_timeout_ms,
+                    // Held since the generation the group converts at.
+                    assigned_at: held([&assigned])
+                        .into_iter()
+                        .map(|k| (k, self.generation))
+                        .collect(),
                     assigned,
                     revoking: Assignment::new(),
                     revoke_deadline: None,

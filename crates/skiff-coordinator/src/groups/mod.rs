@@ -22,6 +22,7 @@
 //! deletions wait for the fsync (group commit) before they are applied and answered.
 
 pub mod classic_members;
+pub mod commit_fence;
 pub mod consumer;
 pub mod consumer_records;
 pub mod consumer_store;
@@ -38,6 +39,7 @@ mod membership;
 mod share;
 mod streams;
 
+pub use commits::OffsetCommit;
 pub use share::SHARE_GROUP_TYPE;
 pub use streams::STREAMS_GROUP_TYPE;
 

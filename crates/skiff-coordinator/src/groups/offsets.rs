@@ -5,29 +5,33 @@
 use kafka_protocol::ResponseError;
 
 use super::*;
+use crate::groups::commit_fence::CommitFence;
 
 impl Group {
     // ------------------------------------------------------------ offsets
 
-    /// Check an OffsetCommit's generation and member (Kafka's classic rules): commits with
-    /// generation -1 are allowed only while the group has no members.
+    /// Check an offset commit's member and generation (or member epoch), by Kafka's rules
+    /// for the group's protocol; what may then be written, partition by partition, is the
+    /// answer. A classic group allows generation -1 only while it has no members, and its
+    /// check is all or nothing. `offset_commit_version` is None for TxnOffsetCommit.
     pub fn validate_commit(
         &self,
         member_id: &str,
         instance_id: Option<&str>,
         generation: i32,
-    ) -> Result<(), ResponseError> {
+        offset_commit_version: Option<i16>,
+    ) -> Result<CommitFence, ResponseError> {
         if self.state == GroupState::Dead {
             return Err(ResponseError::CoordinatorNotAvailable);
         }
         if let Some(c) = &self.consumer {
-            return c.validate_commit(member_id, generation);
+            return c.validate_commit(member_id, generation, offset_commit_version);
         }
         if let Some(s) = &self.streams {
-            return s.validate_commit(member_id, generation);
+            return s.validate_commit(member_id, generation, offset_commit_version);
         }
         if generation < 0 && self.state == GroupState::Empty {
-            return Ok(());
+            return Ok(CommitFence::Open);
         }
         self.validate_member(member_id, instance_id)?;
         if generation != self.generation {
@@ -36,7 +40,7 @@ impl Group {
         if self.state == GroupState::CompletingRebalance {
             return Err(ResponseError::RebalanceInProgress);
         }
-        Ok(())
+        Ok(CommitFence::Open)
     }
 
     pub fn commit(&mut self, topic: &str, partition: i32, c: Committed) {

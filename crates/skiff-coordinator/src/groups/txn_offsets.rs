@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use kafka_protocol::ResponseError;
 
+use super::commit_fence::CommitFence;
 use super::records::{self, Key};
 use super::store::Replayed;
 use super::{Committed, Coordinator, Group, Shared};
@@ -26,14 +27,16 @@ pub type PendingTxnOffsets = HashMap<i64, Vec<RawRecord>>;
 
 impl<S: Storage> Coordinator<S> {
     /// Kafka's TxnOffsetCommit member checks: a member id, when given, must belong to the
-    /// group at this generation; an unknown group is accepted only without a generation.
+    /// group at this generation (or, in a consumer or streams group, at an older member epoch
+    /// for the partitions the answer allows); an unknown group is accepted only without a
+    /// generation.
     pub fn check_txn_commit(
         &self,
         group_id: &str,
         member_id: &str,
         instance_id: Option<&str>,
         generation: i32,
-    ) -> Result<(), ResponseError> {
+    ) -> Result<CommitFence, ResponseError> {
         if group_id.is_empty() {
             return Err(ResponseError::InvalidGroupId);
         }
@@ -43,10 +46,10 @@ impl<S: Storage> Coordinator<S> {
             return Err(ResponseError::GroupIdNotFound);
         }
         match groups.get(group_id) {
-            None if generation < 0 => Ok(()),
+            None if generation < 0 => Ok(CommitFence::Open),
             None => Err(ResponseError::IllegalGeneration),
-            Some(_) if member_id.is_empty() && generation < 0 => Ok(()),
-            Some(g) => g.validate_commit(member_id, instance_id, generation),
+            Some(_) if member_id.is_empty() && generation < 0 => Ok(CommitFence::Open),
+            Some(g) => g.validate_commit(member_id, instance_id, generation, None),
         }
     }
 

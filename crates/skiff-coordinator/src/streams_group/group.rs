@@ -35,6 +35,7 @@ use super::error::StreamsGroupError;
 use super::member::{Endpoint, MemberState, StreamsMember, TaskSet};
 use super::settings::StreamsGroupSettings;
 use super::topology::{InternalTopic, StreamsTopology};
+use crate::groups::commit_fence::{self, AssignmentEpochs, CommitFence};
 
 /// StreamsGroupHeartbeat's member epoch to leave the group.
 pub const LEAVE_EPOCH: i32 = -1;
@@ -326,6 +327,7 @@ impl StreamsGroup {
         if let Some(r) = replaced {
             // A static member back under a new member id takes over its tasks.
             member.assigned = r.assigned;
+            member.active_assigned_at = r.active_assigned_at;
             member.epoch = r.epoch;
             member.previous_epoch = r.previous_epoch;
             if let Some(t) = self.target.remove(&r.id) {
@@ -545,14 +547,45 @@ impl StreamsGroup {
         }
     }
 
-    /// OffsetCommit (and TxnOffsetCommit) from `member_id` at `epoch`: the member must exist
-    /// at that epoch. An admin commit (no member, negative epoch) is allowed only while the
-    /// group has no members.
-    pub fn validate_commit(&self, member_id: &str, epoch: i32) -> Result<(), ResponseError> {
-        if epoch < 0 && member_id.is_empty() && self.members.is_empty() {
-            return Ok(());
+    /// OffsetCommit or TxnOffsetCommit (`offset_commit_version` None) from `member_id` at
+    /// `epoch`, by Kafka's rules: without members, a negative epoch is an admin commit;
+    /// otherwise the member must exist, use OffsetCommit v9+, and pass
+    /// [`commit_fence::member_fence`], where a partition counts as assigned when its task is
+    /// active on the member (held or being revoked) and the topic is one of that
+    /// sub-topology's inputs.
+    pub fn validate_commit(
+        &self,
+        member_id: &str,
+        epoch: i32,
+        offset_commit_version: Option<i16>,
+    ) -> Result<CommitFence, ResponseError> {
+        if epoch < 0 && self.members.is_empty() {
+            return Ok(CommitFence::Open);
         }
-        self.validate_fetch(member_id, epoch)
+        let m = self
+            .members
+            .get(member_id)
+            .ok_or(ResponseError::UnknownMemberId)?;
+        if offset_commit_version
+            .is_some_and(|v| v < commit_fence::FIRST_MEMBER_EPOCH_COMMIT_VERSION)
+        {
+            return Err(ResponseError::UnsupportedVersion);
+        }
+        commit_fence::member_fence(m.epoch, epoch, false, || {
+            let mut by_topic = AssignmentEpochs::new();
+            let Some(topology) = &self.topology else {
+                return by_topic;
+            };
+            for ((subtopology, partition), at) in &m.active_assigned_at {
+                let Some(s) = topology.subtopologies.get(subtopology) else {
+                    continue;
+                };
+                for topic in s.input_topics() {
+                    by_topic.insert((topic.to_string(), *partition), *at);
+                }
+            }
+            by_topic
+        })
     }
 
     /// OffsetFetch v9+ naming a member: it must exist at that epoch.

@@ -3,7 +3,10 @@
 
 use std::collections::BTreeMap;
 
+use kafka_protocol::ResponseError;
+
 use super::*;
+use crate::groups::commit_fence::CommitFence;
 
 fn strings(names: &[&str]) -> Vec<String> {
     names.iter().map(|s| s.to_string()).collect()
@@ -186,6 +189,50 @@ fn tasks_move_only_after_their_owner_revoked_them() {
     assert_eq!(count(&got), 3);
     assert!(!got.holds_any_of(&kept));
     assert_eq!(g.state(), StreamsGroupState::Stable);
+
+    // KIP-1251: at its epoch before, m1 may still commit the input partitions of the tasks
+    // it kept, not those of the tasks it gave up, nor a topic no sub-topology reads.
+    let input = |subtopology: &str| match subtopology {
+        "0" => "lines",
+        _ => "wc-counts-repartition",
+    };
+    let fence = g.validate_commit("m1", 2, Some(9)).unwrap();
+    for (subtopology, ps) in &kept.active {
+        for p in ps {
+            assert_eq!(fence.check(input(subtopology), *p), Ok(()));
+        }
+    }
+    for (subtopology, ps) in &got.active {
+        for p in ps {
+            assert_eq!(
+                fence.check(input(subtopology), *p),
+                Err(ResponseError::StaleMemberEpoch)
+            );
+        }
+    }
+    assert_eq!(
+        fence.check("wc-counts-changelog", 0),
+        Err(ResponseError::StaleMemberEpoch)
+    );
+    // m2's tasks were assigned at epoch 3.
+    let fence = g.validate_commit("m2", 2, Some(9)).unwrap();
+    for (subtopology, ps) in &got.active {
+        for p in ps {
+            assert_eq!(
+                fence.check(input(subtopology), *p),
+                Err(ResponseError::StaleMemberEpoch)
+            );
+        }
+    }
+    assert_eq!(g.validate_commit("m2", 3, Some(9)), Ok(CommitFence::Open));
+    assert_eq!(
+        g.validate_commit("m2", 4, Some(9)),
+        Err(ResponseError::StaleMemberEpoch)
+    );
+    assert_eq!(
+        g.validate_commit("m2", 3, Some(8)),
+        Err(ResponseError::UnsupportedVersion)
+    );
 }
 
 #[test]

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::assignor::{task_ids, TaskId, Tasks};
+use crate::groups::commit_fence::{self, AssignmentEpochs};
 
 /// Active, standby and warm-up tasks.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -96,6 +97,9 @@ pub struct StreamsMember {
     pub assigned: TaskSet,
     /// Told to give these up, not yet reported gone.
     pub pending_revocation: TaskSet,
+    /// The member epoch each active task of `assigned` and `pending_revocation` was
+    /// assigned at: offset commits at an older epoch may write its partitions.
+    pub active_assigned_at: AssignmentEpochs,
     pub(super) session_deadline: i64,
     /// A member that has not revoked by then is removed.
     pub(super) revoke_deadline: Option<i64>,
@@ -119,9 +123,16 @@ impl StreamsMember {
             state: MemberState::Stable,
             assigned: TaskSet::default(),
             pending_revocation: TaskSet::default(),
+            active_assigned_at: AssignmentEpochs::new(),
             session_deadline: 0,
             revoke_deadline: None,
         }
+    }
+
+    /// Stamps active tasks new to it with its epoch and forgets those it no longer holds.
+    pub(super) fn settle_assignment_epochs(&mut self) {
+        let held = commit_fence::held([&self.assigned.active, &self.pending_revocation.active]);
+        commit_fence::settle(&mut self.active_assigned_at, held, self.epoch);
     }
 
     /// What the assignor looks at; a change of it triggers a new assignment.

@@ -72,6 +72,7 @@ pub fn snapshot(group: &StreamsGroup) -> Persisted {
                 state: m.state,
                 assigned: m.assigned.clone(),
                 pending_revocation: m.pending_revocation.clone(),
+                active_assigned_at: m.active_assigned_at.clone(),
             }),
         );
     }
@@ -152,6 +153,7 @@ pub fn restore(
             m.state = c.state;
             m.assigned = c.assigned;
             m.pending_revocation = c.pending_revocation;
+            m.active_assigned_at = c.active_assigned_at;
         }
     }
     let members = group.members.clone();

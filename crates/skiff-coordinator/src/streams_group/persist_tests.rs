@@ -54,7 +54,9 @@ fn a_restored_group_carries_on_where_it_was() {
             )
         );
         assert_eq!(r.process_id, m.process_id);
+        assert_eq!(r.active_assigned_at, m.active_assigned_at);
     }
+    assert!(!g.members["m1"].active_assigned_at.is_empty());
     // The same records again: nothing differs.
     assert_eq!(snapshot(&back), records);
     // Sessions restart from the load time.

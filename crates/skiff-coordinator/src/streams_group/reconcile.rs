@@ -55,6 +55,7 @@ impl StreamsGroup {
                 next.epoch = target_epoch;
             }
         }
+        next.settle_assignment_epochs();
         self.members.insert(member_id.to_string(), next);
     }
 

@@ -16,8 +16,8 @@
 //!   task lists, each `[]{subtopologyId, partitions []int32}`;
 //! - 22 `StreamsGroupCurrentMemberAssignment` (group, member) → memberEpoch,
 //!   previousMemberEpoch, state `int8`, then six task lists: active, standby, warm-up, and the
-//!   same three pending revocation (each entry may carry tag 0, per-partition assignment
-//!   epochs, which Skiff neither writes nor reads);
+//!   same three pending revocation (the entries of the two active lists carry tag 0
+//!   AssignmentEpochs `[]int32`, the member epoch each partition was assigned at, KIP-1251);
 //! - 23 `StreamsGroupTopology` (group) → epoch, sub-topologies (as declared in the
 //!   heartbeat).
 //!
@@ -30,7 +30,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::assignor::Tasks;
 use super::member::{Endpoint, MemberState, TaskSet};
 use super::topology::{CopartitionGroup, InternalTopic, StreamsTopology, Subtopology};
-use crate::groups::assignment_codec::{start_value, value_reader};
+use crate::groups::assignment_codec::{put_epochs_tag, read_epochs_tag, start_value, value_reader};
+use crate::groups::commit_fence::AssignmentEpochs;
 use crate::wire::{
     put_compact_len, put_compact_nullable, put_compact_str, put_i16, put_i32, put_i64,
     put_str_cut_at_byte, put_uvarint, CodecError, Reader,
@@ -96,6 +97,10 @@ pub struct CurrentAssignment {
     pub state: MemberState,
     pub assigned: TaskSet,
     pub pending_revocation: TaskSet,
+    /// The member epoch each active task of `assigned` and `pending_revocation` was assigned
+    /// at. One missing is written as `epoch`; a record without them reads as all assigned at
+    /// `epoch`, as Kafka reads it.
+    pub active_assigned_at: AssignmentEpochs,
 }
 
 /// Kafka's `MemberState` byte.
@@ -320,9 +325,12 @@ pub fn encode_current(c: &CurrentAssignment) -> Vec<u8> {
     put_i32(&mut out, c.previous_epoch);
     out.push(state_byte(c.state) as u8);
     for set in [&c.assigned, &c.pending_revocation] {
-        for tasks in [&set.active, &set.standby, &set.warmup] {
-            put_tasks(&mut out, tasks);
-        }
+        put_tasks_with_epochs(&mut out, &set.active, |s, p| {
+            let key = (s.to_string(), p);
+            c.active_assigned_at.get(&key).copied().unwrap_or(c.epoch)
+        });
+        put_tasks(&mut out, &set.standby);
+        put_tasks(&mut out, &set.warmup);
     }
     out.push(0);
     out
@@ -334,8 +342,9 @@ pub fn decode_current(buf: &[u8]) -> Result<CurrentAssignment, CodecError> {
     let previous_epoch = r.i32("previous member epoch")?;
     let state = state_of(r.i8("member state")?)?;
     let mut sets = [TaskSet::default(), TaskSet::default()];
+    let mut active_assigned_at = AssignmentEpochs::new();
     for set in &mut sets {
-        set.active = read_tasks(&mut r)?;
+        set.active = read_tasks_with_epochs(&mut r, epoch.max(0), &mut active_assigned_at)?;
         set.standby = read_tasks(&mut r)?;
         set.warmup = read_tasks(&mut r)?;
     }
@@ -347,6 +356,7 @@ pub fn decode_current(buf: &[u8]) -> Result<CurrentAssignment, CodecError> {
         state,
         assigned,
         pending_revocation,
+        active_assigned_at,
     })
 }
 
@@ -511,6 +521,23 @@ fn read_topic_infos(r: &mut Reader<'_>) -> Result<Vec<InternalTopic>, CodecError
 
 /// `[]{subtopologyId, partitions []int32}` with an empty tag section after each entry.
 fn put_tasks(out: &mut Vec<u8>, tasks: &Tasks) {
+    put_task_entries(out, tasks, |out, _, _| out.push(0));
+}
+
+/// [`put_tasks`] with each entry's assignment epochs (`epoch_of(subtopology, partition)`).
+fn put_tasks_with_epochs(out: &mut Vec<u8>, tasks: &Tasks, epoch_of: impl Fn(&str, i32) -> i32) {
+    put_task_entries(out, tasks, |out, s, ps| {
+        let epochs: Vec<i32> = ps.iter().map(|p| epoch_of(s, *p)).collect();
+        put_epochs_tag(out, Some(&epochs));
+    });
+}
+
+/// A task list; `tags` writes each entry's tag section.
+fn put_task_entries(
+    out: &mut Vec<u8>,
+    tasks: &Tasks,
+    tags: impl Fn(&mut Vec<u8>, &str, &BTreeSet<i32>),
+) {
     let entries: Vec<(&String, &BTreeSet<i32>)> =
         tasks.iter().filter(|(_, ps)| !ps.is_empty()).collect();
     put_compact_len(out, entries.len());
@@ -520,23 +547,49 @@ fn put_tasks(out: &mut Vec<u8>, tasks: &Tasks) {
         for p in ps {
             put_i32(out, *p);
         }
-        out.push(0);
+        tags(out, s, ps);
     }
 }
 
 /// What [`put_tasks`] writes; duplicates merge, and the per-partition epochs Kafka may tag on
 /// an entry are skipped.
 fn read_tasks(r: &mut Reader<'_>) -> Result<Tasks, CodecError> {
+    read_task_entries(r, |r, _, _| r.skip_tags())
+}
+
+/// What [`put_tasks_with_epochs`] writes; each task's assignment epoch into `assigned_at`
+/// (`default` where the entry has none).
+fn read_tasks_with_epochs(
+    r: &mut Reader<'_>,
+    default: i32,
+    assigned_at: &mut AssignmentEpochs,
+) -> Result<Tasks, CodecError> {
+    read_task_entries(r, |r, s, ps| {
+        let epochs = read_epochs_tag(r, ps.len())?;
+        for (i, p) in ps.iter().enumerate() {
+            let at = epochs.as_ref().map_or(default, |e| e[i]);
+            assigned_at.insert((s.to_string(), *p), at);
+        }
+        Ok(())
+    })
+}
+
+/// A task list; `tags` reads each entry's tag section, given its partitions in order.
+fn read_task_entries(
+    r: &mut Reader<'_>,
+    mut tags: impl FnMut(&mut Reader<'_>, &str, &[i32]) -> Result<(), CodecError>,
+) -> Result<Tasks, CodecError> {
     let n = r.array_len(3, "task ids")?;
     let mut out = Tasks::new();
     for _ in 0..n {
         let s = r.compact_str("subtopology id")?;
         let k = r.array_len(4, "task partitions")?;
-        let entry = out.entry(s).or_default();
+        let mut ps = Vec::with_capacity(k);
         for _ in 0..k {
-            entry.insert(r.i32("task partition")?);
+            ps.push(r.i32("task partition")?);
         }
-        r.skip_tags()?;
+        tags(r, &s, &ps)?;
+        out.entry(s).or_default().extend(ps);
     }
     Ok(out)
 }

@@ -110,6 +110,7 @@ fn target_assignment() {
 
 #[test]
 fn current_assignment() {
+    // Without assignment epochs (before KIP-1251): every active task assigned at the epoch.
     let bytes = hex("0000000000070000000601020230020000000000010102023003000000010000000200010100");
     let c = CurrentAssignment {
         epoch: 7,
@@ -123,9 +124,29 @@ fn current_assignment() {
             active: tasks(&[("0", &[1, 2])]),
             ..TaskSet::default()
         },
+        active_assigned_at: epochs(&[("0", 0, 7), ("0", 1, 7), ("0", 2, 7)]),
+    };
+    assert_eq!(decode_current(&bytes).unwrap(), c);
+
+    // With them, on the active lists only.
+    let bytes = hex("00000000000700000006010202300200000000010005020000000502023102000000030001020230030000000100000002010009030000000300000007010100");
+    let c = CurrentAssignment {
+        assigned: TaskSet {
+            active: tasks(&[("0", &[0])]),
+            standby: tasks(&[("1", &[3])]),
+            ..TaskSet::default()
+        },
+        active_assigned_at: epochs(&[("0", 0, 5), ("0", 1, 3), ("0", 2, 7)]),
+        ..c
     };
     assert_eq!(decode_current(&bytes).unwrap(), c);
     assert_eq!(encode_current(&c), bytes);
+}
+
+fn epochs(list: &[(&str, i32, i32)]) -> AssignmentEpochs {
+    list.iter()
+        .map(|(s, p, e)| ((s.to_string(), *p), *e))
+        .collect()
 }
 
 #[test]

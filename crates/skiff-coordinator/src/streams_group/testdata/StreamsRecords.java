@@ -48,6 +48,16 @@ public class StreamsRecords {
             .setActiveTasksPendingRevocation(List.of(new StreamsGroupCurrentMemberAssignmentValue.TaskIds().setSubtopologyId("0").setPartitions(List.of(1, 2))))
             .setStandbyTasksPendingRevocation(List.of())
             .setWarmupTasksPendingRevocation(List.of()));
+        print("current_epochs", (short) 0, new StreamsGroupCurrentMemberAssignmentValue()
+            .setMemberEpoch(7).setPreviousMemberEpoch(6).setState((byte) 1)
+            .setActiveTasks(List.of(new StreamsGroupCurrentMemberAssignmentValue.TaskIds().setSubtopologyId("0")
+                .setPartitions(List.of(0)).setAssignmentEpochs(List.of(5))))
+            .setStandbyTasks(List.of(new StreamsGroupCurrentMemberAssignmentValue.TaskIds().setSubtopologyId("1").setPartitions(List.of(3))))
+            .setWarmupTasks(List.of())
+            .setActiveTasksPendingRevocation(List.of(new StreamsGroupCurrentMemberAssignmentValue.TaskIds().setSubtopologyId("0")
+                .setPartitions(List.of(1, 2)).setAssignmentEpochs(List.of(3, 7))))
+            .setStandbyTasksPendingRevocation(List.of())
+            .setWarmupTasksPendingRevocation(List.of()));
         print("topology", (short) 0, new StreamsGroupTopologyValue().setEpoch(2).setSubtopologies(List.of(
             new StreamsGroupTopologyValue.Subtopology().setSubtopologyId("0")
                 .setSourceTopics(List.of("left", "right")).setSourceTopicRegex(List.of())
