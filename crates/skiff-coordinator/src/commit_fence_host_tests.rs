@@ -1,7 +1,7 @@
 //! KIP-1251 through the coordinator over the in-memory host: a consumer group member's commit
-//! at the epoch before its last rebalance writes the partitions it kept and refuses the ones
-//! it gave up, partition by partition, and the assignment epochs behind that survive a
-//! restart.
+//! at the epoch before its last rebalance is written when it names only partitions the member
+//! kept, and refused whole (nothing written) when it names one it gave up; the assignment
+//! epochs behind that survive a restart.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -44,11 +44,12 @@ fn heartbeat(
         .unwrap()
 }
 
-fn entries(offset: i64) -> Vec<CommitEntry> {
-    (0..4)
+fn entries(partitions: &BTreeSet<i32>, offset: i64) -> Vec<CommitEntry> {
+    partitions
+        .iter()
         .map(|p| CommitEntry {
             topic: "t".into(),
-            partition: p,
+            partition: *p,
             offset,
             leader_epoch: 0,
             metadata: String::new(),
@@ -69,7 +70,11 @@ fn committed(c: &Coordinator<MemStorage>) -> Vec<Option<i64>> {
 }
 
 fn partitions(a: &HeartbeatResult) -> BTreeSet<i32> {
-    a.assignment.as_ref().unwrap()["t"].clone()
+    partitions_of(a.assignment.as_ref().unwrap())
+}
+
+fn partitions_of(a: &Assignment) -> BTreeSet<i32> {
+    a["t"].clone()
 }
 
 #[tokio::test]
@@ -97,47 +102,46 @@ async fn a_commit_at_the_epoch_before_writes_the_kept_partitions_across_a_restar
         generation: epoch,
         version,
     };
-    let refused = c
-        .commit_partitions(at(first, 9), entries(10))
+    let all: BTreeSet<i32> = (0..4).collect();
+    let kept = partitions_of(&kept);
+    let only_kept = |offset| -> Vec<Option<i64>> {
+        (0..4)
+            .map(|p| kept.contains(&p).then_some(offset))
+            .collect()
+    };
+    assert_eq!(
+        c.commit_offsets(at(first, 9), entries(&all, 10)).await,
+        Err(ResponseError::StaleMemberEpoch),
+        "a partition given up refuses the whole commit"
+    );
+    assert_eq!(committed(&c), vec![None; 4], "nothing was written");
+    c.commit_offsets(at(first, 9), entries(&kept, 10))
         .await
         .unwrap();
-    let want: Vec<Option<ResponseError>> = (0..4)
-        .map(|p| {
-            given_up
-                .contains(&p)
-                .then_some(ResponseError::StaleMemberEpoch)
-        })
-        .collect();
-    assert_eq!(refused, want);
-    let written: Vec<Option<i64>> = (0..4)
-        .map(|p| (!given_up.contains(&p)).then_some(10))
-        .collect();
-    assert_eq!(committed(&c), written);
+    assert_eq!(committed(&c), only_kept(10));
     assert_eq!(
-        c.commit_partitions(at(second, 8), entries(11)).await,
+        c.commit_offsets(at(second, 8), entries(&kept, 11)).await,
         Err(ResponseError::UnsupportedVersion)
     );
     c.stop();
 
     // After a restart the kept partitions still date from the first epoch.
     let c = start(&storage, &clock);
-    let refused = c
-        .commit_partitions(at(first, 9), entries(20))
+    assert_eq!(
+        c.commit_offsets(at(first, 9), entries(&given_up, 20)).await,
+        Err(ResponseError::StaleMemberEpoch)
+    );
+    c.commit_offsets(at(first, 9), entries(&kept, 20))
         .await
         .unwrap();
-    assert_eq!(refused, want);
-    let written: Vec<Option<i64>> = (0..4)
-        .map(|p| (!given_up.contains(&p)).then_some(20))
-        .collect();
-    assert_eq!(committed(&c), written);
-    let refused = c
-        .commit_partitions(at(second, 10), entries(30))
+    assert_eq!(committed(&c), only_kept(20));
+    c.commit_offsets(at(second, 10), entries(&all, 30))
         .await
         .unwrap();
     assert_eq!(
-        refused,
-        vec![None; 4],
-        "the current epoch writes everything"
+        committed(&c),
+        vec![Some(30); 4],
+        "the current epoch writes anything"
     );
     c.stop();
 }

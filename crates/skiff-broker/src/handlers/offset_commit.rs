@@ -1,7 +1,7 @@
 //! OffsetCommit: validate the member and generation (a consumer or streams group member at an
-//! older member epoch may write only the partitions it was assigned by then, KIP-1251),
-//! append the offsets to `__consumer_offsets`, and answer after the fsync that covers them
-//! (acks=all semantics).
+//! older member epoch must have been assigned every partition of the commit by then,
+//! KIP-1251), append the offsets to `__consumer_offsets`, and answer after the fsync that
+//! covers them (acks=all semantics).
 //!
 //! With an authorizer (Kafka 4's KafkaApis): GROUP READ, else every partition answers
 //! GROUP_AUTHORIZATION_FAILED; then each topic needs TOPIC READ, else its partitions answer
@@ -105,15 +105,11 @@ pub async fn handle(ctx: &RequestContext, request: OffsetCommitRequest) -> Reply
             generation,
             version,
         };
-        let code =
-            |e| kafka_error(ApiKey::OffsetCommit, version, &BrokerError::Coordinator(e)).code();
-        let refused = match broker.coordinator.commit_partitions(commit, entries).await {
-            Ok(refused) => refused.into_iter().map(|r| r.map(code)).collect(),
-            Err(e) => vec![Some(code(e)); slots.len()],
-        };
-        for ((ti, pi), error) in slots.into_iter().zip(refused) {
-            if let Some(error) = error {
-                topics[ti].partitions[pi].error_code = error;
+        if let Err(e) = broker.coordinator.commit_offsets(commit, entries).await {
+            let code =
+                kafka_error(ApiKey::OffsetCommit, version, &BrokerError::Coordinator(e)).code();
+            for (ti, pi) in slots {
+                topics[ti].partitions[pi].error_code = code;
             }
         }
         ResponseKind::OffsetCommit(OffsetCommitResponse::default().with_topics(topics))

@@ -2,8 +2,8 @@
 //! producer is the transactional id's current one — from v5, transaction version 2, the
 //! group's offsets partition is also added to the transaction here, as AddOffsetsToTxn did
 //! before — the member and generation when given, where a consumer or streams group member at
-//! an older member epoch may write only the partitions assigned to it by then (KIP-1251),
-//! known partitions, metadata size), written to the group's `__consumer_offsets` partition
+//! an older member epoch must have been assigned every partition of the commit by then
+//! (KIP-1251), known partitions, metadata size), written to the group's `__consumer_offsets` partition
 //! as a transactional batch of the producer (fsynced before the answer), and held by the
 //! group coordinator as pending until EndTxn's marker commits or aborts them.
 //!
@@ -18,6 +18,7 @@ use kafka_protocol::messages::txn_offset_commit_response::{
 use kafka_protocol::messages::{
     ApiKey, ResponseKind, TxnOffsetCommitRequest, TxnOffsetCommitResponse,
 };
+use kafka_protocol::ResponseError;
 use skiff_records::{BatchBuilder, Compression};
 
 use std::collections::HashSet;
@@ -172,8 +173,7 @@ fn answer(
     }
     let member = request.member_id.to_string();
     let instance = request.group_instance_id.as_ref().map(|s| s.to_string());
-    // The partitions the member check refused one by one (KIP-1251), by slot.
-    let result = (|| -> Result<Vec<(usize, usize, i16)>, BrokerError> {
+    let result = (|| -> Result<(), BrokerError> {
         if version >= IMPLICIT_ADD_VERSION {
             // Transaction version 2: no AddOffsetsToTxn came first; the group's offsets
             // partition joins the transaction here (checking the producer as it does).
@@ -191,55 +191,56 @@ fn answer(
                 request.producer_epoch,
             )?;
         }
-        let fence = broker.coordinator.check_txn_commit(
-            &group,
-            &member,
-            instance.as_deref(),
-            request.generation_id,
-        )?;
-        let mut refused = Vec::new();
-        let mut allowed = Vec::new();
-        for ((ti, pi, topic, partition), rec) in slots.iter().zip(recs) {
-            match fence.check(topic, *partition) {
-                Ok(()) => allowed.push(rec),
-                Err(e) => refused.push((*ti, *pi, code(version, &BrokerError::Coordinator(e)))),
-            }
-        }
-        if allowed.is_empty() {
-            return Ok(refused);
+        broker
+            .coordinator
+            .check_txn_commit(
+                &group,
+                &member,
+                instance.as_deref(),
+                request.generation_id,
+                slots
+                    .iter()
+                    .map(|(_, _, topic, partition)| (topic.as_str(), *partition)),
+            )
+            .map_err(|e| BrokerError::Coordinator(member_error_before_v6(version, e)))?;
+        if recs.is_empty() {
+            return Ok(());
         }
         write(
             broker,
             &group,
             request.producer_id.0,
             request.producer_epoch,
-            &allowed,
+            &recs,
             now,
         )?;
         broker
             .coordinator
-            .add_pending_txn_offsets(request.producer_id.0, allowed);
-        Ok(refused)
+            .add_pending_txn_offsets(request.producer_id.0, recs);
+        Ok(())
     })();
-    let failed: Vec<(usize, usize, i16)> = match result {
-        Ok(refused) => refused,
-        Err(e) => {
-            let error = code(version, &e);
-            slots
-                .iter()
-                .map(|(ti, pi, _, _)| (*ti, *pi, error))
-                .collect()
-        }
-    };
-    for (ti, pi, error) in failed {
-        if let Some(p) = topics
-            .get_mut(ti)
-            .and_then(|t: &mut TxnOffsetCommitResponseTopic| t.partitions.get_mut(pi))
-        {
-            p.error_code = error;
+    if let Err(e) = result {
+        for (ti, pi, _, _) in slots {
+            if let Some(p) = topics
+                .get_mut(ti)
+                .and_then(|t: &mut TxnOffsetCommitResponseTopic| t.partitions.get_mut(pi))
+            {
+                p.error_code = code(version, &e);
+            }
         }
     }
     TxnOffsetCommitResponse::default().with_topics(topics)
+}
+
+/// TxnOffsetCommit before v6 knows neither STALE_MEMBER_EPOCH nor GROUP_ID_NOT_FOUND: Kafka
+/// answers ILLEGAL_GENERATION in their place (`TxnOffsetCommitRequest.supports*Error`).
+fn member_error_before_v6(version: i16, e: ResponseError) -> ResponseError {
+    match e {
+        ResponseError::StaleMemberEpoch | ResponseError::GroupIdNotFound if version < 6 => {
+            ResponseError::IllegalGeneration
+        }
+        e => e,
+    }
 }
 
 /// Appends the offsets as one transactional batch of the producer and fsyncs it.

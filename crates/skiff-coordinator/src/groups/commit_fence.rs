@@ -1,13 +1,13 @@
-//! Which partitions an offset commit at an older member epoch may still write (KIP-1251,
-//! Kafka 4.4), for consumer and streams groups alike.
+//! Whether an offset commit at an older member epoch may still be written (KIP-1251, Kafka
+//! 4.4), for consumer and streams groups alike.
 //!
 //! A member commits with the member epoch it knows. When the group moves on (a member joins,
 //! the member's epoch is bumped), commits already on their way carry the epoch before. So the
 //! coordinator remembers, for each partition a member holds, the member epoch at which it was
 //! handed that partition (its assignment epoch), kept unchanged while the member keeps it. A
-//! commit at an older epoch is then checked partition by partition: a partition still held
-//! (or being revoked) that was assigned at or before that epoch is written; any other is
-//! refused, so a late commit cannot overwrite what the partition's next owner commits.
+//! commit at an older epoch is accepted when every partition in it is still held (or being
+//! revoked) and was assigned at or before that epoch. One that is not fails the whole commit,
+//! as in Kafka, so a late commit cannot overwrite what a partition's next owner commits.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -37,7 +37,7 @@ pub fn held<'a>(
 }
 
 /// How an offset commit's partitions are checked once its member passed (Kafka's
-/// `CommitPartitionValidator`).
+/// `CommitPartitionValidator`): one refused partition refuses the commit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CommitFence {
     /// Every partition may be written: the member's current epoch, an admin commit, or a
@@ -53,6 +53,16 @@ pub enum CommitFence {
 }
 
 impl CommitFence {
+    /// Every partition of a commit, in order: the first refusal, if any.
+    pub fn check_all<'a>(
+        &self,
+        partitions: impl IntoIterator<Item = (&'a str, i32)>,
+    ) -> Result<(), ResponseError> {
+        partitions
+            .into_iter()
+            .try_for_each(|(topic, partition)| self.check(topic, partition))
+    }
+
     pub fn check(&self, topic: &str, partition: i32) -> Result<(), ResponseError> {
         match self {
             CommitFence::Open => Ok(()),
@@ -69,7 +79,7 @@ impl CommitFence {
 }
 
 /// Kafka's member-epoch rule for a commit from a member at `current`: its current epoch
-/// writes every partition, a newer one none, an older one those `assigned_at` (by topic)
+/// may write any partition, a newer one none, an older one those `assigned_at` (by topic)
 /// allows. A classic-protocol member (inside a consumer group) is refused with
 /// ILLEGAL_GENERATION, every other member with STALE_MEMBER_EPOCH.
 pub fn member_fence(
@@ -136,5 +146,10 @@ mod tests {
         let classic = member_fence(5, 2, true, at).unwrap();
         assert_eq!(classic.check("t", 0), Err(ResponseError::IllegalGeneration));
         assert_eq!(CommitFence::Open.check("any", 9), Ok(()));
+        assert_eq!(fence.check_all([("t", 0)]), Ok(()));
+        assert_eq!(
+            fence.check_all([("t", 0), ("t", 1)]),
+            Err(ResponseError::StaleMemberEpoch)
+        );
     }
 }

@@ -28,8 +28,7 @@ pub struct OffsetCommit<'a> {
 use crate::host::Storage;
 
 impl<S: Storage> Coordinator<S> {
-    /// An offset commit of every entry, as a client of any group protocol may send it
-    /// (OffsetCommit v9+): the first refusal, if any partition was refused.
+    /// An offset commit as a client of any group protocol may send it (OffsetCommit v9+).
     pub async fn commit(
         &self,
         group_id: &str,
@@ -45,22 +44,18 @@ impl<S: Storage> Coordinator<S> {
             generation,
             version: FIRST_MEMBER_EPOCH_COMMIT_VERSION,
         };
-        let refused = self.commit_partitions(commit, entries).await?;
-        match refused.into_iter().flatten().next() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        self.commit_offsets(commit, entries).await
     }
 
     /// Validate, persist (waiting for the fsync, as acks=all) and apply an OffsetCommit.
-    /// The member check refuses the whole request (`Err`); past it, each entry is written
-    /// or refused on its own (KIP-1251: a commit at an older member epoch writes only the
-    /// partitions assigned by then), the answer holding each entry's refusal in order.
-    pub async fn commit_partitions(
+    /// A member at an older member epoch must have been assigned every partition of the
+    /// request by then (KIP-1251); one it was not fails the whole request and nothing is
+    /// written, as in Kafka.
+    pub async fn commit_offsets(
         &self,
         commit: OffsetCommit<'_>,
         entries: Vec<CommitEntry>,
-    ) -> Result<Vec<Option<ResponseError>>, ResponseError> {
+    ) -> Result<(), ResponseError> {
         let OffsetCommit {
             group_id,
             member_id,
@@ -69,7 +64,7 @@ impl<S: Storage> Coordinator<S> {
             version,
         } = commit;
         let now = self.now();
-        let (rx, refused, entries) = {
+        let rx = {
             let mut groups = self.ready()?;
             // Kafka: a share group refuses offset commits as "not a consumer group".
             if self.shared.share().groups.get(group_id).is_some() {
@@ -83,18 +78,9 @@ impl<S: Storage> Coordinator<S> {
                 None => return Err(ResponseError::IllegalGeneration),
             };
             let fence = group.validate_commit(member_id, instance_id, generation, Some(version))?;
-            let refused: Vec<Option<ResponseError>> = entries
-                .iter()
-                .map(|e| fence.check(&e.topic, e.partition).err())
-                .collect();
-            let entries: Vec<CommitEntry> = entries
-                .into_iter()
-                .zip(&refused)
-                .filter(|(_, r)| r.is_none())
-                .map(|(e, _)| e)
-                .collect();
+            fence.check_all(entries.iter().map(|e| (e.topic.as_str(), e.partition)))?;
             if entries.is_empty() {
-                return Ok(refused);
+                return Ok(());
             }
             for e in &entries {
                 group.outbox.push((
@@ -114,7 +100,7 @@ impl<S: Storage> Coordinator<S> {
             }
             let (tx, rx) = oneshot::channel();
             self.shared.drain(group, Some(tx));
-            (rx, refused, entries)
+            rx
         };
         self.wait_written(rx).await?;
         let mut groups = self.shared.lock();
@@ -133,7 +119,7 @@ impl<S: Storage> Coordinator<S> {
                 );
             }
         }
-        Ok(refused)
+        Ok(())
     }
 
     pub(super) async fn wait_written(

@@ -342,10 +342,13 @@ impl ConsumerState {
         member.client_id = hb.client_id;
         member.client_host = hb.client_host;
         member.regex_scope = hb.regex_scope;
+        // Whatever changed, the group epoch goes up once, as Kafka bumps it once per
+        // heartbeat that changes the member's metadata.
+        let mut changed = false;
         if let Some(subscribed) = hb.subscribed {
             if subscribed != member.subscribed {
                 member.subscribed = subscribed;
-                self.epoch += 1;
+                changed = true;
             }
         }
         if let Some(regex) = hb.regex {
@@ -353,20 +356,27 @@ impl ConsumerState {
                 != member.regex.as_ref().map(TopicRegex::as_str)
             {
                 member.regex = regex;
-                self.epoch += 1;
+                changed = true;
             }
         }
-        self.use_assignor(hb.assignor);
+        changed |= self.use_assignor(hb.assignor);
+        if changed {
+            self.epoch += 1;
+        }
         self.resolve_regexes();
         let id = hb.member_id;
         Ok(self.reconcile(&id, hb.owned.as_ref(), counts, now, full))
     }
 
-    /// A member asking for another server assignor switches the group to it.
-    fn use_assignor(&mut self, asked: Option<Assignor>) {
-        if let Some(a) = asked.filter(|a| *a != self.assignor) {
-            self.assignor = a;
-            self.epoch += 1;
+    /// A member asking for another server assignor switches the group to it. Whether it did
+    /// (the caller bumps the group epoch).
+    fn use_assignor(&mut self, asked: Option<Assignor>) -> bool {
+        match asked.filter(|a| *a != self.assignor) {
+            Some(a) => {
+                self.assignor = a;
+                true
+            }
+            None => false,
         }
     }
 
@@ -403,6 +413,7 @@ impl ConsumerState {
             (None, Some(_)) => Vec::new(),
             (None, None) => return Err(ResponseError::InvalidRequest),
         };
+        // The join bumps the group epoch, once, whatever assignor it asks for.
         self.use_assignor(hb.assignor);
         self.members.insert(
             id.clone(),

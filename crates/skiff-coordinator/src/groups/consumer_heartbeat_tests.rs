@@ -184,7 +184,7 @@ fn instance_ids_are_owned_fenced_and_unknown_like_kafka() {
 /// up, nor at an epoch before it got them. The newcomer's partitions were assigned at the
 /// new epoch.
 #[test]
-fn a_commit_at_the_epoch_before_writes_only_the_partitions_held_since() {
+fn a_commit_at_the_epoch_before_may_name_only_the_partitions_held_since() {
     let mut s = ConsumerState::default();
     let a = beat(&mut s, join_hb("a", 45_000), 0);
     let first = a.member_epoch;

@@ -69,6 +69,39 @@ fn range_assignor_cuts_contiguous_ranges() {
     assert_eq!(parts(&s.target["b"]), vec![3, 4]);
 }
 
+/// A join bumps the group epoch once, whatever assignor it asks for; a later heartbeat that
+/// changes the subscription and the assignor together bumps it once too (Kafka's epochs).
+#[test]
+fn one_heartbeat_bumps_the_group_epoch_once() {
+    let joined = |assignor| {
+        let mut s = ConsumerState::default();
+        let hb = Heartbeat {
+            member_id: "a".into(),
+            member_epoch: 0,
+            subscribed: Some(vec!["t".into()]),
+            assignor,
+            owned: Some(Assignment::new()),
+            ..Heartbeat::default()
+        };
+        let r = s.heartbeat(hb, &counts(), 45_000, 0).unwrap();
+        (s, r.member_epoch)
+    };
+    let (_, uniform) = joined(None);
+    let (mut s, range) = joined(Some(Assignor::Range));
+    assert_eq!(range, uniform);
+    let before = s.epoch;
+    let hb = Heartbeat {
+        member_id: "a".into(),
+        member_epoch: range,
+        subscribed: Some(vec!["t".into(), "u".into()]),
+        assignor: Some(Assignor::Uniform),
+        owned: None,
+        ..Heartbeat::default()
+    };
+    s.heartbeat(hb, &counts(), 45_000, 1).unwrap();
+    assert_eq!(s.epoch, before + 1);
+}
+
 fn parts(a: &Assignment) -> Vec<i32> {
     a.get("t")
         .map(|s| s.iter().copied().collect())

@@ -244,7 +244,7 @@ async fn share_and_other_groups_refuse_each_others_ids_as_kafka_does() {
         Some(ResponseError::GroupIdNotFound)
     );
     assert_eq!(
-        c.check_txn_commit("sg", "", None, -1).err(),
+        c.check_txn_commit("sg", "", None, -1, []).err(),
         Some(ResponseError::GroupIdNotFound)
     );
     let fetched = c.fetch_offsets("sg", Some(vec![("t".into(), 0)])).unwrap();

@@ -28,15 +28,16 @@ pub type PendingTxnOffsets = HashMap<i64, Vec<RawRecord>>;
 impl<S: Storage> Coordinator<S> {
     /// Kafka's TxnOffsetCommit member checks: a member id, when given, must belong to the
     /// group at this generation (or, in a consumer or streams group, at an older member epoch
-    /// for the partitions the answer allows); an unknown group is accepted only without a
-    /// generation.
-    pub fn check_txn_commit(
+    /// at which it held every one of `partitions`, KIP-1251); an unknown group is accepted
+    /// only without a generation.
+    pub fn check_txn_commit<'a>(
         &self,
         group_id: &str,
         member_id: &str,
         instance_id: Option<&str>,
         generation: i32,
-    ) -> Result<CommitFence, ResponseError> {
+        partitions: impl IntoIterator<Item = (&'a str, i32)>,
+    ) -> Result<(), ResponseError> {
         if group_id.is_empty() {
             return Err(ResponseError::InvalidGroupId);
         }
@@ -45,12 +46,13 @@ impl<S: Storage> Coordinator<S> {
         if self.shared.share().groups.get(group_id).is_some() {
             return Err(ResponseError::GroupIdNotFound);
         }
-        match groups.get(group_id) {
-            None if generation < 0 => Ok(CommitFence::Open),
-            None => Err(ResponseError::IllegalGeneration),
-            Some(_) if member_id.is_empty() && generation < 0 => Ok(CommitFence::Open),
-            Some(g) => g.validate_commit(member_id, instance_id, generation, None),
-        }
+        let fence = match groups.get(group_id) {
+            None if generation < 0 => CommitFence::Open,
+            None => return Err(ResponseError::IllegalGeneration),
+            Some(_) if member_id.is_empty() && generation < 0 => CommitFence::Open,
+            Some(g) => g.validate_commit(member_id, instance_id, generation, None)?,
+        };
+        fence.check_all(partitions)
     }
 
     /// The `__consumer_offsets` partition holding `group_id`'s records.
