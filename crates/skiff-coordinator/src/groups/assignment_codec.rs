@@ -54,6 +54,15 @@ pub(crate) fn put_topic_partitions<'a, P>(
 pub(crate) fn read_topic_partitions(
     r: &mut Reader<'_>,
 ) -> Result<Vec<(Uuid, Vec<i32>)>, CodecError> {
+    read_topic_partition_entries(r, |r, _, _| r.skip_tags())
+}
+
+/// A topic-partition list; `tags` reads each entry's tag section, given its topic id and
+/// partitions.
+pub(crate) fn read_topic_partition_entries(
+    r: &mut Reader<'_>,
+    mut tags: impl FnMut(&mut Reader<'_>, Uuid, &[i32]) -> Result<(), CodecError>,
+) -> Result<Vec<(Uuid, Vec<i32>)>, CodecError> {
     let n = r.array_len(18, "topic partitions")?;
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
@@ -63,7 +72,7 @@ pub(crate) fn read_topic_partitions(
         for _ in 0..count {
             parts.push(r.i32("partition")?);
         }
-        r.skip_tags()?;
+        tags(r, id, &parts)?;
         out.push((id, parts));
     }
     Ok(out)

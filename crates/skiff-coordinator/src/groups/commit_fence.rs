@@ -78,6 +78,31 @@ impl CommitFence {
     }
 }
 
+/// Kafka's checks of an offset commit before its epoch, for consumer and streams groups: a
+/// negative epoch while the group has no members is an admin commit (`None`: nothing more to
+/// check); otherwise the member must exist (UNKNOWN_MEMBER_ID) and, unless `exempt` (a
+/// classic member), commit with OffsetCommit v9 or later (UNSUPPORTED_VERSION).
+/// `offset_commit_version` is None for TxnOffsetCommit, which has no such floor.
+pub fn commit_member<'a, M>(
+    members: &'a BTreeMap<String, M>,
+    member_id: &str,
+    epoch: i32,
+    offset_commit_version: Option<i16>,
+    exempt: impl Fn(&M) -> bool,
+) -> Result<Option<&'a M>, ResponseError> {
+    if epoch < 0 && members.is_empty() {
+        return Ok(None);
+    }
+    let m = members
+        .get(member_id)
+        .ok_or(ResponseError::UnknownMemberId)?;
+    let too_old = offset_commit_version.is_some_and(|v| v < FIRST_MEMBER_EPOCH_COMMIT_VERSION);
+    if too_old && !exempt(m) {
+        return Err(ResponseError::UnsupportedVersion);
+    }
+    Ok(Some(m))
+}
+
 /// Kafka's member-epoch rule for a commit from a member at `current`: its current epoch
 /// may write any partition, a newer one none, an older one those `assigned_at` (by topic)
 /// allows. A classic-protocol member (inside a consumer group) is refused with

@@ -640,28 +640,25 @@ impl ConsumerState {
         !gone.is_empty()
     }
 
-    /// OffsetCommit or TxnOffsetCommit (`offset_commit_version` None) from a member, by
-    /// Kafka's rules: without members, a negative epoch is an admin commit; otherwise the
-    /// member must exist, commit with OffsetCommit v9+ unless it speaks the classic protocol,
-    /// and pass [`commit_fence::member_fence`].
+    /// OffsetCommit or TxnOffsetCommit (`offset_commit_version` None) from a member:
+    /// [`commit_fence::commit_member`] (classic members may use any version), then
+    /// [`commit_fence::member_fence`] over the partitions it holds or revokes.
     pub fn validate_commit(
         &self,
         member_id: &str,
         epoch: i32,
         offset_commit_version: Option<i16>,
     ) -> Result<CommitFence, ResponseError> {
-        if epoch < 0 && self.members.is_empty() {
+        let member = commit_fence::commit_member(
+            &self.members,
+            member_id,
+            epoch,
+            offset_commit_version,
+            |m| m.classic.is_some(),
+        )?;
+        let Some(m) = member else {
             return Ok(CommitFence::Open);
-        }
-        let m = self
-            .members
-            .get(member_id)
-            .ok_or(ResponseError::UnknownMemberId)?;
-        let too_old = offset_commit_version
-            .is_some_and(|v| v < commit_fence::FIRST_MEMBER_EPOCH_COMMIT_VERSION);
-        if too_old && m.classic.is_none() {
-            return Err(ResponseError::UnsupportedVersion);
-        }
+        };
         commit_fence::member_fence(m.epoch, epoch, m.classic.is_some(), || {
             commit_fence::held([&m.assigned, &m.revoking])
                 .into_iter()

@@ -256,23 +256,14 @@ fn read_held(
     default: i32,
     assigned_at: &mut BTreeMap<(Uuid, i32), i32>,
 ) -> Result<TopicPartitions, CodecError> {
-    let n = r.array_len(18, "topic partitions")?;
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        let id = r.uuid("topic id")?;
-        let count = r.array_len(4, "partitions")?;
-        let mut parts = Vec::with_capacity(count);
-        for _ in 0..count {
-            parts.push(r.i32("partition")?);
-        }
+    assignment_codec::read_topic_partition_entries(r, |r, id, parts| {
         let epochs = assignment_codec::read_epochs_tag(r, parts.len())?;
         for (i, p) in parts.iter().enumerate() {
             let at = epochs.as_ref().map_or(default, |e| e[i]);
             assigned_at.insert((id, *p), at);
         }
-        out.push((id, parts));
-    }
-    Ok(out)
+        Ok(())
+    })
 }
 
 // ---------------------------------------------------------------- decoding

@@ -548,29 +548,25 @@ impl StreamsGroup {
     }
 
     /// OffsetCommit or TxnOffsetCommit (`offset_commit_version` None) from `member_id` at
-    /// `epoch`, by Kafka's rules: without members, a negative epoch is an admin commit;
-    /// otherwise the member must exist, use OffsetCommit v9+, and pass
-    /// [`commit_fence::member_fence`], where a partition counts as assigned when its task is
-    /// active on the member (held or being revoked) and the topic is one of that
-    /// sub-topology's inputs.
+    /// `epoch`: [`commit_fence::commit_member`], then [`commit_fence::member_fence`], where a
+    /// partition counts as assigned when its task is active on the member (held or being
+    /// revoked) and the topic is one of that sub-topology's inputs.
     pub fn validate_commit(
         &self,
         member_id: &str,
         epoch: i32,
         offset_commit_version: Option<i16>,
     ) -> Result<CommitFence, ResponseError> {
-        if epoch < 0 && self.members.is_empty() {
+        let member = commit_fence::commit_member(
+            &self.members,
+            member_id,
+            epoch,
+            offset_commit_version,
+            |_| false,
+        )?;
+        let Some(m) = member else {
             return Ok(CommitFence::Open);
-        }
-        let m = self
-            .members
-            .get(member_id)
-            .ok_or(ResponseError::UnknownMemberId)?;
-        if offset_commit_version
-            .is_some_and(|v| v < commit_fence::FIRST_MEMBER_EPOCH_COMMIT_VERSION)
-        {
-            return Err(ResponseError::UnsupportedVersion);
-        }
+        };
         commit_fence::member_fence(m.epoch, epoch, false, || {
             let mut by_topic = AssignmentEpochs::new();
             let Some(topology) = &self.topology else {
