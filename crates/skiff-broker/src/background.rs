@@ -1,12 +1,16 @@
 //! Periodic storage housekeeping on one named std thread: retention, wall-clock rolls of
 //! idle segments, `flush.ms`, the first flush of data that crash recovery validated without
-//! syncing, recovery-point checkpoints, and expiry of idle producer ids
-//! (`producer.id.expiration.ms`).
+//! syncing, recovery-point checkpoints, expiry of idle producer ids
+//! (`producer.id.expiration.ms`), and the upkeep of `__share_group_state` (cold-partition
+//! snapshots and pruning, `share/upkeep.rs`). The share state jobs run here rather than on the
+//! share lock-expiry task: they block, they must also run after a restart before any share
+//! fetch, and this thread is joined before the logs are closed at shutdown.
 //!
 //! Time: the thread wakes every [`TICK`] of real time, but what is due (the retention check
-//! interval, `flush.ms`, the checkpoint and producer-expiry intervals) is measured on the
-//! broker's clock ([`crate::builder::BrokerBuilder::clock`]), so a test with a manual clock
-//! moves time and waits one tick. A clock that goes backwards restarts the intervals.
+//! interval, `flush.ms`, the checkpoint, producer-expiry and share state intervals) is
+//! measured on the broker's clock ([`crate::builder::BrokerBuilder::clock`]), so a test with a
+//! manual clock moves time and waits one tick. A clock that goes backwards restarts the
+//! intervals.
 //!
 //! Thread safety: the stop flag is a `Mutex<bool>` + `Condvar` so shutdown interrupts the
 //! sleep at once; every log call synchronises itself.
@@ -69,6 +73,7 @@ fn run(broker: &Broker, stop: &(Mutex<bool>, Condvar), start: i64) {
     let mut last_retention = start;
     let mut last_checkpoint = start;
     let mut last_producer_expiry = start;
+    let mut share_state = ShareStateJobs::new(broker, start);
     let mut last_flush: HashMap<(String, i32), i64> = HashMap::new();
     loop {
         {
@@ -132,11 +137,52 @@ fn run(broker: &Broker, stop: &(Mutex<bool>, Condvar), start: i64) {
         if expiry_due {
             last_producer_expiry = clock.now_ms();
         }
+        share_state.run_due(broker);
         if due(&mut last_checkpoint, clock.now_ms(), CHECKPOINT_INTERVAL_MS) {
             if let Err(e) = broker.write_checkpoints() {
                 warn!(error = %e, "writing checkpoints failed");
             }
             last_checkpoint = clock.now_ms();
+        }
+    }
+}
+
+/// When the `__share_group_state` jobs last ran, and how often they run.
+pub(crate) struct ShareStateJobs {
+    cold_every: i64,
+    prune_every: i64,
+    last_cold: i64,
+    last_prune: i64,
+}
+
+impl ShareStateJobs {
+    pub(crate) fn new(broker: &Broker, start: i64) -> ShareStateJobs {
+        ShareStateJobs {
+            cold_every: broker
+                .config
+                .share_coordinator_cold_partition_snapshot_interval_ms,
+            prune_every: broker
+                .config
+                .share_coordinator_state_topic_prune_interval_ms,
+            last_cold: start,
+            last_prune: start,
+        }
+    }
+
+    /// Cold snapshots first, so a prune due at the same time already deletes what they made
+    /// redundant.
+    pub(crate) fn run_due(&mut self, broker: &Broker) {
+        if due(&mut self.last_cold, broker.clock.now_ms(), self.cold_every) {
+            broker.share.snapshot_cold_partitions();
+            self.last_cold = broker.clock.now_ms();
+        }
+        if due(
+            &mut self.last_prune,
+            broker.clock.now_ms(),
+            self.prune_every,
+        ) {
+            broker.share.prune_state();
+            self.last_prune = broker.clock.now_ms();
         }
     }
 }

@@ -115,6 +115,13 @@ impl InternalPartition for Partition {
             .map(|_| ())
     }
 
+    /// The DeleteRecords path of the log itself (the handler's `delete_records_before`):
+    /// the log start moves at once and is made durable with the broker's log-start
+    /// checkpoints, segments wholly below it go.
+    fn delete_records_before(&self, offset: i64) -> Result<i64, LogError> {
+        self.log.delete_records_before(offset)
+    }
+
     fn flush(&self) -> Result<(), LogError> {
         self.log.flush().map(|_| ())
     }

@@ -225,6 +225,14 @@ broker_keys! {
             "share.coordinator.snapshot.update.records.per.snapshot", Int, Some("500"),
             Implemented, live: false, valid: V::Between(0, 500),
             doc: "Share state updates written for a share partition before a full snapshot is written instead.";
+        share_coordinator_state_topic_prune_interval_ms: i64 =
+            "share.coordinator.state.topic.prune.interval.ms", Int, Some("300000"), Implemented,
+            live: false, valid: V::AtLeast(1),
+            doc: "(Kafka-internal key) How often records of __share_group_state that later snapshots made redundant are deleted (the log start of each partition moves up).";
+        share_coordinator_cold_partition_snapshot_interval_ms: i64 =
+            "share.coordinator.cold.partition.snapshot.interval.ms", Int, Some("300000"),
+            Implemented, live: false, valid: V::AtLeast(1),
+            doc: "(Kafka-internal key) How often share partitions whose last snapshot is at least this old are snapshotted again, so an idle one does not hold pruning back.";
         producer_id_expiration_ms: i64 = "producer.id.expiration.ms", Int, Some("86400000"),
             Implemented, live: true, valid: V::AtLeast(1),
             doc: "An idempotent producer idle this long is forgotten by the partitions it wrote to.";

@@ -82,13 +82,15 @@ impl BrokerConfigDef {
 }
 
 /// The keys Skiff knows that Kafka 4.4 defines as internal broker configs.
-const INTERNAL: [&str; 6] = [
+const INTERNAL: [&str; 8] = [
     "group.streams.acceptable.recovery.lag",
     "group.streams.assignor.offload.enable",
     "group.streams.max.warmup.replicas",
     "group.streams.min.task.offset.interval.ms",
     "group.streams.num.warmup.replicas",
     "group.streams.task.offset.interval.ms",
+    "share.coordinator.cold.partition.snapshot.interval.ms",
+    "share.coordinator.state.topic.prune.interval.ms",
 ];
 
 /// Keys Kafka hands to the authorizer instead of defining them as broker configs, so its

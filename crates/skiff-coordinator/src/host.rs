@@ -3,7 +3,8 @@
 //!
 //! - [`Storage`] and [`InternalPartition`]: create or open an internal topic, append a batch
 //!   to one of its partitions and learn the end offset, wait until it is durable, read a
-//!   partition back at start; the same partition type takes transaction markers.
+//!   partition back at start, delete records below an offset (pruning); the same partition
+//!   type takes transaction markers.
 //! - [`TopicCatalog`]: topic ids and partition counts (KIP-848 records name topics by id).
 //! - [`GroupConfigs`]: per-group config overrides.
 //! - [`ShareGroupListener`]: told when a share group member or share group is gone (the
@@ -52,6 +53,12 @@ pub trait InternalPartition: Send + Sync + 'static {
         leader_epoch: i32,
         now_ms: i64,
     ) -> Result<(), LogError>;
+    /// Moves the log start offset up to `offset` (never back; -1 means the end), as a
+    /// DeleteRecords does, and returns the new log start. Records below it are gone for
+    /// readers at once and for good once the broker checkpoints the log start (or its
+    /// segments are deleted); until then a crash may bring them back, which must be harmless
+    /// to whoever deletes them. An offset past the end is refused.
+    fn delete_records_before(&self, offset: i64) -> Result<i64, LogError>;
     /// Makes everything appended so far durable (fsync).
     fn flush(&self) -> Result<(), LogError>;
     /// Wakes readers waiting for new data in this partition (fetches parked on it).

@@ -3,7 +3,8 @@
 //! topic catalogue, group configs and a [`TxnHost`] with a producer id counter.
 //!
 //! Appends rewrite each batch's base offset (as a log does), so the coordinators' replay
-//! reads back exactly what they wrote.
+//! reads back exactly what they wrote. Deleting records moves the log start and drops the
+//! batches wholly below it, as DeleteRecords does on a log.
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
@@ -27,6 +28,8 @@ pub struct MemPartition {
     /// (base offset, next offset, bytes) of every batch.
     batches: Mutex<Vec<(i64, i64, Vec<u8>)>>,
     end: AtomicI64,
+    /// The log start offset (moved only under the `batches` lock).
+    start: AtomicI64,
     /// Durable up to here (moved by `flush` and `wait_durable`).
     pub flushed: AtomicI64,
     /// When set, appends fail as a full disk would.
@@ -41,7 +44,7 @@ impl MemPartition {
         }
     }
 
-    /// Every batch appended so far.
+    /// Every batch appended and not deleted since.
     pub fn batches(&self) -> Vec<Vec<u8>> {
         let batches = self.batches.lock().unwrap();
         batches.iter().map(|b| b.2.clone()).collect()
@@ -74,7 +77,7 @@ impl InternalPartition for MemPartition {
     }
 
     fn log_start_offset(&self) -> i64 {
-        0
+        self.start.load(Ordering::Acquire)
     }
 
     fn log_end_offset(&self) -> i64 {
@@ -83,6 +86,14 @@ impl InternalPartition for MemPartition {
 
     fn read(&self, offset: i64, max_bytes: usize) -> Result<Bytes, LogError> {
         let batches = self.batches.lock().unwrap();
+        let log_start = self.start.load(Ordering::Acquire);
+        if offset < log_start {
+            return Err(LogError::OffsetOutOfRange {
+                requested: offset,
+                log_start,
+                log_end: self.end.load(Ordering::Acquire),
+            });
+        }
         let mut out = Vec::new();
         for (_, next, bytes) in batches.iter() {
             if *next <= offset {
@@ -112,6 +123,24 @@ impl InternalPartition for MemPartition {
         let batch =
             skiff_log::control_batch(producer_id, epoch, coordinator_epoch, control, now_ms)?;
         self.push(batch).map(|_| ())
+    }
+
+    fn delete_records_before(&self, offset: i64) -> Result<i64, LogError> {
+        let mut batches = self.batches.lock().unwrap();
+        let log_start = self.start.load(Ordering::Acquire);
+        let log_end = self.end.load(Ordering::Acquire);
+        let target = if offset == -1 { log_end } else { offset };
+        if target < 0 || target > log_end {
+            return Err(LogError::OffsetOutOfRange {
+                requested: offset,
+                log_start,
+                log_end,
+            });
+        }
+        let log_start = log_start.max(target);
+        self.start.store(log_start, Ordering::Release);
+        batches.retain(|(_, next, _)| *next > log_start);
+        Ok(log_start)
     }
 
     fn flush(&self) -> Result<(), LogError> {

@@ -751,6 +751,91 @@ async fn acknowledgements_survive_a_crash_and_unacknowledged_records_come_back()
     assert_eq!(acquired(&r), vec![(3, 5, 2)]);
 }
 
+/// The housekeeper's share state jobs, run by hand on the manual clock: after 5 minutes the
+/// share partition's initial snapshot is old, so it is written again (a cold snapshot) and
+/// everything before it is deleted. The state is the same after a crash (no log-start
+/// checkpoint: the deleted records come back, and are redundant) and after a clean restart
+/// (the log start stays where pruning put it).
+#[tokio::test]
+async fn cold_snapshots_and_pruning_shrink_the_share_state_and_keep_it_the_same() {
+    use skiff_coordinator::share_state::{partition_for, SharePartitionKey};
+    const MIN: i64 = 60_000;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(T0));
+    let b = start(dir.path(), clock.clone()).await;
+    let id = topic(&b).await;
+    produce(&b, 10).await;
+    let r = share_fetch(&b, fetch_request("m1", 0, id, &[], 0)).await;
+    assert_eq!(acquired(&r), vec![(0, 9, 1)]);
+    for epoch in 1..=5 {
+        let offset = i64::from(epoch) - 1;
+        let r = share_ack(&b, "m1", epoch, id, &[(offset, offset, 1)]).await;
+        assert_eq!(r.responses[0].partitions[0].error_code, 0);
+    }
+    let key = SharePartitionKey {
+        group: "g".into(),
+        topic_id: id,
+        partition: 0,
+    };
+    let home = partition_for(&key, 50);
+    let state_log = |b: &Broker| {
+        b.topics
+            .get("__share_group_state")
+            .unwrap()
+            .partition(home)
+            .unwrap()
+            .log
+            .clone()
+    };
+    // The initial snapshot, then one update per acknowledgement.
+    assert_eq!(state_log(&b).log_end_offset(), 6);
+
+    let jobs = |b: &Arc<Broker>| {
+        let b = b.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut jobs = crate::background::ShareStateJobs::new(&b, T0);
+            jobs.run_due(&b);
+        })
+    };
+    clock.set(T0 + 5 * MIN - 1);
+    jobs(&b).await.unwrap();
+    assert_eq!(state_log(&b).log_start_offset(), 0, "nothing due yet");
+    assert_eq!(state_log(&b).log_end_offset(), 6);
+    clock.set(T0 + 5 * MIN);
+    jobs(&b).await.unwrap();
+    let log = state_log(&b);
+    assert_eq!(log.log_end_offset(), 7, "a cold snapshot");
+    assert_eq!(log.log_start_offset(), 6, "everything before it pruned");
+    assert!(log.read(0, 1 << 20, true).is_err());
+    let before = b.share.store().unwrap().get(&key).unwrap();
+    assert_eq!(before.state.start_offset, 5);
+    assert_eq!(
+        (before.create_timestamp, before.write_timestamp),
+        (T0, T0 + 5 * MIN)
+    );
+
+    // A crash: the log-start checkpoint was not written, so the log starts at 0 again.
+    let copy = tempfile::tempdir().unwrap();
+    copy_dir(dir.path(), copy.path());
+    let c = start(copy.path(), Arc::new(ManualClock::new(T0 + 6 * MIN))).await;
+    assert_eq!(state_log(&c).log_start_offset(), 0);
+    assert_eq!(c.share.store().unwrap().get(&key), Some(before.clone()));
+    drop(c);
+
+    // A clean restart keeps the pruned log start.
+    let b2 = b.clone();
+    tokio::task::spawn_blocking(move || b2.shutdown())
+        .await
+        .unwrap()
+        .unwrap();
+    drop(b);
+    let b = start(dir.path(), Arc::new(ManualClock::new(T0 + 6 * MIN))).await;
+    assert_eq!(state_log(&b).log_start_offset(), 6);
+    assert_eq!(b.share.store().unwrap().get(&key), Some(before));
+    let r = share_fetch(&b, fetch_request("m2", 0, id, &[], 0)).await;
+    assert_eq!(acquired(&r), vec![(5, 9, 2)]);
+}
+
 fn assert_all_flushed(b: &Broker) {
     let topic = b.topics.get("__share_group_state").unwrap();
     let mut written = 0;

@@ -160,8 +160,9 @@ pub struct ShareManager {
     clock: Arc<dyn Clock>,
     settings: RwLock<Arc<dyn ShareSettings>>,
     /// `__share_group_state`, once opened. Held while opening (creating and replaying the
-    /// topic), so concurrent first uses open it once.
-    store: Mutex<Option<Arc<StateStore>>>,
+    /// topic), so concurrent first uses open it once, and while pruning (`upkeep.rs`), so a
+    /// replay never reads a partition whose log start is moving.
+    pub(super) store: Mutex<Option<Arc<StateStore>>>,
     pub(super) partitions: Mutex<HashMap<SharePartitionKey, Arc<Slot>>>,
     sessions: Mutex<ShareSessions>,
     /// How `__share_group_state` is created and when snapshots are written.
@@ -183,6 +184,7 @@ impl ShareManager {
                 config.share_coordinator_snapshot_update_records_per_snapshot,
             )
             .unwrap_or(0),
+            cold_snapshot_interval_ms: config.share_coordinator_cold_partition_snapshot_interval_ms,
             ..ShareStateConfig::default()
         };
         let max_sessions = usize::try_from(config.group_share_max_share_sessions).unwrap_or(1);

@@ -13,6 +13,8 @@
 //!   deleted), handed to the blocking pool.
 //! - `log_view.rs`: reads of the data log as the state machine wants them.
 //! - `timer.rs`: the lock-expiry task.
+//! - `upkeep.rs`: cold-partition snapshots and pruning of `__share_group_state`, run by the
+//!   housekeeper.
 //! - `metrics.rs`: counters.
 //! - `connection.rs`: which connection a request came in on.
 //! - `acks.rs`: applying a request's acknowledgements, partition by partition.
@@ -33,6 +35,7 @@ pub mod release;
 pub mod session;
 pub mod settings;
 pub mod timer;
+pub mod upkeep;
 
 pub use manager::{
     AcquireLimits, AcquiredData, Pending, ShareManager, SharePartitionFacts, StateStore,

@@ -421,6 +421,45 @@ fn internal_broker_keys_are_described_only_once_set() {
 }
 
 #[test]
+fn share_state_upkeep_keys_are_kafkas_internal_ones() {
+    let (cfg, _) = from_toml("[broker]\nnum.partitions = 3\n").unwrap();
+    assert_eq!(cfg.share_coordinator_state_topic_prune_interval_ms, 300_000);
+    assert_eq!(
+        cfg.share_coordinator_cold_partition_snapshot_interval_ms,
+        300_000
+    );
+    let d = describe_broker_configs(&cfg);
+    assert!(d.iter().all(
+        |c| c.name != "share.coordinator.state.topic.prune.interval.ms"
+            && c.name != "share.coordinator.cold.partition.snapshot.interval.ms"
+    ));
+    let (cfg, _) = from_toml(
+        "[broker]\n\"share.coordinator.state.topic.prune.interval.ms\" = 1000\n\
+         \"share.coordinator.cold.partition.snapshot.interval.ms\" = 2000\n",
+    )
+    .unwrap();
+    assert_eq!(cfg.share_coordinator_state_topic_prune_interval_ms, 1_000);
+    assert_eq!(
+        cfg.share_coordinator_cold_partition_snapshot_interval_ms,
+        2_000
+    );
+    let d = describe_broker_configs(&cfg);
+    let t = find(&d, "share.coordinator.state.topic.prune.interval.ms");
+    assert_eq!(t.value.as_deref(), Some("1000"));
+    assert!(t.read_only);
+    // Kafka's validator: at least 1.
+    for key in [
+        "share.coordinator.state.topic.prune.interval.ms",
+        "share.coordinator.cold.partition.snapshot.interval.ms",
+    ] {
+        let e = from_toml(&format!("[broker]\n\"{key}\" = 0\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(key) && e.contains("at least 1"), "{e}");
+    }
+}
+
+#[test]
 fn streams_broker_keys_follow_kafkas_start_rules() {
     let err = |toml: &str| from_toml(toml).unwrap_err().to_string();
     assert!(err("[broker]\n\"group.streams.heartbeat.interval.ms\" = 16000\n").ends_with(

@@ -1,6 +1,7 @@
 //! The store over the real log (skiff-log's `Log` in a temporary directory): a crash that
 //! tears the last share-state record loses that record only, and replay after the log's
-//! recovery gives the state as of the record before it.
+//! recovery gives the state as of the record before it; pruning deletes whole segments, and
+//! replay after reopening gives the same state with or without the log-start checkpoint.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -61,6 +62,9 @@ impl InternalPartition for LogPartition {
             )
             .map(|_| ())
     }
+    fn delete_records_before(&self, offset: i64) -> Result<i64, LogError> {
+        self.log.delete_records_before(offset)
+    }
     fn flush(&self) -> Result<(), LogError> {
         self.log.flush().map(|_| ())
     }
@@ -71,14 +75,20 @@ impl InternalPartition for LogPartition {
 struct LogStorage {
     root: PathBuf,
     recovery: Recovery,
+    config: LogConfig,
     partitions: Mutex<Option<Vec<Arc<LogPartition>>>>,
 }
 
 impl LogStorage {
     fn new(root: &Path, recovery: Recovery) -> LogStorage {
+        LogStorage::with_config(root, recovery, LogConfig::default())
+    }
+
+    fn with_config(root: &Path, recovery: Recovery, config: LogConfig) -> LogStorage {
         let storage = LogStorage {
             root: root.to_path_buf(),
             recovery,
+            config,
             partitions: Mutex::new(None),
         };
         let existing = (0..)
@@ -98,7 +108,7 @@ impl LogStorage {
     fn open(&self, index: i32) -> Arc<LogPartition> {
         let log = Log::open(
             &self.dir(index),
-            LogConfig::default(),
+            self.config.clone(),
             Arc::new(ManualClock::new(1_000)),
             self.recovery,
         )
@@ -250,4 +260,60 @@ fn a_torn_last_record_loses_only_that_record() {
             delivery_count: 1,
         }]
     );
+}
+
+#[test]
+fn pruning_deletes_segments_and_replay_after_reopening_gives_the_same_state() {
+    let dir = TempDir::new("prune");
+    let key = SharePartitionKey {
+        group: "g".into(),
+        topic_id: Uuid::from_u64_pair(3, 4),
+        partition: 0,
+    };
+    let home = partition_for(&key, 2) as usize;
+    // Every record rolls a segment, so pruning can delete files.
+    let small = LogConfig {
+        segment_bytes: 400,
+        ..LogConfig::default()
+    };
+    let (before, bound) = {
+        let storage = LogStorage::with_config(&dir.0, Recovery::Clean, small.clone());
+        let store = ShareStateStore::open(&storage, config()).unwrap();
+        let init = ShareWrite::Snapshot(ShareSnapshot {
+            start_offset: 0,
+            state_epoch: 0,
+            delivery_complete_count: 0,
+            state_batches: vec![],
+        });
+        store.write(&key, init, 1).unwrap();
+        for o in 0..8 {
+            store.write(&key, acked(o), 1).unwrap(); // snapshots at 4 and 8
+        }
+        let bound = store.redundant_below(home as i32).unwrap();
+        assert_eq!(bound, 8);
+        let pruned = store.prune();
+        assert_eq!(pruned.len(), 1);
+        assert_eq!(*pruned[0].1.as_ref().unwrap(), bound);
+        let log = &storage.topic_partitions(SHARE_STATE_TOPIC).unwrap()[home].log;
+        assert_eq!(log.log_start_offset(), bound);
+        assert_eq!(log.flushed_offset(), log.log_end_offset(), "flushed first");
+        (store.get(&key).unwrap(), bound)
+    };
+    let logs_left = std::fs::read_dir(dir.0.join(format!("{SHARE_STATE_TOPIC}-{home}")))
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().ends_with(".log")
+        })
+        .count();
+    assert!(logs_left <= 2, "{logs_left} segments left");
+    // Reopened without the broker's log-start checkpoint (as after a crash): the log starts
+    // at its first segment, at or below the bound, and the state is the same.
+    let storage = LogStorage::with_config(&dir.0, Recovery::Clean, small);
+    let log_start = storage.topic_partitions(SHARE_STATE_TOPIC).unwrap()[home]
+        .log
+        .log_start_offset();
+    assert!(log_start <= bound && log_start > 0, "{log_start}");
+    let store = ShareStateStore::open(&storage, config()).unwrap();
+    assert_eq!(store.get(&key), Some(before));
 }

@@ -14,13 +14,17 @@
 //!   (pure).
 //! - `placement.rs`: the topic partition Kafka puts a share partition's records in.
 //! - `prune.rs`: which records of a topic partition are no longer needed.
+//! - `cold.rs`: which share partitions get a snapshot only because their last one is old
+//!   (so an idle share partition does not hold pruning back).
 //! - `store.rs`: [`ShareStateStore`], the topic over [`crate::host::Storage`]: create, replay,
-//!   append.
+//!   append, cold snapshots and pruning.
 //! - `error.rs`: errors and their Kafka codes.
 //!
-//! The broker's share-partition manager (`skiff-broker/src/share/`) opens and writes it; no
-//! share API is advertised yet (see docs/share-groups.md, "Durable state").
+//! The broker's share-partition manager (`skiff-broker/src/share/`) opens and writes it, and
+//! its housekeeper runs the cold snapshots and pruning (see docs/share-groups.md, "Durable
+//! state").
 
+mod cold;
 mod combine;
 mod error;
 mod placement;
@@ -31,6 +35,7 @@ mod store;
 /// The crate's record primitives, under the name this module's codecs have always used.
 use crate::wire;
 
+pub use cold::DEFAULT_COLD_SNAPSHOT_INTERVAL_MS;
 pub use combine::combine;
 pub use error::ShareStateError;
 pub use placement::{coordinator_key, kafka_uuid_string, partition_for};

@@ -209,6 +209,26 @@ impl ShareStates {
         ))
     }
 
+    /// The cold snapshot of `key` (see `cold.rs`): its state written again unchanged as a
+    /// ShareSnapshot with the next snapshot epoch, keeping the create timestamp and writing
+    /// now as the write timestamp, as Kafka's shard does. `None` when `key` has no state.
+    pub fn cold_snapshot(&self, key: &SharePartitionKey, now_ms: i64) -> Option<Record> {
+        let stored = &self.entries.get(key)?.stored;
+        Some(Record::Snapshot(
+            key.clone(),
+            Some(SnapshotValue {
+                snapshot_epoch: stored.snapshot_epoch.wrapping_add(1),
+                state_epoch: stored.state.state_epoch,
+                leader_epoch: stored.leader_epoch,
+                start_offset: stored.state.start_offset,
+                delivery_complete_count: stored.state.delivery_complete_count,
+                create_timestamp: stored.create_timestamp,
+                write_timestamp: now_ms,
+                state_batches: stored.state.state_batches.clone(),
+            }),
+        ))
+    }
+
     /// The tombstone that deletes `key`'s state (always a ShareSnapshot key, as Kafka writes
     /// it).
     pub fn tombstone(key: &SharePartitionKey) -> Record {

@@ -202,3 +202,44 @@ fn an_update_without_a_snapshot_is_taken_alone() {
     assert_eq!((s.state.start_offset, s.state.state_epoch), (10, -1));
     assert_eq!(s.snapshot_epoch, 4);
 }
+
+#[test]
+fn a_cold_snapshot_rewrites_the_state_and_keeps_the_update_count_running() {
+    let mut states = ShareStates::default();
+    assert!(
+        states.cold_snapshot(&key(), 99).is_none(),
+        "no state, nothing"
+    );
+    write(&mut states, initial(0, 0), 3); // at time 10
+    write(
+        &mut states,
+        batches(Some(1), vec![b(0, 1, DeliveryState::Acknowledged, 1)]),
+        3,
+    );
+    let before = states.get(&key()).unwrap().clone();
+    let cold = states.cold_snapshot(&key(), 99).unwrap();
+    let Record::Snapshot(_, Some(v)) = &cold else {
+        panic!("{cold:?}")
+    };
+    assert_eq!(
+        (v.snapshot_epoch, v.create_timestamp, v.write_timestamp),
+        (1, 10, 99)
+    );
+    states.apply(cold, 3);
+    let after = states.get(&key()).unwrap();
+    assert_eq!(after.state, before.state);
+    assert_eq!(after.snapshot_epoch, 1);
+    // Below the limit, a snapshot leaves the count running: two more updates, then one.
+    assert_eq!(states.updates_since_snapshot(&key()), Some(1));
+    let kinds: Vec<bool> = (2..5)
+        .map(|i| {
+            let r = write(
+                &mut states,
+                batches(None, vec![b(i, i, DeliveryState::Acknowledged, 1)]),
+                3,
+            );
+            matches!(r, Record::Snapshot(..))
+        })
+        .collect();
+    assert_eq!(kinds, [false, false, true]);
+}

@@ -11,6 +11,10 @@
 //! Writes are serialised by one lock held from deciding the record to applying it, so the
 //! records of a share partition are in the log in the order they were decided: replay then
 //! rebuilds exactly the state the writer held.
+//!
+//! Upkeep, which the broker runs periodically: [`ShareStateStore::snapshot_cold_partitions`]
+//! (`cold.rs`) writes snapshots that let the prune bound move, and
+//! [`ShareStateStore::prune`] deletes the records below it (`prune.rs`).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -18,6 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use skiff_records::{validate_batch, BatchBuilder, Batches, Compression};
 use tracing::{info, warn};
 
+use super::cold::{cold_partitions, DEFAULT_COLD_SNAPSHOT_INTERVAL_MS};
 use super::error::ShareStateError;
 use super::placement::partition_for;
 use super::prune::RedundantOffsets;
@@ -48,6 +53,9 @@ pub struct ShareStateConfig {
     /// `share.coordinator.snapshot.update.records.per.snapshot` (Kafka allows 0 to 500; 0
     /// makes every write a snapshot).
     pub updates_per_snapshot: u32,
+    /// `share.coordinator.cold.partition.snapshot.interval.ms`: how old a share partition's
+    /// latest snapshot must be for a cold snapshot (`cold.rs`).
+    pub cold_snapshot_interval_ms: i64,
 }
 
 impl Default for ShareStateConfig {
@@ -56,6 +64,7 @@ impl Default for ShareStateConfig {
             num_partitions: DEFAULT_NUM_PARTITIONS,
             segment_bytes: DEFAULT_SEGMENT_BYTES,
             updates_per_snapshot: DEFAULT_UPDATES_PER_SNAPSHOT,
+            cold_snapshot_interval_ms: DEFAULT_COLD_SNAPSHOT_INTERVAL_MS,
         }
     }
 }
@@ -169,11 +178,76 @@ impl<S: Storage> ShareStateStore<S> {
     }
 
     /// Records of topic partition `index` below the returned offset are no longer needed
-    /// (see `prune.rs`); deleting them is for the broker, once it can.
+    /// (see `prune.rs`); [`ShareStateStore::prune`] deletes them.
     pub fn redundant_below(&self, index: i32) -> Option<i64> {
         let inner = self.lock();
         let r = inner.redundant.get(usize::try_from(index).ok()?)?;
         r.redundant_below()
+    }
+
+    /// Writes a cold snapshot (`cold.rs`) of every share partition that is due one at
+    /// `now_ms`, deciding per topic partition as Kafka's shards do. Returns where they went;
+    /// nobody waits for them (a lost one is written again next time), but pruning makes a
+    /// partition durable before it deletes anything. Stops at the first failed append.
+    pub fn snapshot_cold_partitions(
+        &self,
+        now_ms: i64,
+    ) -> Result<Vec<Appended<S::Partition>>, ShareStateError> {
+        let mut inner = self.lock();
+        let count = i32::try_from(self.partitions.len()).unwrap_or(i32::MAX);
+        let mut by_partition: BTreeMap<i32, Vec<_>> = BTreeMap::new();
+        for (key, stored) in inner.states.iter() {
+            by_partition
+                .entry(partition_for(key, count))
+                .or_default()
+                .push((key, stored));
+        }
+        let due: Vec<SharePartitionKey> = by_partition
+            .values()
+            .flat_map(|shares| {
+                cold_partitions(shares, now_ms, self.config.cold_snapshot_interval_ms)
+            })
+            .cloned()
+            .collect();
+        let mut appended = Vec::with_capacity(due.len());
+        for key in &due {
+            if let Some(record) = inner.states.cold_snapshot(key, now_ms) {
+                appended.push(self.append_and_apply(&mut inner, record, now_ms)?);
+            }
+        }
+        Ok(appended)
+    }
+
+    /// Deletes the records below each topic partition's redundant bound (Kafka's share
+    /// coordinator prune job): flushes the partition first, so the snapshot at the bound is
+    /// on disk before anything below it goes, then moves its log start there with the log's
+    /// DeleteRecords. Partitions already pruned that far are left alone; a failure in one does
+    /// not stop the others. Returns each partition touched with its new log start or the
+    /// error. Blocking (fsync); the store's lock is not held while deleting, since the bound
+    /// never goes down.
+    ///
+    /// Replay reads from the log start, so the caller must not run this while another store
+    /// over the same topic is being opened.
+    pub fn prune(&self) -> Vec<(i32, Result<i64, ShareStateError>)> {
+        let mut outcomes = Vec::new();
+        for (slot, partition) in self.partitions.iter().enumerate() {
+            let bound = {
+                let inner = self.lock();
+                inner
+                    .redundant
+                    .get(slot)
+                    .and_then(RedundantOffsets::redundant_below)
+            };
+            let Some(bound) = bound.filter(|b| *b > partition.log_start_offset()) else {
+                continue;
+            };
+            let pruned = partition
+                .flush()
+                .and_then(|()| partition.delete_records_before(bound))
+                .map_err(|e| ShareStateError::Storage(e.to_string()));
+            outcomes.push((partition.index(), pruned));
+        }
+        outcomes
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -248,7 +322,7 @@ fn open_topic<S: Storage>(
 /// `cleanup.policy=delete` with `retention.ms=-1`, not compaction. A ShareUpdate has another
 /// key than the ShareSnapshot it builds on, so compaction would keep only the latest update of
 /// a share partition and lose the ones between it and the snapshot; Kafka instead deletes the
-/// records below the oldest latest-snapshot of a partition (pruning, not built yet).
+/// records below the oldest latest-snapshot of a partition ([`ShareStateStore::prune`]).
 /// `compression.type=producer` keeps the uncompressed batches as written.
 pub fn topic_configs(config: ShareStateConfig) -> [(&'static str, String); 4] {
     [

@@ -346,3 +346,180 @@ fn redundant_offsets_follow_the_latest_snapshots() {
     assert_eq!(store.redundant_below(home), Some(3));
     assert_eq!(store.redundant_below(-1), None);
 }
+
+/// Every share partition in one topic partition, so they bound each other's pruning.
+fn one_partition(updates_per_snapshot: u32) -> ShareStateConfig {
+    ShareStateConfig {
+        num_partitions: 1,
+        updates_per_snapshot,
+        ..ShareStateConfig::default()
+    }
+}
+
+/// The offsets of the batches still in `partition`.
+fn offsets_left(partition: &MemPartition) -> Vec<i64> {
+    partition
+        .batches()
+        .iter()
+        .map(|b| Batches::new(b).next().unwrap().unwrap().0.base_offset)
+        .collect()
+}
+
+#[test]
+fn pruning_deletes_what_later_snapshots_superseded_and_replay_gives_the_same_state() {
+    let storage = MemStorage::default();
+    let store = ShareStateStore::open(&storage, one_partition(2)).unwrap();
+    let topic = storage.partition(SHARE_STATE_TOPIC, 0).unwrap();
+    let (k0, k1) = (key(0), key(1));
+    store.write(&k0, init(0), 0).unwrap(); // 0: snapshot
+    store.write(&k1, init(0), 0).unwrap(); // 1: snapshot
+    for o in 0..3 {
+        store.write(&k0, acked(o), 1).unwrap(); // 2, 3: updates; 4: snapshot
+    }
+    // k1's snapshot at 1 holds the bound.
+    assert_eq!(store.prune().len(), 1);
+    assert_eq!(topic.log_start_offset(), 1);
+    assert_eq!(offsets_left(&topic), [1, 2, 3, 4]);
+    for o in 0..3 {
+        store.write(&k1, acked(o), 2).unwrap(); // 5, 6: updates; 7: snapshot
+    }
+    store.write(&k0, acked(3), 3).unwrap(); // 8: update after k0's snapshot at 4
+    let pruned = store.prune();
+    assert_eq!(pruned.len(), 1);
+    assert_eq!(pruned[0].0, 0);
+    assert_eq!(*pruned[0].1.as_ref().unwrap(), 4);
+    assert_eq!(offsets_left(&topic), [4, 5, 6, 7, 8]);
+    assert!(store.prune().is_empty(), "already pruned that far");
+
+    let before = store.snapshots();
+    let replayed = ShareStateStore::open(&storage, one_partition(2)).unwrap();
+    assert_eq!(replayed.snapshots(), before);
+    for k in [&k0, &k1] {
+        assert_eq!(replayed.get(k), store.get(k));
+    }
+    assert_eq!(replayed.redundant_below(0), store.redundant_below(0));
+    assert_eq!(
+        before[&k0].state_batches,
+        vec![b(0, 3, DeliveryState::Acknowledged, 1)]
+    );
+}
+
+#[test]
+fn a_deleted_share_partition_is_pruned_away_once_a_later_snapshot_passes_its_tombstone() {
+    let storage = MemStorage::default();
+    let store = ShareStateStore::open(&storage, one_partition(1)).unwrap();
+    let topic = storage.partition(SHARE_STATE_TOPIC, 0).unwrap();
+    let (k0, k1) = (key(0), key(1));
+    store.write(&k0, init(0), 0).unwrap(); // 0
+    store.write(&k1, init(0), 0).unwrap(); // 1
+    store.delete(&k0, 1).unwrap(); // 2: tombstone
+    store.prune();
+    assert_eq!(topic.log_start_offset(), 1, "k1's snapshot at 1");
+    store.write(&k1, acked(0), 2).unwrap(); // 3: update
+    store.write(&k1, acked(1), 2).unwrap(); // 4: snapshot (one update per snapshot)
+    store.prune();
+    assert_eq!(topic.log_start_offset(), 4);
+    assert_eq!(kinds(&topic), [(0, true)]);
+    let replayed = ShareStateStore::open(&storage, one_partition(1)).unwrap();
+    assert!(replayed.get(&k0).is_none());
+    assert_eq!(replayed.snapshots(), store.snapshots());
+}
+
+#[test]
+fn an_idle_share_partition_is_cold_snapshotted_and_stops_holding_pruning_back() {
+    const MIN: i64 = 60_000;
+    let storage = MemStorage::default();
+    let config = ShareStateConfig {
+        cold_snapshot_interval_ms: 5 * MIN,
+        ..one_partition(2)
+    };
+    let store = ShareStateStore::open(&storage, config).unwrap();
+    let topic = storage.partition(SHARE_STATE_TOPIC, 0).unwrap();
+    let (idle, busy) = (key(0), key(1));
+    store.write(&idle, init(0), 0).unwrap(); // 0
+    store.write(&busy, init(0), 0).unwrap(); // 1
+    for o in 0..6 {
+        store.write(&busy, acked(o), MIN).unwrap(); // busy's last snapshot at 7, time 1 min
+    }
+    store.prune();
+    assert_eq!(
+        topic.log_start_offset(),
+        0,
+        "the idle snapshot at 0 holds the bound"
+    );
+    assert!(store
+        .snapshot_cold_partitions(5 * MIN - 1)
+        .unwrap()
+        .is_empty());
+
+    let idle_before = store.get(&idle).unwrap();
+    let cold = store.snapshot_cold_partitions(5 * MIN).unwrap();
+    assert_eq!(cold.len(), 1, "only the idle one is 5 minutes old");
+    assert_eq!(cold[0].end_offset, 9);
+    let idle_after = store.get(&idle).unwrap();
+    assert_eq!(idle_after.state, idle_before.state);
+    assert_eq!(idle_after.snapshot_epoch, idle_before.snapshot_epoch + 1);
+    assert_eq!(
+        (idle_after.create_timestamp, idle_after.write_timestamp),
+        (0, 5 * MIN)
+    );
+    store.prune();
+    assert_eq!(
+        topic.log_start_offset(),
+        7,
+        "busy's snapshot at 7 holds it now"
+    );
+
+    // The busy one's regular snapshot turns 5 minutes old: it gets a cold snapshot too.
+    let cold = store.snapshot_cold_partitions(6 * MIN).unwrap();
+    assert_eq!(cold.len(), 1);
+    assert_eq!(store.get(&busy).unwrap().write_timestamp, 6 * MIN);
+    store.prune();
+    assert_eq!(topic.log_start_offset(), 8);
+    // Every latest snapshot is a cold one: nothing more, however long nobody writes.
+    assert!(store.snapshot_cold_partitions(60 * MIN).unwrap().is_empty());
+
+    let replayed = ShareStateStore::open(&storage, config).unwrap();
+    assert_eq!(replayed.get(&idle), store.get(&idle));
+    assert_eq!(replayed.get(&busy), store.get(&busy));
+    assert_eq!(kinds(&topic), [(0, true), (0, true)]);
+}
+
+#[test]
+fn cold_snapshots_are_decided_per_topic_partition() {
+    // In separate topic partitions, a busy share partition's regular snapshot does not make
+    // an already cold-snapshotted one due again (Kafka decides per share coordinator shard).
+    const MIN: i64 = 60_000;
+    let storage = MemStorage::default();
+    let store = ShareStateStore::open(&storage, ShareStateConfig::default()).unwrap();
+    let a = key(0);
+    let b = (1..)
+        .map(key)
+        .find(|k| partition_for(k, DEFAULT_NUM_PARTITIONS) != partition_for(&a, 50))
+        .unwrap();
+    store.write(&a, init(0), 0).unwrap();
+    assert_eq!(store.snapshot_cold_partitions(5 * MIN).unwrap().len(), 1);
+    store.write(&b, init(0), 9 * MIN).unwrap();
+    assert!(store.snapshot_cold_partitions(10 * MIN).unwrap().is_empty());
+    assert_eq!(store.get(&a).unwrap().write_timestamp, 5 * MIN);
+}
+
+#[test]
+fn the_memory_host_deletes_records_as_delete_records_does() {
+    let storage = MemStorage::default();
+    let store = ShareStateStore::open(&storage, one_partition(0)).unwrap();
+    let k = key(0);
+    store.write(&k, init(0), 0).unwrap();
+    store.write(&k, acked(0), 0).unwrap(); // a snapshot: every write is one
+    let topic = storage.partition(SHARE_STATE_TOPIC, 0).unwrap();
+    assert_eq!(store.prune().len(), 1);
+    assert_eq!(topic.log_start_offset(), 1);
+    // Past the end, or below -1: refused, nothing moves. Never backwards.
+    assert!(topic.delete_records_before(100).is_err());
+    assert!(topic.delete_records_before(-2).is_err());
+    assert_eq!(topic.delete_records_before(0).unwrap(), 1);
+    assert!(topic.read(0, 1 << 20).is_err(), "below the log start");
+    // -1: up to the end.
+    assert_eq!(topic.delete_records_before(-1).unwrap(), 2);
+    assert!(topic.batches().is_empty());
+}
