@@ -29,6 +29,16 @@ use crate::share::ShareGroupSettings;
 
 const T0: i64 = 1_700_000_000_000;
 
+/// A clean shutdown of `b`, as the broker's own exit path runs it.
+async fn shut_down(b: Arc<Broker>) {
+    let b2 = b.clone();
+    tokio::task::spawn_blocking(move || b2.shutdown())
+        .await
+        .unwrap()
+        .unwrap();
+    drop(b);
+}
+
 async fn start(dir: &Path, clock: Arc<ManualClock>) -> Arc<Broker> {
     let sets = vec![
         format!("log.dirs={}", dir.display()),
@@ -740,12 +750,7 @@ async fn acknowledgements_survive_a_crash_and_unacknowledged_records_come_back()
     assert_eq!(acquired(&r), vec![(3, 5, 2)]);
     drop(c);
     // And the same after a clean restart on the same data dir.
-    let b2 = b.clone();
-    tokio::task::spawn_blocking(move || b2.shutdown())
-        .await
-        .unwrap()
-        .unwrap();
-    drop(b);
+    shut_down(b).await;
     let b = start(dir.path(), Arc::new(ManualClock::new(T0 + 2))).await;
     let r = share_fetch(&b, fetch_request("m3", 0, id, &[], 0)).await;
     assert_eq!(acquired(&r), vec![(3, 5, 2)]);
@@ -823,12 +828,7 @@ async fn cold_snapshots_and_pruning_shrink_the_share_state_and_keep_it_the_same(
     drop(c);
 
     // A clean restart keeps the pruned log start.
-    let b2 = b.clone();
-    tokio::task::spawn_blocking(move || b2.shutdown())
-        .await
-        .unwrap()
-        .unwrap();
-    drop(b);
+    shut_down(b).await;
     let b = start(dir.path(), Arc::new(ManualClock::new(T0 + 6 * MIN))).await;
     assert_eq!(state_log(&b).log_start_offset(), 6);
     assert_eq!(b.share.store().unwrap().get(&key), Some(before));

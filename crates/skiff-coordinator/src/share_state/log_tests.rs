@@ -175,6 +175,16 @@ fn config() -> ShareStateConfig {
     }
 }
 
+/// The first write of a share partition: its whole (empty) state.
+fn empty_snapshot() -> ShareWrite {
+    ShareWrite::Snapshot(ShareSnapshot {
+        start_offset: 0,
+        state_epoch: 0,
+        delivery_complete_count: 0,
+        state_batches: vec![],
+    })
+}
+
 fn acked(offset: i64) -> ShareWrite {
     ShareWrite::Batches(BatchWrite {
         state_epoch: 0,
@@ -201,13 +211,7 @@ fn a_torn_last_record_loses_only_that_record() {
     let (before_last, flushed, size_before_last) = {
         let storage = LogStorage::new(&dir.0, Recovery::Clean);
         let store = ShareStateStore::open(&storage, config()).unwrap();
-        let init = ShareWrite::Snapshot(ShareSnapshot {
-            start_offset: 0,
-            state_epoch: 0,
-            delivery_complete_count: 0,
-            state_batches: vec![],
-        });
-        store.write(&key, init, 1).unwrap();
+        store.write(&key, empty_snapshot(), 1).unwrap();
         for o in 0..5 {
             store.write(&key, acked(o), 1).unwrap();
         }
@@ -279,13 +283,7 @@ fn pruning_deletes_segments_and_replay_after_reopening_gives_the_same_state() {
     let (before, bound) = {
         let storage = LogStorage::with_config(&dir.0, Recovery::Clean, small.clone());
         let store = ShareStateStore::open(&storage, config()).unwrap();
-        let init = ShareWrite::Snapshot(ShareSnapshot {
-            start_offset: 0,
-            state_epoch: 0,
-            delivery_complete_count: 0,
-            state_batches: vec![],
-        });
-        store.write(&key, init, 1).unwrap();
+        store.write(&key, empty_snapshot(), 1).unwrap();
         for o in 0..8 {
             store.write(&key, acked(o), 1).unwrap(); // snapshots at 4 and 8
         }
