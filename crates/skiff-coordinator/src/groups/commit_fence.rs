@@ -13,6 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use kafka_protocol::ResponseError;
 
+/// OffsetCommit versions below 9 carry a generation, not a member epoch: Kafka refuses them
+/// from members of the consumer and streams protocols (UNSUPPORTED_VERSION).
+pub const FIRST_MEMBER_EPOCH_COMMIT_VERSION: i16 = 9;
+
 /// (topic, or sub-topology of a streams task; partition) → the member epoch it was assigned at.
 pub type AssignmentEpochs = BTreeMap<(String, i32), i32>;
 
@@ -131,10 +135,6 @@ pub fn member_fence(
     }
 }
 
-/// OffsetCommit versions below 9 carry a generation, not a member epoch: Kafka refuses them
-/// from members of the consumer and streams protocols (UNSUPPORTED_VERSION).
-pub const FIRST_MEMBER_EPOCH_COMMIT_VERSION: i16 = 9;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,7 +152,7 @@ mod tests {
     }
 
     #[test]
-    fn older_epochs_write_only_partitions_assigned_by_then() {
+    fn older_epochs_pass_only_partitions_assigned_by_then() {
         let at = || AssignmentEpochs::from([(key("t", 0), 3), (key("t", 1), 5)]);
         assert_eq!(member_fence(5, 5, false, at), Ok(CommitFence::Open));
         assert_eq!(

@@ -12,6 +12,7 @@ use super::commit_fence::FIRST_MEMBER_EPOCH_COMMIT_VERSION;
 use super::group::{Committed, Group, GroupState, Value};
 use super::records::{Key, OffsetValue};
 use super::{store, CommitEntry, Coordinator};
+use crate::host::Storage;
 
 /// Who an OffsetCommit comes from, as its header names it.
 #[derive(Clone, Copy, Debug)]
@@ -25,7 +26,6 @@ pub struct OffsetCommit<'a> {
     /// refused (UNSUPPORTED_VERSION).
     pub version: i16,
 }
-use crate::host::Storage;
 
 impl<S: Storage> Coordinator<S> {
     /// An offset commit as a client of any group protocol may send it (OffsetCommit v9+).

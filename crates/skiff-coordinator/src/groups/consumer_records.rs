@@ -18,8 +18,8 @@
 //!
 //! Values are `int16` version 0 followed by the flexible encoding: compact strings and
 //! arrays (unsigned varint length + 1, 0 = null) and a tagged-field section after every
-//! struct. Skiff writes no other tags and skips any others it reads. Type 4 (partition metadata) is not
-//! used. Pure functions: safe from any thread; decoding is bounds-checked.
+//! struct. Skiff writes no other tags and skips any others it reads. Type 4 (partition
+//! metadata) is not used. Pure functions: safe from any thread; decoding is bounds-checked.
 //!
 //! The value framing and the topic-partition lists are shared with the share group records
 //! (`assignment_codec.rs`).

@@ -11,9 +11,10 @@ impl Group {
     // ------------------------------------------------------------ offsets
 
     /// Check an offset commit's member and generation (or member epoch), by Kafka's rules
-    /// for the group's protocol; what may then be written, partition by partition, is the
-    /// answer. A classic group allows generation -1 only while it has no members, and its
-    /// check is all or nothing. `offset_commit_version` is None for TxnOffsetCommit.
+    /// for the group's protocol; the answer says which partitions the commit may name (at an
+    /// older member epoch, only those assigned by then: KIP-1251). A classic group allows
+    /// generation -1 only while it has no members. `offset_commit_version` is None for
+    /// TxnOffsetCommit.
     pub fn validate_commit(
         &self,
         member_id: &str,
