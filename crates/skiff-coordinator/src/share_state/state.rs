@@ -152,7 +152,8 @@ impl ShareStates {
         }
         let batches = match write {
             ShareWrite::Snapshot(s) => {
-                let snapshot_epoch = current.map_or(0, |e| e.stored.snapshot_epoch + 1);
+                // As Java's int: the epoch wraps rather than overflow on a replayed maximum.
+                let snapshot_epoch = current.map_or(0, |e| e.stored.snapshot_epoch.wrapping_add(1));
                 return Ok(Record::Snapshot(
                     key.clone(),
                     Some(SnapshotValue {
@@ -180,7 +181,7 @@ impl ShareStates {
             return Ok(Record::Snapshot(
                 key.clone(),
                 Some(SnapshotValue {
-                    snapshot_epoch: stored.snapshot_epoch + 1,
+                    snapshot_epoch: stored.snapshot_epoch.wrapping_add(1),
                     state_epoch: stored.state.state_epoch.max(batches.state_epoch),
                     leader_epoch: stored.leader_epoch,
                     start_offset,

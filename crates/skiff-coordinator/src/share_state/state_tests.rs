@@ -243,3 +243,25 @@ fn a_cold_snapshot_rewrites_the_state_and_keeps_the_update_count_running() {
         .collect();
     assert_eq!(kinds, [false, false, true]);
 }
+
+/// A replayed snapshot epoch at `i32::MAX` (a foreign or damaged topic) wraps on the next
+/// snapshot, as Java's int does, instead of overflowing.
+#[test]
+fn the_snapshot_epoch_wraps_at_its_maximum() {
+    let mut states = ShareStates::default();
+    let r = Record::Update(
+        key(),
+        super::records::UpdateValue {
+            snapshot_epoch: i32::MAX,
+            leader_epoch: 1,
+            start_offset: 0,
+            delivery_complete_count: 0,
+            state_batches: vec![],
+        },
+    );
+    states.apply(r, 500);
+    let next = write(&mut states, initial(0, 0), 500);
+    assert!(matches!(&next, Record::Snapshot(_, Some(v)) if v.snapshot_epoch == i32::MIN));
+    let next = write(&mut states, batches(None, vec![]), 0);
+    assert!(matches!(&next, Record::Snapshot(_, Some(v)) if v.snapshot_epoch == i32::MIN + 1));
+}
